@@ -1,0 +1,477 @@
+//! `ferry bench buf`: the memory layer against what people use today.
+
+use super::measure::{interleave, Samples, Variant};
+use super::report::{json, table, Row, Target, Unit};
+use crate::size::parse_size;
+use clap::Args;
+use ferry::{Aggregate, Buf, BufMut, Pool, PoolConfig};
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{Read, Seek, Write};
+use std::path::PathBuf;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct BufArgs {
+    /// Size of the scratch file for the read() comparison (K, M, G suffixes).
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    size: u64,
+    /// Rounds; every variant runs once per round, interleaved (at least 5).
+    #[arg(long, default_value_t = 7)]
+    runs: usize,
+    /// Directory for the scratch file (default: the system temp directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Leave out the file-read comparison.
+    #[arg(long)]
+    no_file: bool,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: BufArgs) -> Result<(), String> {
+    if a.runs < 5 {
+        return Err(format!(
+            "bench buf: --runs {} is too few; use at least 5",
+            a.runs
+        ));
+    }
+    let mut rows = Vec::new();
+    let progress = |what: &str| {
+        if !a.json {
+            eprintln!("  measuring {what} …");
+        }
+    };
+    progress("Buf clone and slice vs bytes::Bytes");
+    rows.extend(clone_and_slice(a.runs)?);
+    progress("pool alloc+free vs malloc");
+    rows.extend(pool_vs_malloc(a.runs)?);
+    progress("Aggregate::split_to");
+    rows.extend(aggregate_split(a.runs)?);
+    if !a.no_file {
+        progress(&format!("read() of a {}-byte cached file", a.size));
+        rows.extend(file_read(a.runs, a.size, a.dir.as_deref())?);
+    }
+    if a.json {
+        println!("{}", json(&rows));
+    } else {
+        println!(
+            "{}",
+            table(
+                &format!("ferry bench buf — medians of {} interleaved runs", a.runs),
+                &rows
+            )
+        );
+    }
+    Ok(())
+}
+
+fn timed(ops: usize, mut f: impl FnMut()) -> Result<(Duration, f64), String> {
+    let t = Instant::now();
+    f();
+    Ok((t.elapsed(), ops as f64))
+}
+
+fn find<'a>(s: &'a [Samples], name: &str) -> &'a Samples {
+    s.iter().find(|x| x.name == name).expect("variant exists")
+}
+
+fn compare(
+    s: &[Samples],
+    what: &str,
+    ferry: &str,
+    base: &str,
+    unit: Unit,
+    target: Target,
+    runs: usize,
+) -> Row {
+    Row {
+        what: what.into(),
+        ferry_name: ferry.into(),
+        ferry: find(s, ferry).median(),
+        baseline_name: base.into(),
+        baseline: Some(find(s, base).median()),
+        unit,
+        target,
+        runs,
+    }
+}
+
+fn clone_and_slice(runs: usize) -> Result<Vec<Row>, String> {
+    const N: usize = 5_000_000;
+    let fb = Buf::from(vec![1u8; 1024]);
+    let bb = bytes::Bytes::from(vec![1u8; 1024]);
+    // Both in their shared state (Bytes promotes a Vec on first clone).
+    let (_f2, _b2) = (fb.clone(), bb.clone());
+    let mut vs = vec![
+        Variant::new("ferry::Buf clone+drop", || {
+            timed(N, || {
+                for _ in 0..N {
+                    drop(black_box(black_box(&fb).clone()));
+                }
+            })
+        }),
+        Variant::new("bytes::Bytes clone+drop", || {
+            timed(N, || {
+                for _ in 0..N {
+                    drop(black_box(black_box(&bb).clone()));
+                }
+            })
+        }),
+        Variant::new("ferry::Buf slice+drop", || {
+            timed(N, || {
+                for i in 0..N {
+                    let at = i & 63;
+                    drop(black_box(black_box(&fb).slice(at..at + 100)));
+                }
+            })
+        }),
+        Variant::new("bytes::Bytes slice+drop", || {
+            timed(N, || {
+                for i in 0..N {
+                    let at = i & 63;
+                    drop(black_box(black_box(&bb).slice(at..at + 100)));
+                }
+            })
+        }),
+    ];
+    let s = interleave(runs, &mut vs)?;
+    // "within 1.2× of Bytes" = ferry's speed at least 1/1.2 of Bytes'.
+    Ok(vec![
+        compare(
+            &s,
+            "Buf clone+drop vs Bytes",
+            "ferry::Buf clone+drop",
+            "bytes::Bytes clone+drop",
+            Unit::NsPerOp,
+            Target::MinRatio(1.0 / 1.2),
+            runs,
+        ),
+        compare(
+            &s,
+            "Buf slice vs Bytes",
+            "ferry::Buf slice+drop",
+            "bytes::Bytes slice+drop",
+            Unit::NsPerOp,
+            Target::MinRatio(1.0 / 1.2),
+            runs,
+        ),
+    ])
+}
+
+fn pool_loop(pool: &Pool, n: usize) -> Result<(), String> {
+    for _ in 0..n {
+        let m = pool.alloc(65536).map_err(|e| e.to_string())?;
+        drop(black_box(m));
+    }
+    Ok(())
+}
+
+fn pool_vs_malloc(runs: usize) -> Result<Vec<Row>, String> {
+    const N: usize = 2_000_000;
+    let pool = Pool::new(PoolConfig::default()).map_err(|e| e.to_string())?;
+    let pool2 = pool.clone();
+    let two_threads = |f: &(dyn Fn() + Sync)| -> Duration {
+        let barrier = Barrier::new(2);
+        let times: Vec<Duration> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        let t = Instant::now();
+                        f();
+                        t.elapsed()
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        // Per-thread time per op: the mean of the two threads.
+        times.iter().sum::<Duration>() / 2
+    };
+    let mut vs = vec![
+        Variant::new("Pool alloc+free 64 KiB", || {
+            let t = Instant::now();
+            pool_loop(&pool, N)?;
+            Ok((t.elapsed(), N as f64))
+        }),
+        Variant::new("Vec::with_capacity(65536)+drop", || {
+            timed(N, || {
+                for _ in 0..N {
+                    drop(black_box(Vec::<u8>::with_capacity(black_box(65536))));
+                }
+            })
+        }),
+        Variant::new("Pool alloc+free, 2 threads (per thread)", || {
+            let failed = std::sync::Mutex::new(None);
+            let d = two_threads(&|| {
+                if let Err(e) = pool_loop(&pool2, N) {
+                    *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                }
+            });
+            match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                Some(e) => Err(e),
+                None => Ok((d, N as f64)),
+            }
+        }),
+        Variant::new("Vec alloc+free, 2 threads (per thread)", || {
+            let d = two_threads(&|| {
+                for _ in 0..N {
+                    drop(black_box(Vec::<u8>::with_capacity(black_box(65536))));
+                }
+            });
+            Ok((d, N as f64))
+        }),
+    ];
+    let s = interleave(runs, &mut vs)?;
+    Ok(vec![
+        compare(
+            &s,
+            "Pool alloc+free 64 KiB vs malloc",
+            "Pool alloc+free 64 KiB",
+            "Vec::with_capacity(65536)+drop",
+            Unit::NsPerOp,
+            Target::MinRatio(1.0),
+            runs,
+        ),
+        compare(
+            &s,
+            "Pool 2-thread per-thread vs 1-thread",
+            "Pool alloc+free, 2 threads (per thread)",
+            "Pool alloc+free 64 KiB",
+            Unit::NsPerOp,
+            Target::MinRatio(0.7),
+            runs,
+        ),
+        compare(
+            &s,
+            "malloc 2-thread per-thread vs 1-thread (reference)",
+            "Vec alloc+free, 2 threads (per thread)",
+            "Vec::with_capacity(65536)+drop",
+            Unit::NsPerOp,
+            Target::None,
+            runs,
+        ),
+    ])
+}
+
+fn aggregate_split(runs: usize) -> Result<Vec<Row>, String> {
+    // 1000 slices of varied length over one block.
+    let src = Buf::from(vec![9u8; 200 * 1000]);
+    let mut agg = Aggregate::new();
+    let mut at = 0;
+    for i in 0..1000 {
+        let len = 1 + (i * 7919) % 199;
+        agg.append_buf(src.slice(at..at + len));
+        at += len;
+    }
+    let mid = agg.len() / 2;
+    // Each split is timed on its own copy of the aggregate. `hot`: 16
+    // copies (~400 KB, in cache, as an aggregate just built is); `cold`:
+    // 2000 copies (~48 MB), so every split walks memory not in cache.
+    let split_many = |copies: usize, rounds: usize| {
+        let mut total = Duration::ZERO;
+        for _ in 0..rounds {
+            let mut aggs: Vec<Aggregate> = (0..copies).map(|_| agg.clone()).collect();
+            let mut fronts = Vec::with_capacity(copies);
+            let t = Instant::now();
+            for c in aggs.iter_mut() {
+                fronts.push(black_box(c.split_to(black_box(mid))));
+            }
+            total += t.elapsed();
+            drop((aggs, fronts));
+        }
+        Ok((total, (copies * rounds) as f64))
+    };
+    let mut vs = vec![
+        Variant::new("split_to(middle), 1000 slices, in cache", || {
+            split_many(16, 200)
+        }),
+        Variant::new("split_to(middle), 1000 slices, out of cache", || {
+            split_many(2000, 1)
+        }),
+    ];
+    let s = interleave(runs, &mut vs)?;
+    let row = |i: usize, target: Target| Row {
+        what: "Aggregate split_to in the middle of 1000 slices".into(),
+        ferry_name: s[i].name.clone(),
+        ferry: s[i].median(),
+        baseline_name: "—".into(),
+        baseline: None,
+        unit: Unit::NsPerOp,
+        target,
+        runs,
+    };
+    Ok(vec![row(0, Target::MaxNs(2000.0)), row(1, Target::None)])
+}
+
+/// A scratch file of pseudo-random bytes, removed on drop.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn make_file(size: u64, dir: Option<&std::path::Path>) -> Result<Scratch, String> {
+    let dir = dir.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
+    let path = dir.join(format!("ferry-bench-buf-{}.dat", std::process::id()));
+    let scratch = Scratch { path: path.clone() };
+    let mut f = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut block = vec![0u8; 1 << 20];
+    let mut x = 0x2545F4914F6CDD1Du64;
+    for chunk in block.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n])
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(scratch)
+}
+
+/// Reads the whole file once so it is in the page cache right before a
+/// measurement (this machine drops idle page cache within about a minute).
+fn warm(f: &mut File) -> Result<(), String> {
+    let mut buf = BufMut::with_capacity(1 << 20);
+    buf.commit(1 << 20);
+    f.rewind().map_err(|e| e.to_string())?;
+    while f.read(&mut buf).map_err(|e| e.to_string())? > 0 {}
+    f.rewind().map_err(|e| e.to_string())
+}
+
+fn file_read(runs: usize, size: u64, dir: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
+    const CHUNK: usize = 128 << 10;
+    let scratch = make_file(size, dir)?;
+    let open = || File::open(&scratch.path).map_err(|e| format!("{}: {e}", scratch.path.display()));
+    let pool = Pool::new(PoolConfig::default()).map_err(|e| e.to_string())?;
+    let mut aligned = BufMut::with_capacity(CHUNK);
+    aligned.commit(CHUNK);
+    // Where glibc puts a fresh large malloc (an mmap'd chunk): 16 bytes
+    // past a page boundary.
+    let mut past_page = BufMut::with_capacity(CHUNK + 16);
+    past_page.commit(CHUNK + 16);
+    let mut vec_offset = 0usize;
+    let mut vs = vec![
+        Variant::new("read() into 128 KiB pool buffers", || {
+            let mut f = open()?;
+            warm(&mut f)?;
+            let t = Instant::now();
+            let mut total = 0u64;
+            loop {
+                let mut m = pool.alloc(CHUNK).map_err(|e| e.to_string())?;
+                let n = f.read(m.spare_capacity_mut()).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    break;
+                }
+                m.commit(n);
+                total += n as u64;
+                drop(black_box(m.freeze()));
+            }
+            Ok((t.elapsed(), total as f64))
+        }),
+        Variant::new("read() into vec![0u8; 131072]", || {
+            let mut f = open()?;
+            warm(&mut f)?;
+            let t = Instant::now();
+            let mut buf = vec![0u8; CHUNK];
+            vec_offset = buf.as_ptr() as usize % 4096;
+            let mut total = 0u64;
+            loop {
+                let n = f.read(&mut buf).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    break;
+                }
+                total += n as u64;
+                black_box(&buf);
+            }
+            Ok((t.elapsed(), total as f64))
+        }),
+        Variant::new("read() into a buffer 16 bytes past a page", || {
+            let mut f = open()?;
+            warm(&mut f)?;
+            let t = Instant::now();
+            let mut total = 0u64;
+            loop {
+                let n = f.read(&mut past_page[16..]).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    break;
+                }
+                total += n as u64;
+                black_box(&past_page);
+            }
+            Ok((t.elapsed(), total as f64))
+        }),
+        Variant::new("read() into a page-aligned 128 KiB buffer", || {
+            let mut f = open()?;
+            warm(&mut f)?;
+            let t = Instant::now();
+            let mut total = 0u64;
+            loop {
+                let n = f.read(&mut aligned).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    break;
+                }
+                total += n as u64;
+                black_box(&aligned);
+            }
+            Ok((t.elapsed(), total as f64))
+        }),
+    ];
+    let s = interleave(runs, &mut vs)?;
+    drop(vs);
+    let what_vec = format!("vec![0u8; 131072] (data {vec_offset} bytes past a page) vs aligned");
+    Ok(vec![
+        compare(
+            &s,
+            "read() 128 KiB: pool buffers vs aligned buffer",
+            "read() into 128 KiB pool buffers",
+            "read() into a page-aligned 128 KiB buffer",
+            Unit::GBps,
+            Target::MinRatio(0.9),
+            runs,
+        ),
+        compare(
+            &s,
+            "read() 128 KiB: pool buffers vs vec![0u8; 131072]",
+            "read() into 128 KiB pool buffers",
+            "read() into vec![0u8; 131072]",
+            Unit::GBps,
+            Target::None,
+            runs,
+        ),
+        compare(
+            &s,
+            "buffer 16 bytes past a page vs aligned",
+            "read() into a buffer 16 bytes past a page",
+            "read() into a page-aligned 128 KiB buffer",
+            Unit::GBps,
+            Target::None,
+            runs,
+        ),
+        compare(
+            &s,
+            &what_vec,
+            "read() into vec![0u8; 131072]",
+            "read() into a page-aligned 128 KiB buffer",
+            Unit::GBps,
+            Target::None,
+            runs,
+        ),
+    ])
+}

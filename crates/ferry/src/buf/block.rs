@@ -1,0 +1,388 @@
+//! `Block`: reference-counted memory with a process-unique id and a
+//! generation number — the one thing every `Buf`, `BufMut` and pool slot
+//! points at.
+//!
+//! ```text
+//!   Buf ─┐                     Header (one allocation per block)
+//!   Buf ─┼──► NonNull<Header> ─► refs | id | generation | data,cap | backing
+//!  BufMut┘                                                 │
+//!                                                          ▼
+//!                             [ ......... cap usable bytes ......... ]
+//!                             ▲ data (may sit inside a larger region:
+//!                               backing keeps the base and layout apart)
+//! ```
+//!
+//! The header is reference counted by hand (not `Arc`) so that a pool can
+//! keep a slot's header together with its memory and hand both out again
+//! without allocating: that is what makes pool `alloc` cheaper than `malloc`.
+
+use crate::pool::SlotLink;
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+
+/// More references than this means a leak loop: abort like `Arc` does.
+const MAX_REFS: usize = isize::MAX as usize;
+/// The shared static header starts here, so it never reaches zero.
+const STATIC_REFS: usize = 1 << (usize::BITS - 2);
+
+/// Process-unique block ids; 0 is the static block.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn next_block_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Where a block's memory came from, and so how to give it back.
+pub(crate) enum Backing {
+    /// Memory that is never released: `'static` slices and the empty block.
+    Static,
+    /// From the global allocator: `base` was allocated with `layout`.
+    Heap { base: NonNull<u8>, layout: Layout },
+    /// A read-only file mapping to `munmap` on the last drop.
+    Mapped { base: NonNull<u8>, map_len: usize },
+    /// A foreign owner (boxed), dropped by `drop_fn` on the last drop.
+    Foreign {
+        owner: *mut (),
+        drop_fn: unsafe fn(*mut ()),
+    },
+    /// A pool slot: goes back to its pool on the last drop.
+    Pool(SlotLink),
+}
+
+pub(crate) struct Header {
+    refs: AtomicUsize,
+    id: u64,
+    generation: AtomicU64,
+    data: NonNull<u8>,
+    cap: usize,
+    pub(crate) backing: Backing,
+}
+
+// SAFETY: the header's plain fields are written only while one owner holds
+// it exclusively (refs == 1 through a `BufMut`, or 0 inside a pool lock);
+// shared access only reads them. The pointers it holds are to memory owned
+// by the block, and foreign owners are required to be `Send + Sync`.
+unsafe impl Send for Header {}
+// SAFETY: see above.
+unsafe impl Sync for Header {}
+
+/// The block behind every empty buffer and every `&'static [u8]`: never
+/// freed, never writable, capacity 0.
+static STATIC_HEADER: Header = Header {
+    refs: AtomicUsize::new(STATIC_REFS),
+    id: 0,
+    generation: AtomicU64::new(0),
+    data: NonNull::dangling(),
+    cap: 0,
+    backing: Backing::Static,
+};
+
+impl Header {
+    pub(crate) fn new(id: u64, data: NonNull<u8>, cap: usize, backing: Backing) -> Header {
+        Header {
+            refs: AtomicUsize::new(1),
+            id,
+            generation: AtomicU64::new(0),
+            data,
+            cap,
+            backing,
+        }
+    }
+
+    /// Makes a header that pools keep between uses live again: one
+    /// reference, and a new generation if `bump`.
+    ///
+    /// Only for a header nobody else can see (refs == 0, out of any list).
+    pub(crate) fn revive(&mut self, bump: bool) {
+        if bump {
+            *self.generation.get_mut() += 1;
+        }
+        *self.refs.get_mut() = 1;
+    }
+}
+
+impl Drop for Header {
+    fn drop(&mut self) {
+        match &mut self.backing {
+            Backing::Static => {}
+            Backing::Heap { base, layout } => {
+                if layout.size() != 0 {
+                    // SAFETY: `base` was allocated by the global allocator
+                    // with exactly `layout` and is released only here.
+                    unsafe { std::alloc::dealloc(base.as_ptr(), *layout) }
+                }
+            }
+            Backing::Mapped { base, map_len } => {
+                // SAFETY: the mapping was made for this block alone and the
+                // last reference into it is gone.
+                unsafe { crate::sys::map::unmap(*base, *map_len) }
+            }
+            Backing::Foreign { owner, drop_fn } => {
+                // SAFETY: `owner` came from `Box::into_raw` of the type that
+                // `drop_fn` was instantiated for, and is dropped only here.
+                unsafe { drop_fn(*owner) }
+            }
+            Backing::Pool(link) => {
+                // SAFETY: a pool slot's memory was allocated with the layout
+                // recorded in its link and is released only here.
+                unsafe { std::alloc::dealloc(self.data.as_ptr(), link.layout) }
+            }
+        }
+    }
+}
+
+/// A counted reference to a block's header.
+pub(crate) struct Block {
+    hdr: NonNull<Header>,
+}
+
+// SAFETY: a Block is a counted pointer to a `Send + Sync` header; the count
+// is atomic.
+unsafe impl Send for Block {}
+// SAFETY: as above.
+unsafe impl Sync for Block {}
+
+/// The smallest alignment any ferry heap block gets.
+pub(crate) const MIN_ALIGN: usize = 16;
+
+/// The alignment ferry uses for a buffer of `cap` bytes when the caller asks
+/// for at least `align`: page alignment from a page up (copies into a buffer
+/// just past a page boundary are several times slower on this hardware).
+pub(crate) fn default_align(cap: usize, align: usize) -> usize {
+    let page = crate::sys::page_size();
+    let natural = if cap >= page { page } else { MIN_ALIGN };
+    natural.max(align)
+}
+
+impl Block {
+    /// The shared empty block: no allocation.
+    pub(crate) fn empty() -> Block {
+        STATIC_HEADER.refs.fetch_add(1, Ordering::Relaxed);
+        Block {
+            hdr: NonNull::from(&STATIC_HEADER),
+        }
+    }
+
+    fn from_header(h: Header) -> Block {
+        Block {
+            hdr: NonNull::from(Box::leak(Box::new(h))),
+        }
+    }
+
+    /// Zero-filled heap memory of `cap` bytes aligned to `align` (a power of
+    /// two). Zero-filling once keeps every byte of a block initialised, so
+    /// spare capacity can be handed out as `&mut [u8]` safely.
+    pub(crate) fn heap_zeroed(cap: usize, align: usize) -> Block {
+        if cap == 0 {
+            return Block::empty();
+        }
+        let layout = match Layout::from_size_align(cap, align) {
+            Ok(l) => l,
+            Err(_) => {
+                panic!("ferry: buffer of {cap} bytes aligned to {align} is not a valid layout")
+            }
+        };
+        // SAFETY: layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let Some(base) = NonNull::new(ptr) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        Block::from_header(Header::new(
+            next_block_id(),
+            base,
+            cap,
+            Backing::Heap { base, layout },
+        ))
+    }
+
+    /// Takes over a `Vec<u8>`'s allocation without copying. Only the
+    /// initialised part (`len`) is usable capacity; the spare part is
+    /// released with the rest when the block goes.
+    pub(crate) fn from_vec(v: Vec<u8>) -> Block {
+        if v.capacity() == 0 {
+            return Block::empty();
+        }
+        let mut v = std::mem::ManuallyDrop::new(v);
+        let layout = match Layout::array::<u8>(v.capacity()) {
+            Ok(l) => l,
+            Err(_) => unreachable!("a Vec's capacity is always a valid layout"),
+        };
+        // SAFETY: a Vec with non-zero capacity has a non-null pointer.
+        let base = unsafe { NonNull::new_unchecked(v.as_mut_ptr()) };
+        Block::from_header(Header::new(
+            next_block_id(),
+            base,
+            v.len(),
+            Backing::Heap { base, layout },
+        ))
+    }
+
+    /// Takes any owner of bytes without copying; returns the block and the
+    /// owner's byte range (which `data`/`cap` also describe).
+    pub(crate) fn from_owner<T>(owner: T) -> Block
+    where
+        T: AsRef<[u8]> + Send + Sync + 'static,
+    {
+        unsafe fn drop_boxed<T>(p: *mut ()) {
+            // SAFETY: `p` came from `Box::<T>::into_raw` (see below).
+            drop(unsafe { Box::from_raw(p.cast::<T>()) })
+        }
+        let raw = Box::into_raw(Box::new(owner));
+        // SAFETY: `raw` is a live, uniquely owned T until `drop_boxed` runs;
+        // the bytes it lends stay put because the box is never moved again
+        // (we keep only the raw pointer).
+        let bytes: &[u8] = unsafe { (*raw).as_ref() };
+        let data = NonNull::from(bytes).cast::<u8>();
+        Block::from_header(Header::new(
+            next_block_id(),
+            data,
+            bytes.len(),
+            Backing::Foreign {
+                owner: raw.cast(),
+                drop_fn: drop_boxed::<T>,
+            },
+        ))
+    }
+
+    /// A read-only mapping of `len` bytes of a file at `offset` (`len > 0`).
+    pub(crate) fn map(
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: usize,
+    ) -> std::io::Result<Block> {
+        let m = crate::sys::map::map_readonly(fd, offset, len)?;
+        // SAFETY: data_offset < map_len, so the pointer stays in the mapping.
+        let data = unsafe { NonNull::new_unchecked(m.base.as_ptr().add(m.data_offset)) };
+        crate::sys::map::advise_sequential(m.base, m.map_len);
+        Ok(Block::from_header(Header::new(
+            next_block_id(),
+            data,
+            len,
+            Backing::Mapped {
+                base: m.base,
+                map_len: m.map_len,
+            },
+        )))
+    }
+
+    /// Wraps a header that a pool revived (refs == 1).
+    ///
+    /// # Safety
+    /// `hdr` must point to a live header with exactly one reference, which
+    /// this block takes over.
+    pub(crate) unsafe fn from_revived(hdr: NonNull<Header>) -> Block {
+        Block { hdr }
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: while this Block exists the header has a reference and so
+        // is alive.
+        unsafe { self.hdr.as_ref() }
+    }
+
+    pub(crate) fn data(&self) -> NonNull<u8> {
+        self.header().data
+    }
+
+    pub(crate) fn cap(&self) -> usize {
+        self.header().cap
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.header().id
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.header().generation.load(Ordering::Acquire)
+    }
+
+    /// True when this is the only reference (Acquire: every other
+    /// reference's drop happens-before our use of the memory).
+    pub(crate) fn is_unique(&self) -> bool {
+        self.header().refs.load(Ordering::Acquire) == 1
+    }
+
+    /// Memory ferry itself allocated and may write into once unique.
+    pub(crate) fn is_writable(&self) -> bool {
+        matches!(
+            self.header().backing,
+            Backing::Heap { .. } | Backing::Pool(_)
+        )
+    }
+
+    /// The alignment of the block's data pointer that ferry guarantees.
+    pub(crate) fn align(&self) -> usize {
+        match &self.header().backing {
+            Backing::Heap { layout, .. } => layout.align(),
+            Backing::Pool(link) => link.layout.align(),
+            _ => 1,
+        }
+    }
+
+    /// Moves a unique block to a new generation: the bytes are about to
+    /// become writable again, so old `ContentId`s must not match them.
+    pub(crate) fn bump_generation(&mut self) {
+        debug_assert!(self.is_unique());
+        self.header().generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Is this block a pool slot? (For statistics and tests.)
+    pub(crate) fn is_pool_slot(&self) -> bool {
+        matches!(self.header().backing, Backing::Pool(_))
+    }
+}
+
+impl Clone for Block {
+    fn clone(&self) -> Block {
+        let old = self.header().refs.fetch_add(1, Ordering::Relaxed);
+        if old > MAX_REFS {
+            std::process::abort();
+        }
+        Block { hdr: self.hdr }
+    }
+}
+
+impl Block {
+    /// Drops a reference known to be the only one (a `BufMut`'s), skipping
+    /// the atomic decrement: nobody else can observe the count.
+    pub(crate) fn drop_unique(self) {
+        debug_assert!(self.is_unique() || self.header().id == 0);
+        let hdr = self.hdr;
+        if self.header().id == 0 {
+            // The shared static block is never unique; count it down.
+            drop(self);
+            return;
+        }
+        std::mem::forget(self);
+        // SAFETY: this was the only reference.
+        unsafe { release(hdr) }
+    }
+}
+
+/// Takes apart a block whose last reference is gone.
+///
+/// # Safety
+/// No reference to `hdr` may remain.
+unsafe fn release(hdr: NonNull<Header>) {
+    // SAFETY: the caller guarantees we are the header's last user.
+    unsafe {
+        if matches!(hdr.as_ref().backing, Backing::Pool(_)) {
+            crate::pool::recycle(hdr);
+        } else {
+            drop(Box::from_raw(hdr.as_ptr()));
+        }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.header().refs.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        fence(Ordering::Acquire);
+        // SAFETY: that was the last reference; nobody else can reach the
+        // header any more, so we may take it apart.
+        unsafe { release(self.hdr) }
+    }
+}

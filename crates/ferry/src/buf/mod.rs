@@ -1,0 +1,51 @@
+//! The memory layer: immutable shared buffers, writable unique buffers,
+//! buffer aggregates and content ids (IO-Lite's buffers, fbufs' ownership
+//! hand-over, Roadrunner's reference buffers).
+//!
+//! * [`Buf`] — an immutable, cheaply cloned view of part of a block.
+//! * [`BufMut`] — a unique, writable buffer with head and tail room;
+//!   [`freeze`](BufMut::freeze) makes it a `Buf` without copying.
+//! * [`Aggregate`] — an ordered list of `Buf` slices read as one sequence.
+//! * [`ContentId`] — equal ids mean equal bytes for the life of the process.
+//!
+//! Nothing here copies bytes unless its name says so; [`copied_bytes`]
+//! counts the bytes those named copies moved.
+
+mod aggregate;
+pub(crate) mod block;
+mod buf_mut;
+mod content_id;
+mod fmt;
+mod shared;
+#[cfg(test)]
+mod tests;
+
+pub use aggregate::{Aggregate, AggregateReader, FragmentStats};
+pub use buf_mut::BufMut;
+pub use content_id::ContentId;
+pub use shared::Buf;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COPIED: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn count_copy(n: usize) {
+    if n > 0 {
+        COPIED.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// Bytes copied, process-wide, by the operations that say they copy
+/// ([`Buf::copy_from_slice`], [`Aggregate::coalesce`],
+/// [`Aggregate::copy_to_slice`], [`Aggregate::copy_to_vec`],
+/// [`Aggregate::replace`]). Everything else in the memory layer moves
+/// references, not bytes.
+///
+/// ```
+/// let before = ferry::buf::copied_bytes();
+/// let _ = ferry::Buf::copy_from_slice(b"1234");
+/// assert!(ferry::buf::copied_bytes() >= before + 4);
+/// ```
+pub fn copied_bytes() -> u64 {
+    COPIED.load(Ordering::Relaxed)
+}

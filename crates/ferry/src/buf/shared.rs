@@ -1,0 +1,513 @@
+//! `Buf`: an immutable, shared view of part of a block (IO-Lite's buffer,
+//! Roadrunner's reference buffer).
+
+use super::block::Block;
+use super::{BufMut, ContentId};
+use std::borrow::Borrow;
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::{Bound, Deref, RangeBounds};
+use std::ptr::NonNull;
+
+/// An immutable, cheaply cloned, sliceable run of bytes.
+///
+/// ```text
+///          block (reference counted, never changes while shared)
+///   [ ........ xxxxxxxxxxxxxxxxxxxxx .............. ]
+///              ▲ptr ◄──── len ────►
+///   Buf { ptr, len, block }   clone = one refcount bump, no copy
+/// ```
+///
+/// A `Buf` never changes while anyone can see it. Cloning, slicing and
+/// splitting share the block; nothing here copies bytes except
+/// [`Buf::copy_from_slice`], whose name says so.
+///
+/// ```
+/// use ferry::Buf;
+/// let mut b = Buf::from(String::from("GET /index.html HTTP/1.1"));
+/// let method = b.split_to(3);
+/// assert_eq!(&method[..], b"GET");
+/// assert_eq!(b.slice(1..12), *b"/index.html");
+/// ```
+pub struct Buf {
+    ptr: NonNull<u8>,
+    len: usize,
+    block: Block,
+}
+
+// SAFETY: the bytes a Buf points at are immutable while shared and owned by
+// the (Send + Sync) block it holds.
+unsafe impl Send for Buf {}
+// SAFETY: as above; &Buf only reads.
+unsafe impl Sync for Buf {}
+
+pub(crate) fn resolve_range(range: impl RangeBounds<usize>, len: usize) -> (usize, usize) {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1).expect("range start overflows"),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1).expect("range end overflows"),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    assert!(start <= end, "range start {start} is past its end {end}");
+    assert!(
+        end <= len,
+        "range end {end} is out of bounds for a buffer of {len} bytes"
+    );
+    (start, end)
+}
+
+impl Buf {
+    /// An empty buffer; does not allocate.
+    ///
+    /// ```
+    /// assert!(ferry::Buf::new().is_empty());
+    /// ```
+    pub fn new() -> Buf {
+        let block = Block::empty();
+        Buf {
+            ptr: block.data(),
+            len: 0,
+            block,
+        }
+    }
+
+    pub(crate) fn from_parts(block: Block, ptr: NonNull<u8>, len: usize) -> Buf {
+        Buf { ptr, len, block }
+    }
+
+    /// A buffer over `'static` bytes: no allocation, no copy.
+    ///
+    /// ```
+    /// let b = ferry::Buf::from_static(b"abc");
+    /// assert_eq!(&b[..], b"abc");
+    /// ```
+    pub fn from_static(bytes: &'static [u8]) -> Buf {
+        Buf {
+            ptr: NonNull::from(bytes).cast(),
+            len: bytes.len(),
+            block: Block::empty(),
+        }
+    }
+
+    /// Takes ownership of any byte owner (`Vec<u8>`, `String`, `Box<[u8]>`,
+    /// a memory map, …) without copying its bytes; the owner is dropped with
+    /// the last reference.
+    ///
+    /// ```
+    /// let b = ferry::Buf::from_owner([7u8; 16]);
+    /// assert_eq!(b.len(), 16);
+    /// ```
+    pub fn from_owner<T>(owner: T) -> Buf
+    where
+        T: AsRef<[u8]> + Send + Sync + 'static,
+    {
+        let block = Block::from_owner(owner);
+        Buf {
+            ptr: block.data(),
+            len: block.cap(),
+            block,
+        }
+    }
+
+    /// Copies `bytes` into a new buffer (page-aligned from 4 KiB up). The
+    /// copy is counted in [`copied_bytes`](crate::buf::copied_bytes).
+    ///
+    /// ```
+    /// let b = ferry::Buf::copy_from_slice(b"xyz");
+    /// assert_eq!(&b[..], b"xyz");
+    /// ```
+    pub fn copy_from_slice(bytes: &[u8]) -> Buf {
+        let mut m = BufMut::with_capacity(bytes.len());
+        m.extend_from_slice(bytes);
+        super::count_copy(bytes.len());
+        m.freeze()
+    }
+
+    /// Maps `range` of `file` read-only, without reading it: the pages come
+    /// from the page cache when touched and are unmapped with the last
+    /// reference.
+    ///
+    /// The range must lie inside the file as it is now (else
+    /// `UnexpectedEof`). A file that another process truncates while mapped
+    /// can make a later touch fault; the stream layer guards against that.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut f = tempfile::tempfile()?;
+    /// f.write_all(b"0123456789")?;
+    /// let b = ferry::Buf::map_file(&f, 2..6)?;
+    /// assert_eq!(&b[..], b"2345");
+    /// # Ok(()) }
+    /// ```
+    pub fn map_file(file: &std::fs::File, range: std::ops::Range<u64>) -> std::io::Result<Buf> {
+        use std::os::fd::AsFd;
+        if range.start > range.end {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("map_file: range {}..{} is reversed", range.start, range.end),
+            ));
+        }
+        let size = file.metadata()?.len();
+        if range.end > size {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "map_file: range {}..{} is past the end of a {size}-byte file",
+                    range.start, range.end
+                ),
+            ));
+        }
+        let len = usize::try_from(range.end - range.start).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "map_file: range too large",
+            )
+        })?;
+        if len == 0 {
+            return Ok(Buf::new());
+        }
+        let block = Block::map(file.as_fd(), range.start, len)?;
+        Ok(Buf {
+            ptr: block.data(),
+            len,
+            block,
+        })
+    }
+
+    /// Number of bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if there are no bytes.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr..ptr+len lies inside the block, which is alive while
+        // self is, and its bytes are initialised and immutable while shared.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// A new `Buf` sharing `range` of these bytes (no copy).
+    ///
+    /// # Panics
+    /// If the range is out of bounds, like slice indexing.
+    ///
+    /// ```
+    /// let b = ferry::Buf::from(b"hello".to_vec());
+    /// assert_eq!(&b.slice(1..=2)[..], b"el");
+    /// ```
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Buf {
+        let (start, end) = resolve_range(range, self.len);
+        Buf {
+            // SAFETY: start <= len, so the pointer stays within (or one past)
+            // the buffer.
+            ptr: unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(start)) },
+            len: end - start,
+            block: self.block.clone(),
+        }
+    }
+
+    /// Splits off and returns `[0, at)`; `self` keeps `[at, len)`.
+    ///
+    /// # Panics
+    /// If `at > len`.
+    ///
+    /// ```
+    /// let mut b = ferry::Buf::from(b"headbody".to_vec());
+    /// let head = b.split_to(4);
+    /// assert_eq!((&head[..], &b[..]), (&b"head"[..], &b"body"[..]));
+    /// ```
+    pub fn split_to(&mut self, at: usize) -> Buf {
+        assert!(
+            at <= self.len,
+            "split_to({at}) out of bounds for {} bytes",
+            self.len
+        );
+        let front = Buf {
+            ptr: self.ptr,
+            len: at,
+            block: self.block.clone(),
+        };
+        self.advance(at);
+        front
+    }
+
+    /// Splits off and returns `[at, len)`; `self` keeps `[0, at)`.
+    ///
+    /// # Panics
+    /// If `at > len`.
+    ///
+    /// ```
+    /// let mut b = ferry::Buf::from(b"headbody".to_vec());
+    /// let body = b.split_off(4);
+    /// assert_eq!((&b[..], &body[..]), (&b"head"[..], &b"body"[..]));
+    /// ```
+    pub fn split_off(&mut self, at: usize) -> Buf {
+        assert!(
+            at <= self.len,
+            "split_off({at}) out of bounds for {} bytes",
+            self.len
+        );
+        let back = self.slice(at..);
+        self.len = at;
+        back
+    }
+
+    /// Keeps the first `len` bytes (no effect if already shorter).
+    ///
+    /// ```
+    /// let mut b = ferry::Buf::from(b"hello".to_vec());
+    /// b.truncate(2);
+    /// assert_eq!(&b[..], b"he");
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Drops the first `n` bytes.
+    ///
+    /// # Panics
+    /// If `n > len`.
+    ///
+    /// ```
+    /// let mut b = ferry::Buf::from(b"hello".to_vec());
+    /// b.advance(3);
+    /// assert_eq!(&b[..], b"lo");
+    /// ```
+    pub fn advance(&mut self, n: usize) {
+        assert!(
+            n <= self.len,
+            "advance({n}) past the end of {} bytes",
+            self.len
+        );
+        // SAFETY: n <= len keeps the pointer inside (or one past) the buffer.
+        self.ptr = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(n)) };
+        self.len -= n;
+    }
+
+    /// Empties the buffer (the block is released if this was its last view).
+    pub fn clear(&mut self) {
+        *self = Buf::new();
+    }
+
+    /// True if no other `Buf` or `BufMut` shares this buffer's block.
+    ///
+    /// ```
+    /// let a = ferry::Buf::from(vec![1, 2, 3]);
+    /// assert!(a.is_unique());
+    /// let b = a.clone();
+    /// assert!(!a.is_unique());
+    /// drop(b);
+    /// assert!(a.is_unique());
+    /// ```
+    pub fn is_unique(&self) -> bool {
+        self.block.is_unique()
+    }
+
+    /// Turns a unique buffer back into a writable `BufMut` holding the same
+    /// bytes (and the block's head and tail room) without copying; gives the
+    /// `Buf` back if it is shared or its memory is not ferry's to write
+    /// (static, mapped or foreign). The block moves to a new generation, so
+    /// earlier [`ContentId`]s no longer match.
+    ///
+    /// ```
+    /// let a = ferry::Buf::from(vec![1, 2, 3]);
+    /// let id = a.content_id();
+    /// let mut m = a.try_into_mut().expect("unique");
+    /// m[0] = 9;
+    /// let b = m.freeze();
+    /// assert_ne!(b.content_id(), id);
+    /// ```
+    pub fn try_into_mut(self) -> Result<BufMut, Buf> {
+        if !(self.block.is_unique() && self.block.is_writable()) {
+            return Err(self);
+        }
+        let Buf {
+            ptr,
+            len,
+            mut block,
+        } = self;
+        block.bump_generation();
+        let head = ptr.as_ptr() as usize - block.data().as_ptr() as usize;
+        Ok(BufMut::from_block(block, head, len))
+    }
+
+    /// The id of these bytes: equal ids mean equal bytes for the life of the
+    /// process.
+    pub fn content_id(&self) -> ContentId {
+        ContentId {
+            block: self.block.id(),
+            generation: self.block.generation(),
+            offset: (self.ptr.as_ptr() as usize).wrapping_sub(self.block.data().as_ptr() as usize),
+            len: self.len,
+        }
+    }
+
+    /// True if both views share one block (and so one allocation).
+    pub fn shares_block_with(&self, other: &Buf) -> bool {
+        self.block.id() == other.block.id() && self.block.id() != 0
+    }
+
+    /// True if the block is a pool slot.
+    pub fn is_pooled(&self) -> bool {
+        self.block.is_pool_slot()
+    }
+}
+
+impl Default for Buf {
+    fn default() -> Buf {
+        Buf::new()
+    }
+}
+
+impl Clone for Buf {
+    #[inline]
+    fn clone(&self) -> Buf {
+        Buf {
+            ptr: self.ptr,
+            len: self.len,
+            block: self.block.clone(),
+        }
+    }
+}
+
+impl Deref for Buf {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for Buf {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl Borrow<[u8]> for Buf {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for Buf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        super::fmt::debug_bytes(f, self.as_slice())
+    }
+}
+
+impl PartialEq for Buf {
+    fn eq(&self, other: &Buf) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for Buf {}
+
+impl PartialOrd for Buf {
+    fn partial_cmp(&self, other: &Buf) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Buf {
+    fn cmp(&self, other: &Buf) -> Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl Hash for Buf {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Same as `[u8]`'s hash, as `Borrow<[u8]>` requires.
+        self.as_slice().hash(state)
+    }
+}
+
+impl PartialEq<[u8]> for Buf {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_slice() == other
+    }
+}
+impl PartialEq<&[u8]> for Buf {
+    fn eq(&self, other: &&[u8]) -> bool {
+        self.as_slice() == *other
+    }
+}
+impl<const N: usize> PartialEq<[u8; N]> for Buf {
+    fn eq(&self, other: &[u8; N]) -> bool {
+        self.as_slice() == other
+    }
+}
+impl PartialEq<Vec<u8>> for Buf {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl PartialEq<Buf> for [u8] {
+    fn eq(&self, other: &Buf) -> bool {
+        self == other.as_slice()
+    }
+}
+impl PartialEq<Buf> for &[u8] {
+    fn eq(&self, other: &Buf) -> bool {
+        *self == other.as_slice()
+    }
+}
+
+/// Takes the Vec's allocation without copying.
+impl From<Vec<u8>> for Buf {
+    fn from(v: Vec<u8>) -> Buf {
+        let block = Block::from_vec(v);
+        Buf {
+            ptr: block.data(),
+            len: block.cap(),
+            block,
+        }
+    }
+}
+
+/// Takes the String's allocation without copying.
+impl From<String> for Buf {
+    fn from(s: String) -> Buf {
+        Buf::from(s.into_bytes())
+    }
+}
+
+/// Takes the box's allocation without copying.
+impl From<Box<[u8]>> for Buf {
+    fn from(b: Box<[u8]>) -> Buf {
+        Buf::from(b.into_vec())
+    }
+}
+
+/// No allocation, no copy.
+impl From<&'static [u8]> for Buf {
+    fn from(s: &'static [u8]) -> Buf {
+        Buf::from_static(s)
+    }
+}
+
+/// No allocation, no copy.
+impl From<&'static str> for Buf {
+    fn from(s: &'static str) -> Buf {
+        Buf::from_static(s.as_bytes())
+    }
+}
+
+impl From<BufMut> for Buf {
+    fn from(m: BufMut) -> Buf {
+        m.freeze()
+    }
+}

@@ -1,0 +1,31 @@
+//! The thin OS layer: the few system calls the memory layer needs, each
+//! wrapped so that the rest of ferry sees safe functions and `io::Error`s.
+//!
+//! Everything `unsafe` that talks to the kernel lives here (the other home of
+//! `unsafe` is the memory layer, `buf` and `pool`). Each block carries a
+//! `// SAFETY:` note.
+
+pub(crate) mod map;
+pub(crate) mod sigpipe;
+pub(crate) mod vectored;
+
+/// The size of a memory page on this machine, in bytes.
+///
+/// ```
+/// let page = ferry::sys_page_size();
+/// assert!(page.is_power_of_two() && page >= 4096);
+/// ```
+pub fn page_size() -> usize {
+    #[cfg(miri)]
+    {
+        4096
+    }
+    #[cfg(not(miri))]
+    {
+        rustix::param::page_size()
+    }
+}
+
+/// Linux's limit on the number of `iovec`s a single `writev` accepts
+/// (`UIO_MAXIOV`).
+pub const IOV_MAX: usize = 1024;

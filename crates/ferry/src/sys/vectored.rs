@@ -1,0 +1,71 @@
+//! Gathered writes (`writev`, or `sendmsg` for sockets) that never raise
+//! SIGPIPE and retry EINTR.
+
+use super::sigpipe::SigpipeGuard;
+use std::io::{self, IoSlice};
+use std::os::fd::{AsFd, BorrowedFd};
+
+/// What kind of file a descriptor refers to, as far as SIGPIPE is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FdKind {
+    /// A socket: `sendmsg(MSG_NOSIGNAL)` suppresses SIGPIPE per call.
+    Socket,
+    /// A pipe or FIFO: SIGPIPE must be blocked around the write.
+    Pipe,
+    /// Anything else (regular file, terminal, device): no SIGPIPE possible.
+    Other,
+}
+
+pub(crate) fn fd_kind(fd: BorrowedFd<'_>) -> io::Result<FdKind> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok(match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::Socket => FdKind::Socket,
+        rustix::fs::FileType::Fifo => FdKind::Pipe,
+        _ => FdKind::Other,
+    })
+}
+
+/// A writer of gathered buffers to one descriptor. Holding one keeps SIGPIPE
+/// blocked in this thread (for pipes), so a sequence of writes pays for the
+/// signal mask once.
+pub(crate) struct VectoredWriter<'fd> {
+    fd: BorrowedFd<'fd>,
+    kind: FdKind,
+    guard: Option<SigpipeGuard>,
+}
+
+impl<'fd> VectoredWriter<'fd> {
+    pub(crate) fn new(fd: BorrowedFd<'fd>) -> io::Result<Self> {
+        let kind = fd_kind(fd)?;
+        let guard = (kind == FdKind::Pipe).then(SigpipeGuard::new);
+        Ok(VectoredWriter { fd, kind, guard })
+    }
+
+    /// One gathered write; EINTR is retried, any other error returned. A
+    /// closed reader gives `ErrorKind::BrokenPipe`.
+    pub(crate) fn write(&mut self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+        loop {
+            let r = match self.kind {
+                FdKind::Socket => rustix::net::sendmsg(
+                    self.fd.as_fd(),
+                    iov,
+                    &mut rustix::net::SendAncillaryBuffer::default(),
+                    rustix::net::SendFlags::NOSIGNAL,
+                ),
+                _ => rustix::io::writev(self.fd.as_fd(), iov),
+            };
+            match r {
+                Ok(n) => return Ok(n),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    if e == rustix::io::Errno::PIPE {
+                        if let Some(g) = self.guard.as_mut() {
+                            g.saw_epipe();
+                        }
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}
