@@ -29,6 +29,20 @@ pub struct BufArgs {
     /// Print the results as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Smoke test: a thousandth of the iterations. Checks that every
+    /// variant runs; its figures mean nothing.
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Scales an iteration count (at least 1).
+#[derive(Clone, Copy)]
+struct Scale(f64);
+
+impl Scale {
+    fn of(self, n: usize) -> usize {
+        ((n as f64 * self.0) as usize).max(1)
+    }
 }
 
 pub fn run(a: BufArgs) -> Result<(), String> {
@@ -38,6 +52,7 @@ pub fn run(a: BufArgs) -> Result<(), String> {
             a.runs
         ));
     }
+    let scale = Scale(if a.quick { 0.001 } else { 1.0 });
     let mut rows = Vec::new();
     let progress = |what: &str| {
         if !a.json {
@@ -45,11 +60,11 @@ pub fn run(a: BufArgs) -> Result<(), String> {
         }
     };
     progress("Buf clone and slice vs bytes::Bytes");
-    rows.extend(clone_and_slice(a.runs)?);
+    rows.extend(clone_and_slice(a.runs, scale)?);
     progress("pool alloc+free vs malloc");
-    rows.extend(pool_vs_malloc(a.runs)?);
+    rows.extend(pool_vs_malloc(a.runs, scale)?);
     progress("Aggregate::split_to");
-    rows.extend(aggregate_split(a.runs)?);
+    rows.extend(aggregate_split(a.runs, scale)?);
     if !a.no_file {
         progress(&format!("read() of a {}-byte cached file", a.size));
         rows.extend(file_read(a.runs, a.size, a.dir.as_deref())?);
@@ -99,38 +114,38 @@ fn compare(
     }
 }
 
-fn clone_and_slice(runs: usize) -> Result<Vec<Row>, String> {
-    const N: usize = 5_000_000;
+fn clone_and_slice(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
+    let n = scale.of(5_000_000);
     let fb = Buf::from(vec![1u8; 1024]);
     let bb = bytes::Bytes::from(vec![1u8; 1024]);
     // Both in their shared state (Bytes promotes a Vec on first clone).
     let (_f2, _b2) = (fb.clone(), bb.clone());
     let mut vs = vec![
         Variant::new("ferry::Buf clone+drop", || {
-            timed(N, || {
-                for _ in 0..N {
+            timed(n, || {
+                for _ in 0..n {
                     drop(black_box(black_box(&fb).clone()));
                 }
             })
         }),
         Variant::new("bytes::Bytes clone+drop", || {
-            timed(N, || {
-                for _ in 0..N {
+            timed(n, || {
+                for _ in 0..n {
                     drop(black_box(black_box(&bb).clone()));
                 }
             })
         }),
         Variant::new("ferry::Buf slice+drop", || {
-            timed(N, || {
-                for i in 0..N {
+            timed(n, || {
+                for i in 0..n {
                     let at = i & 63;
                     drop(black_box(black_box(&fb).slice(at..at + 100)));
                 }
             })
         }),
         Variant::new("bytes::Bytes slice+drop", || {
-            timed(N, || {
-                for i in 0..N {
+            timed(n, || {
+                for i in 0..n {
                     let at = i & 63;
                     drop(black_box(black_box(&bb).slice(at..at + 100)));
                 }
@@ -169,8 +184,8 @@ fn pool_loop(pool: &Pool, n: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn pool_vs_malloc(runs: usize) -> Result<Vec<Row>, String> {
-    const N: usize = 2_000_000;
+fn pool_vs_malloc(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
+    let n = scale.of(2_000_000);
     let pool = Pool::new(PoolConfig::default()).map_err(|e| e.to_string())?;
     let pool2 = pool.clone();
     let two_threads = |f: &(dyn Fn() + Sync)| -> Duration {
@@ -196,12 +211,12 @@ fn pool_vs_malloc(runs: usize) -> Result<Vec<Row>, String> {
     let mut vs = vec![
         Variant::new("Pool alloc+free 64 KiB", || {
             let t = Instant::now();
-            pool_loop(&pool, N)?;
-            Ok((t.elapsed(), N as f64))
+            pool_loop(&pool, n)?;
+            Ok((t.elapsed(), n as f64))
         }),
         Variant::new("Vec::with_capacity(65536)+drop", || {
-            timed(N, || {
-                for _ in 0..N {
+            timed(n, || {
+                for _ in 0..n {
                     drop(black_box(Vec::<u8>::with_capacity(black_box(65536))));
                 }
             })
@@ -209,22 +224,22 @@ fn pool_vs_malloc(runs: usize) -> Result<Vec<Row>, String> {
         Variant::new("Pool alloc+free, 2 threads (per thread)", || {
             let failed = std::sync::Mutex::new(None);
             let d = two_threads(&|| {
-                if let Err(e) = pool_loop(&pool2, N) {
+                if let Err(e) = pool_loop(&pool2, n) {
                     *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 }
             });
             match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
                 Some(e) => Err(e),
-                None => Ok((d, N as f64)),
+                None => Ok((d, n as f64)),
             }
         }),
         Variant::new("Vec alloc+free, 2 threads (per thread)", || {
             let d = two_threads(&|| {
-                for _ in 0..N {
+                for _ in 0..n {
                     drop(black_box(Vec::<u8>::with_capacity(black_box(65536))));
                 }
             });
-            Ok((d, N as f64))
+            Ok((d, n as f64))
         }),
     ];
     let s = interleave(runs, &mut vs)?;
@@ -259,7 +274,7 @@ fn pool_vs_malloc(runs: usize) -> Result<Vec<Row>, String> {
     ])
 }
 
-fn aggregate_split(runs: usize) -> Result<Vec<Row>, String> {
+fn aggregate_split(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
     // 1000 slices of varied length over one block.
     let src = Buf::from(vec![9u8; 200 * 1000]);
     let mut agg = Aggregate::new();
@@ -270,29 +285,39 @@ fn aggregate_split(runs: usize) -> Result<Vec<Row>, String> {
         at += len;
     }
     let mid = agg.len() / 2;
-    // Each split is timed on its own copy of the aggregate. `hot`: 16
-    // copies (~400 KB, in cache, as an aggregate just built is); `cold`:
-    // 2000 copies (~48 MB), so every split walks memory not in cache.
-    let split_many = |copies: usize, rounds: usize| {
+    // Each split is timed on its own fresh copy of the aggregate.
+    // In cache: copy, split, drop, one at a time (as a program splits an
+    // aggregate it just built). Out of cache: 2000 copies (~48 MB) made
+    // first, then split one after another, so every split walks memory
+    // that is not in cache and writes to freshly allocated memory.
+    let hot = |n: usize| {
         let mut total = Duration::ZERO;
-        for _ in 0..rounds {
-            let mut aggs: Vec<Aggregate> = (0..copies).map(|_| agg.clone()).collect();
-            let mut fronts = Vec::with_capacity(copies);
+        for _ in 0..n {
+            let mut c = agg.clone();
             let t = Instant::now();
-            for c in aggs.iter_mut() {
-                fronts.push(black_box(c.split_to(black_box(mid))));
-            }
+            let front = black_box(c.split_to(black_box(mid)));
             total += t.elapsed();
-            drop((aggs, fronts));
+            drop((c, front));
         }
-        Ok((total, (copies * rounds) as f64))
+        Ok((total, n as f64))
+    };
+    let cold = |copies: usize| {
+        let mut aggs: Vec<Aggregate> = (0..copies).map(|_| agg.clone()).collect();
+        let mut fronts = Vec::with_capacity(copies);
+        let t = Instant::now();
+        for c in aggs.iter_mut() {
+            fronts.push(black_box(c.split_to(black_box(mid))));
+        }
+        let d = t.elapsed();
+        drop((aggs, fronts));
+        Ok((d, copies as f64))
     };
     let mut vs = vec![
         Variant::new("split_to(middle), 1000 slices, in cache", || {
-            split_many(16, 200)
+            hot(scale.of(4000))
         }),
         Variant::new("split_to(middle), 1000 slices, out of cache", || {
-            split_many(2000, 1)
+            cold(scale.of(2000))
         }),
     ];
     let s = interleave(runs, &mut vs)?;
@@ -351,8 +376,21 @@ fn warm(f: &mut File) -> Result<(), String> {
     let mut buf = BufMut::with_capacity(1 << 20);
     buf.commit(1 << 20);
     f.rewind().map_err(|e| e.to_string())?;
-    while f.read(&mut buf).map_err(|e| e.to_string())? > 0 {}
+    read_all(f, &mut buf)?;
     f.rewind().map_err(|e| e.to_string())
+}
+
+/// Reads `f` to its end into `buf` again and again; returns the bytes read.
+fn read_all(f: &mut File, buf: &mut [u8]) -> Result<u64, String> {
+    let mut total = 0u64;
+    loop {
+        let n = f.read(buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n as u64;
+        black_box(&buf);
+    }
 }
 
 fn file_read(runs: usize, size: u64, dir: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
@@ -391,45 +429,21 @@ fn file_read(runs: usize, size: u64, dir: Option<&std::path::Path>) -> Result<Ve
             let t = Instant::now();
             let mut buf = vec![0u8; CHUNK];
             vec_offset = buf.as_ptr() as usize % 4096;
-            let mut total = 0u64;
-            loop {
-                let n = f.read(&mut buf).map_err(|e| e.to_string())?;
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-                black_box(&buf);
-            }
+            let total = read_all(&mut f, &mut buf)?;
             Ok((t.elapsed(), total as f64))
         }),
         Variant::new("read() into a buffer 16 bytes past a page", || {
             let mut f = open()?;
             warm(&mut f)?;
             let t = Instant::now();
-            let mut total = 0u64;
-            loop {
-                let n = f.read(&mut past_page[16..]).map_err(|e| e.to_string())?;
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-                black_box(&past_page);
-            }
+            let total = read_all(&mut f, &mut past_page[16..])?;
             Ok((t.elapsed(), total as f64))
         }),
         Variant::new("read() into a page-aligned 128 KiB buffer", || {
             let mut f = open()?;
             warm(&mut f)?;
             let t = Instant::now();
-            let mut total = 0u64;
-            loop {
-                let n = f.read(&mut aligned).map_err(|e| e.to_string())?;
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-                black_box(&aligned);
-            }
+            let total = read_all(&mut f, &mut aligned)?;
             Ok((t.elapsed(), total as f64))
         }),
     ];

@@ -1,0 +1,102 @@
+//! The `ferry` binary as a user runs it.
+
+use std::process::Command;
+
+fn ferry(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .output()
+        .expect("run ferry");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn version_and_help() {
+    let (code, out, _) = ferry(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), format!("ferry {}", env!("CARGO_PKG_VERSION")));
+    let (code, out, _) = ferry(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("bench"), "{out}");
+    let (code, out, _) = ferry(&["bench", "buf", "--help"]);
+    assert_eq!(code, 0);
+    for flag in ["--size", "--runs", "--json", "--dir", "--quick"] {
+        assert!(out.contains(flag), "help lacks {flag}: {out}");
+    }
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let (code, _, err) = ferry(&["bench", "buf", "--runs", "3"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim(),
+        "ferry: bench buf: --runs 3 is too few; use at least 5"
+    );
+    let (code, _, err) = ferry(&["bench", "buf", "--size", "12Q"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown suffix 'Q'"), "{err}");
+    let (code, _, err) = ferry(&["frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("frobnicate"), "{err}");
+}
+
+#[test]
+fn missing_scratch_directory_is_named() {
+    let (code, out, err) = ferry(&[
+        "bench",
+        "buf",
+        "--quick",
+        "--size",
+        "1M",
+        "--dir",
+        "/nonexistent/ferry-dir",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("/nonexistent/ferry-dir"), "{err}");
+    assert!(err.contains("No such file or directory"), "{err}");
+}
+
+#[test]
+fn quick_bench_runs_every_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = ferry(&[
+        "bench",
+        "buf",
+        "--quick",
+        "--json",
+        "--size",
+        "1M",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.trim_start().starts_with('[') && out.trim_end().ends_with(']'),
+        "{out}"
+    );
+    for what in [
+        "Buf clone+drop vs Bytes",
+        "Buf slice vs Bytes",
+        "Pool alloc+free 64 KiB vs malloc",
+        "Pool 2-thread per-thread vs 1-thread",
+        "Aggregate split_to in the middle of 1000 slices",
+        "read() 128 KiB: pool buffers vs aligned buffer",
+        "read() 128 KiB: pool buffers vs vec![0u8; 131072]",
+    ] {
+        assert!(
+            out.contains(&format!("\"comparison\":\"{what}\"")),
+            "no row {what}: {out}"
+        );
+    }
+    assert_eq!(
+        out.matches("\"runs\":7").count(),
+        out.matches("\"comparison\"").count()
+    );
+    // The scratch file is gone afterwards.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
