@@ -5,8 +5,9 @@
 //! `unsafe` is the memory layer, `buf` and `pool`). Each block carries a
 //! `// SAFETY:` note.
 
+pub(crate) mod fileio;
 pub(crate) mod map;
-pub(crate) mod sigpipe;
+pub(crate) mod sigguard;
 pub(crate) mod vectored;
 
 /// The size of a memory page on this machine, in bytes.

@@ -1,7 +1,7 @@
 //! Gathered writes (`writev`, or `sendmsg` for sockets) that never raise
 //! SIGPIPE and retry EINTR.
 
-use super::sigpipe::SigpipeGuard;
+use super::sigguard::SignalGuard;
 use std::io::{self, IoSlice};
 use std::os::fd::{AsFd, BorrowedFd};
 
@@ -31,13 +31,13 @@ pub(crate) fn fd_kind(fd: BorrowedFd<'_>) -> io::Result<FdKind> {
 pub(crate) struct VectoredWriter<'fd> {
     fd: BorrowedFd<'fd>,
     kind: FdKind,
-    guard: Option<SigpipeGuard>,
+    guard: Option<SignalGuard>,
 }
 
 impl<'fd> VectoredWriter<'fd> {
     pub(crate) fn new(fd: BorrowedFd<'fd>) -> io::Result<Self> {
         let kind = fd_kind(fd)?;
-        let guard = (kind == FdKind::Pipe).then(SigpipeGuard::new);
+        let guard = (kind == FdKind::Pipe).then(SignalGuard::sigpipe);
         Ok(VectoredWriter { fd, kind, guard })
     }
 
@@ -58,10 +58,8 @@ impl<'fd> VectoredWriter<'fd> {
                 Ok(n) => return Ok(n),
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => {
-                    if e == rustix::io::Errno::PIPE {
-                        if let Some(g) = self.guard.as_mut() {
-                            g.saw_epipe();
-                        }
+                    if let Some(g) = self.guard.as_mut() {
+                        g.saw(e);
                     }
                     return Err(e.into());
                 }

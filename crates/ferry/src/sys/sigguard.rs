@@ -1,38 +1,50 @@
 //! Writing to a pipe whose reader has gone must be an `EPIPE` error, never a
-//! `SIGPIPE` death — even in a process (a C program linking libferry, say)
-//! that keeps the default disposition.
+//! `SIGPIPE` death; writing past `RLIMIT_FSIZE` must be an `EFBIG` error,
+//! never a `SIGXFSZ` death — even in a process (a C program linking libferry,
+//! say) that keeps the default dispositions.
 //!
-//! [`SigpipeGuard`] blocks `SIGPIPE` in the calling thread for the length of
-//! a write and, if the write raised one, takes the pending signal back out
-//! with `sigtimedwait` so that it is never delivered. Other threads and the
-//! process-wide disposition are untouched.
+//! [`SignalGuard`] blocks one of those signals in the calling thread for the
+//! length of a write and, if the write raised it, takes the pending signal
+//! back out with `sigtimedwait` so that it is never delivered. Other threads
+//! and the process-wide disposition are untouched.
 
 use std::mem::MaybeUninit;
 
-pub(crate) struct SigpipeGuard {
+pub(crate) struct SignalGuard {
+    signal: libc::c_int,
     old_mask: libc::sigset_t,
-    /// SIGPIPE was already pending before we blocked it: it is not ours to
-    /// consume.
+    /// The signal was already pending before we blocked it: it is not ours
+    /// to consume.
     was_pending: bool,
-    /// A write under this guard failed with EPIPE, so a SIGPIPE is pending.
+    /// A write under this guard failed with the matching error, so the
+    /// signal is pending.
     raised: bool,
 }
 
-fn sigpipe_set() -> libc::sigset_t {
+fn signal_set(signal: libc::c_int) -> libc::sigset_t {
     let mut set = MaybeUninit::<libc::sigset_t>::uninit();
     // SAFETY: sigemptyset initialises the set it is given; sigaddset on an
     // initialised set with a valid signal number cannot fail.
     unsafe {
         libc::sigemptyset(set.as_mut_ptr());
-        libc::sigaddset(set.as_mut_ptr(), libc::SIGPIPE);
+        libc::sigaddset(set.as_mut_ptr(), signal);
         set.assume_init()
     }
 }
 
-impl SigpipeGuard {
+impl SignalGuard {
     /// Blocks SIGPIPE in this thread until the guard is dropped.
-    pub(crate) fn new() -> SigpipeGuard {
-        let set = sigpipe_set();
+    pub(crate) fn sigpipe() -> SignalGuard {
+        SignalGuard::new(libc::SIGPIPE)
+    }
+
+    /// Blocks SIGXFSZ in this thread until the guard is dropped.
+    pub(crate) fn sigxfsz() -> SignalGuard {
+        SignalGuard::new(libc::SIGXFSZ)
+    }
+
+    fn new(signal: libc::c_int) -> SignalGuard {
+        let set = signal_set(signal);
         let mut old = MaybeUninit::<libc::sigset_t>::uninit();
         let mut pending = MaybeUninit::<libc::sigset_t>::uninit();
         // SAFETY: all pointers are to live, properly sized sigset_t values;
@@ -41,9 +53,10 @@ impl SigpipeGuard {
         unsafe {
             libc::sigemptyset(pending.as_mut_ptr());
             libc::sigpending(pending.as_mut_ptr());
-            let was_pending = libc::sigismember(pending.as_ptr(), libc::SIGPIPE) == 1;
+            let was_pending = libc::sigismember(pending.as_ptr(), signal) == 1;
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, old.as_mut_ptr());
-            SigpipeGuard {
+            SignalGuard {
+                signal,
                 old_mask: old.assume_init(),
                 was_pending,
                 raised: false,
@@ -51,17 +64,24 @@ impl SigpipeGuard {
         }
     }
 
-    /// Records that a write failed with EPIPE, so the guard must swallow the
-    /// signal it raised.
-    pub(crate) fn saw_epipe(&mut self) {
-        self.raised = true;
+    /// Records the error a write under the guard failed with: if it is the
+    /// one that comes with the guarded signal (EPIPE, EFBIG), the guard must
+    /// swallow the signal the write raised.
+    pub(crate) fn saw(&mut self, errno: rustix::io::Errno) {
+        let matching = match self.signal {
+            libc::SIGPIPE => rustix::io::Errno::PIPE,
+            _ => rustix::io::Errno::FBIG,
+        };
+        if errno == matching {
+            self.raised = true;
+        }
     }
 }
 
-impl Drop for SigpipeGuard {
+impl Drop for SignalGuard {
     fn drop(&mut self) {
         if self.raised && !self.was_pending {
-            let set = sigpipe_set();
+            let set = signal_set(self.signal);
             let zero = libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,

@@ -1,0 +1,132 @@
+//! `std::io` on alloc streams: one offset and one set of buffers shared
+//! with `salloc`.
+
+use super::{Stream, StreamGuard};
+use crate::Buf;
+use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
+
+macro_rules! std_io {
+    ($ty:ty, $x:expr, $s:ident => $stream:expr) => {
+        impl Read for $ty {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let $s = &*self;
+                $stream.with_inner($x, |i| i.read_into(buf))
+            }
+        }
+
+        impl Write for $ty {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                let $s = &*self;
+                $stream.with_inner($x, |i| i.write_from(buf))
+            }
+
+            fn flush(&mut self) -> io::Result<()> {
+                let $s = &*self;
+                $stream.with_inner($x, |i| i.flush())
+            }
+        }
+
+        impl Seek for $ty {
+            fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+                let $s = &*self;
+                $stream.with_inner($x, |i| i.seek(to))
+            }
+        }
+    };
+}
+
+std_io!(Stream, true, s => s);
+std_io!(&Stream, false, s => *s);
+std_io!(StreamGuard<'_>, true, s => s.stream);
+
+fn fill_buf_of<'b>(stream: &'b Stream) -> io::Result<&'b [u8]> {
+    let (ptr, len) = stream.with_inner(true, |i| i.fill_buf())?;
+    // SAFETY: the bytes are the unread part of the stream's current read
+    // buffer; it is neither changed nor freed until the next call on the
+    // stream, which the caller's `&mut` borrow (tied to 'b) rules out.
+    Ok(unsafe { std::slice::from_raw_parts(ptr.as_ptr(), len) })
+}
+
+/// `fill_buf` hands out the stream's current buffer itself (no copy).
+impl BufRead for Stream {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        fill_buf_of(self)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.get_mut().consume(amt)
+    }
+}
+
+/// `fill_buf` hands out the stream's current buffer itself (no copy).
+impl BufRead for StreamGuard<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        fill_buf_of(self.stream)
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.with(|i| i.consume(amt))
+    }
+}
+
+impl Stream {
+    /// The next line at the stream offset, with its `\n` (the last line may
+    /// have none), borrowed from the stream's buffer: no copy, no
+    /// allocation. `None` at end of stream.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut s = ferry::Stream::from_bytes(b"one\ntwo\nthree".to_vec());
+    /// let mut n = 0;
+    /// while let Some(line) = s.next_line()? {
+    ///     n += line.len();
+    /// }
+    /// assert_eq!(n, 13);
+    /// # Ok(()) }
+    /// ```
+    pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        let stream: &Stream = self;
+        let r = stream.with_inner(true, |i| {
+            Ok::<_, io::Error>(i.next_line()?.map(|(slot, at, len)| i.read_bytes(slot, at, len) as *const [u8]))
+        })?;
+        // SAFETY: the pointer is into the current read buffer, which stays
+        // as it is until the next call on the stream; the returned borrow
+        // holds `&mut self`.
+        Ok(r.map(|p| unsafe { &*p }))
+    }
+
+    /// Lines (each with its `\n`) as `Buf`s: one reference-count bump per
+    /// line, no copy.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut s = ferry::Stream::from_bytes(b"a\nb\n".to_vec());
+    /// let lines: Vec<ferry::Buf> = s.lines().collect::<std::io::Result<_>>()?;
+    /// assert_eq!(lines, [ferry::Buf::from_static(b"a\n"), ferry::Buf::from_static(b"b\n")]);
+    /// # Ok(()) }
+    /// ```
+    pub fn lines(&mut self) -> Lines<'_> {
+        Lines {
+            stream: self,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+}
+
+/// An iterator of lines as [`Buf`]s (see [`Stream::lines`]).
+pub struct Lines<'a> {
+    /// Borrowed from `&mut Stream` or `&mut StreamGuard`: exclusive.
+    pub(crate) stream: &'a Stream,
+    pub(crate) _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Iterator for Lines<'_> {
+    type Item = io::Result<Buf>;
+
+    fn next(&mut self) -> Option<io::Result<Buf>> {
+        let r = self.stream.with_inner(true, |i| {
+            Ok::<_, io::Error>(i.next_line()?.map(|(slot, at, len)| i.read_buf(slot, at, len)))
+        });
+        r.transpose()
+    }
+}

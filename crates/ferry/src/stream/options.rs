@@ -1,0 +1,149 @@
+//! How a stream is opened.
+
+use std::io;
+
+/// A stream's direction: every stream is in one of the two at a time (ASF's
+/// `set_stream_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `salloc` hands out read-only regions of file data.
+    Read,
+    /// `salloc` hands out writable regions that reach the file when freed.
+    Write,
+}
+
+/// Which stream module moves the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// Chosen by descriptor and file-system type (and `FERRY_BACKEND`).
+    #[default]
+    Auto,
+    /// `pread`/`pwrite` into page-aligned pool buffers.
+    Buffered,
+    /// The file mapped in windows, read-only.
+    Mapped,
+}
+
+impl Backend {
+    /// The backend `FERRY_BACKEND=mmap|buffered` asks for, if set.
+    pub(crate) fn from_env() -> io::Result<Option<Backend>> {
+        match std::env::var("FERRY_BACKEND") {
+            Ok(v) => match v.as_str() {
+                "mmap" | "mapped" => Ok(Some(Backend::Mapped)),
+                "buffered" => Ok(Some(Backend::Buffered)),
+                "" | "auto" => Ok(None),
+                other => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("FERRY_BACKEND={other}: expected mmap, buffered or auto"),
+                )),
+            },
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// Options for [`Stream::open`](super::Stream::open), as `std::fs::OpenOptions`
+/// plus the stream's own.
+///
+/// ```
+/// use ferry::OpenOptions;
+/// let o = OpenOptions::new().read(true).write(true).create(true).buffer_size(1 << 20);
+/// assert!(o.is_read() && o.is_write());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    pub(crate) read: bool,
+    pub(crate) write: bool,
+    pub(crate) append: bool,
+    pub(crate) create: bool,
+    pub(crate) truncate: bool,
+    pub(crate) create_new: bool,
+    pub(crate) backend: Backend,
+    pub(crate) buffer_size: Option<usize>,
+}
+
+impl OpenOptions {
+    /// Nothing set (opening fails until read, write or append is).
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Read-only, like `File::open`.
+    pub fn read_only() -> OpenOptions {
+        OpenOptions::new().read(true)
+    }
+
+    /// Write-only, created or truncated, like `File::create`.
+    pub fn write_truncate() -> OpenOptions {
+        OpenOptions::new().write(true).create(true).truncate(true)
+    }
+
+    /// Sets reading.
+    pub fn read(mut self, on: bool) -> OpenOptions {
+        self.read = on;
+        self
+    }
+
+    /// Sets writing.
+    pub fn write(mut self, on: bool) -> OpenOptions {
+        self.write = on;
+        self
+    }
+
+    /// Sets appending: every write goes to the end of the file.
+    pub fn append(mut self, on: bool) -> OpenOptions {
+        self.append = on;
+        self
+    }
+
+    /// Creates the file if it does not exist.
+    pub fn create(mut self, on: bool) -> OpenOptions {
+        self.create = on;
+        self
+    }
+
+    /// Truncates the file to 0 bytes when opening.
+    pub fn truncate(mut self, on: bool) -> OpenOptions {
+        self.truncate = on;
+        self
+    }
+
+    /// Fails if the file exists (`O_EXCL`).
+    pub fn create_new(mut self, on: bool) -> OpenOptions {
+        self.create_new = on;
+        self
+    }
+
+    /// Chooses the stream module (default: automatic).
+    pub fn backend(mut self, b: Backend) -> OpenOptions {
+        self.backend = b;
+        self
+    }
+
+    /// Sets the size of the stream's buffers (default 128 KiB).
+    pub fn buffer_size(mut self, bytes: usize) -> OpenOptions {
+        self.buffer_size = Some(bytes);
+        self
+    }
+
+    /// Does the stream read?
+    pub fn is_read(&self) -> bool {
+        self.read
+    }
+
+    /// Does the stream write?
+    pub fn is_write(&self) -> bool {
+        self.write || self.append
+    }
+
+    pub(crate) fn to_std(&self) -> std::fs::OpenOptions {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(self.read)
+            .write(self.write)
+            .append(self.append)
+            .create(self.create)
+            .truncate(self.truncate)
+            .create_new(self.create_new);
+        o
+    }
+}

@@ -1,0 +1,201 @@
+//! Regions: the bytes `salloc` hands out. Dropping one is `sfree`.
+
+use super::Stream;
+use crate::Buf;
+use std::fmt;
+use std::io;
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// A read-only region of a stream's buffer (from `salloc` in read mode).
+///
+/// It borrows the stream; dropping it frees it (`sfree`). Its bytes stay
+/// valid and unchanged until then, whatever else the stream does. To keep
+/// them longer, or send them to another thread, take a [`Buf`] with
+/// [`into_buf`](Region::into_buf) — no copy.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let mut s = ferry::Stream::from_bytes(b"header body".to_vec());
+/// let head = s.salloc(6)?;
+/// assert_eq!(&head[..], b"header");
+/// let keep = head.into_buf();
+/// let rest = s.salloc(100)?;           // shorter: end of stream
+/// assert_eq!(&rest[..], b" body");
+/// drop(rest);
+/// assert_eq!(keep, *b"header");
+/// # Ok(()) }
+/// ```
+pub struct Region<'a> {
+    pub(crate) stream: &'a Stream,
+    pub(crate) ptr: NonNull<u8>,
+    pub(crate) len: usize,
+    pub(crate) slot: u32,
+    /// Made through `&mut Stream` or a guard: freeing needs no lock.
+    pub(crate) exclusive: bool,
+    /// Regions are freed by the thread that took them (a guard's regions
+    /// rely on it).
+    pub(crate) _not_send: PhantomData<*const u8>,
+}
+
+impl Region<'_> {
+    /// Number of bytes (fewer than asked only at end of stream).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True at end of stream.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes as a `Buf` that outlives the region and the stream's
+    /// buffer (no copy); frees the region.
+    pub fn into_buf(self) -> Buf {
+        let b = self
+            .stream
+            .with_inner(self.exclusive, |i| i.lease_buf(self.slot, self.ptr, self.len));
+        drop(self);
+        b
+    }
+
+    /// Frees the region (`sfree`), reporting an error the stream met.
+    pub fn free(self) -> io::Result<()> {
+        let stream = self.stream;
+        let exclusive = self.exclusive;
+        drop(self);
+        stream.with_inner(exclusive, |i| i.take_deferred())
+    }
+}
+
+impl Deref for Region<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the region holds a lease on its buffer, which the stream
+        // keeps alive and unchanged until the lease is returned (in Drop);
+        // read buffers are immutable `Buf`s.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl AsRef<[u8]> for Region<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl Drop for Region<'_> {
+    fn drop(&mut self) {
+        let slot = self.slot;
+        self.stream.with_inner(self.exclusive, |i| i.free_read(slot));
+    }
+}
+
+impl fmt::Debug for Region<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Region").field("len", &self.len).finish()
+    }
+}
+
+/// A writable region of a stream's buffer (from `salloc` in write mode).
+///
+/// Its bytes reach the file after it is freed (dropped, or
+/// [`free`](RegionMut::free)d), in the order regions were allocated,
+/// whatever order they are freed in.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let mut s = ferry::Stream::memory();
+/// let mut r = s.salloc_mut(200)?;     // room for 200 bytes
+/// r[..5].copy_from_slice(b"hello");
+/// r.commit(5)?;                       // keep 5: the next region starts at byte 5
+/// s.salloc_mut(1)?[0] = b'!';
+/// assert_eq!(s.into_vec()?, b"hello!");
+/// # Ok(()) }
+/// ```
+pub struct RegionMut<'a> {
+    pub(crate) stream: &'a Stream,
+    pub(crate) ptr: NonNull<u8>,
+    pub(crate) len: usize,
+    pub(crate) seq: u64,
+    pub(crate) exclusive: bool,
+    pub(crate) _not_send: PhantomData<*const u8>,
+}
+
+impl RegionMut<'_> {
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the region holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Shrinks or grows this region, which must be the stream's most recent
+    /// (ASF's `srealloc`): the next allocation starts right after its new
+    /// end. Bytes already written are kept (up to the new length).
+    pub fn realloc(&mut self, new_len: usize) -> io::Result<()> {
+        let seq = self.seq;
+        let ptr = self
+            .stream
+            .with_inner(self.exclusive, |i| i.realloc_write(seq, new_len))?;
+        self.ptr = ptr;
+        self.len = new_len;
+        Ok(())
+    }
+
+    /// Keeps the first `n` bytes and frees the region.
+    pub fn commit(mut self, n: usize) -> io::Result<()> {
+        if n != self.len {
+            self.realloc(n)?;
+        }
+        self.free()
+    }
+
+    /// Frees the region (`sfree`), reporting any error writing it out met.
+    pub fn free(self) -> io::Result<()> {
+        let (stream, exclusive, seq) = (self.stream, self.exclusive, self.seq);
+        std::mem::forget(self);
+        stream.with_inner(exclusive, |i| {
+            let r = i.free_write(seq);
+            r.and(i.take_deferred())
+        })
+    }
+}
+
+impl Deref for RegionMut<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the region's bytes are handed to it alone (regions never
+        // overlap) and stay allocated until it is freed.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for RegionMut<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`; `&mut self` makes the access unique, and
+        // the stream touches these bytes only after the region is freed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for RegionMut<'_> {
+    fn drop(&mut self) {
+        let seq = self.seq;
+        self.stream.with_inner(self.exclusive, |i| {
+            if let Err(e) = i.free_write(seq) {
+                i.defer(e);
+            }
+        });
+    }
+}
+
+impl fmt::Debug for RegionMut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegionMut").field("len", &self.len).finish()
+    }
+}

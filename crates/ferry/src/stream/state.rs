@@ -1,0 +1,854 @@
+//! The per-stream state and every operation on it (ASF's CIOS structure and
+//! its stream-specific functions). Callers hold the stream's lock, or `&mut`.
+//!
+//! Buffers live in `slots`, a table whose indices stay put, so a region can
+//! name its buffer by index. A buffer is freed when it is no longer current
+//! and no region (lease) points into it — ASF §4.3.1's list of old buffers
+//! with outstanding sallocs.
+//!
+//! Writes: regions are queued in allocation order (`wq`). Freeing marks a
+//! region; the freed prefix of the queue is *committed*. Committed bytes
+//! reach the file in allocation order (a buffer is written only when all
+//! buffers before it are), whatever order regions were freed in.
+
+use super::error::{errno, named};
+use super::options::Mode;
+use super::source::Source;
+use crate::{Buf, BufMut, Pool};
+use std::collections::VecDeque;
+use std::io::{self, SeekFrom};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// Marks a region that holds no lease (empty regions).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
+pub(crate) struct WriteBuf {
+    /// Owns the memory `ptr` points into (returned to the pool with it).
+    _mem: BufMut,
+    /// Raw pointer to `mem`'s first byte: regions write through it, so the
+    /// stream never makes a `&mut [u8]` over bytes a region may be using.
+    ptr: NonNull<u8>,
+    cap: usize,
+    /// File offset of byte 0.
+    off: u64,
+    /// Bytes handed out to regions, from 0.
+    used: usize,
+    /// Prefix whose regions are all freed.
+    committed: usize,
+    /// Prefix already written to the file.
+    written: usize,
+}
+
+enum Data {
+    Empty,
+    /// File bytes `[off, off + buf.len())`; `eof`: the fill hit end of file.
+    Read { buf: Buf, off: u64, eof: bool },
+    Write(WriteBuf),
+}
+
+struct Slot {
+    data: Data,
+    /// Regions pointing into this buffer.
+    leases: u32,
+}
+
+/// A write region in the allocation-order queue.
+struct WReg {
+    slot: u32,
+    start: usize,
+    end: usize,
+    freed: bool,
+}
+
+pub(crate) struct Inner {
+    pub(crate) src: Source,
+    pub(crate) name: Arc<str>,
+    pub(crate) can_read: bool,
+    pub(crate) can_write: bool,
+    pub(crate) append: bool,
+    pub(crate) mode: Mode,
+    /// The stream offset.
+    pub(crate) pos: u64,
+    bufsize: usize,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    rcur: Option<u32>,
+    wcur: Option<u32>,
+    /// Write regions not yet committed, in allocation order.
+    wq: VecDeque<WReg>,
+    /// Sequence number of `wq[0]`.
+    wseq: u64,
+    /// Write buffers not yet fully written, in allocation order.
+    wbufs: VecDeque<u32>,
+    /// End of the furthest committed write (the stream's length grows here
+    /// when a region is freed, not when it is allocated).
+    committed_end: u64,
+    /// An error met while freeing (in a `Drop`), reported by the next call.
+    deferred: Option<io::Error>,
+    finished: bool,
+}
+
+/// What a read `salloc` hands out.
+pub(crate) struct ReadLease {
+    pub ptr: NonNull<u8>,
+    pub len: usize,
+    pub slot: u32,
+}
+
+/// What a write `salloc` hands out.
+pub(crate) struct WriteLease {
+    pub ptr: NonNull<u8>,
+    pub len: usize,
+    pub seq: u64,
+}
+
+/// The default size of a stream buffer.
+pub(crate) const DEFAULT_BUFSIZE: usize = 128 << 10;
+
+fn alloc_buf(size: usize) -> BufMut {
+    if size <= 1 << 20 {
+        if let Ok(m) = Pool::global().alloc(size) {
+            return m;
+        }
+    }
+    BufMut::with_capacity(size)
+}
+
+impl Inner {
+    pub(crate) fn new(src: Source, name: Arc<str>, can_read: bool, can_write: bool, append: bool) -> Inner {
+        Inner {
+            src,
+            name,
+            can_read,
+            can_write,
+            append,
+            mode: if can_read && !can_write { Mode::Read } else if can_write { Mode::Write } else { Mode::Read },
+            pos: 0,
+            bufsize: DEFAULT_BUFSIZE,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            rcur: None,
+            wcur: None,
+            wq: VecDeque::new(),
+            wseq: 0,
+            wbufs: VecDeque::new(),
+            committed_end: 0,
+            deferred: None,
+            finished: false,
+        }
+    }
+
+    pub(crate) fn set_bufsize(&mut self, n: usize) {
+        self.bufsize = n.clamp(4096, 1 << 30);
+    }
+
+    fn err(&self, op: &'static str, e: io::Error) -> io::Error {
+        named(op, &self.name, e)
+    }
+
+    /// Keeps an error a `Drop` met, for the next call to report.
+    pub(crate) fn defer(&mut self, e: io::Error) {
+        self.deferred.get_or_insert(e);
+    }
+
+    /// Reports (once) an error a `Drop` could not.
+    pub(crate) fn take_deferred(&mut self) -> io::Result<()> {
+        match self.deferred.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn new_slot(&mut self, data: Data) -> u32 {
+        let slot = Slot { data, leases: 0 };
+        match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = slot;
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn release_slot(&mut self, i: u32) {
+        self.slots[i as usize].data = Data::Empty;
+        self.free_slots.push(i);
+    }
+
+    // ------------------------------------------------------------ modes ---
+
+    pub(crate) fn set_mode(&mut self, mode: Mode) -> io::Result<()> {
+        match mode {
+            Mode::Read if !self.can_read => return Err(self.err("reading", errno(libc::EBADF))),
+            Mode::Write if !self.can_write => return Err(self.err("writing", errno(libc::EBADF))),
+            _ => {}
+        }
+        if mode == Mode::Read && self.mode == Mode::Write {
+            // Reads see the stream's own committed writes.
+            self.flush()?;
+        }
+        self.mode = mode;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------- seek ---
+
+    pub(crate) fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        if !self.src.positional() {
+            return match to {
+                SeekFrom::Current(0) => Ok(self.pos),
+                _ => Err(self.err("seeking", errno(libc::ESPIPE))),
+            };
+        }
+        let base = match to {
+            SeekFrom::Start(n) => {
+                self.pos = n;
+                return Ok(n);
+            }
+            SeekFrom::Current(d) => (self.pos, d),
+            SeekFrom::End(d) => (self.len()?, d),
+        };
+        match base.0.checked_add_signed(base.1) {
+            Some(p) => {
+                self.pos = p;
+                Ok(p)
+            }
+            None => Err(self.err("seeking", errno(libc::EINVAL))),
+        }
+    }
+
+    /// The stream's length as the application sees it: the file's, or the
+    /// end of the furthest freed write region if that is further.
+    pub(crate) fn len(&self) -> io::Result<u64> {
+        let size = self.src.size().map_err(|e| self.err("reading the size of", e))?;
+        Ok(size.max(self.committed_end))
+    }
+
+    // ------------------------------------------------------------- read ---
+
+    /// The current read buffer's unread bytes at `pos`: (slot, offset in
+    /// buffer, bytes available, buffer ends at end of file).
+    #[inline]
+    fn read_window(&self) -> Option<(u32, usize, usize, bool)> {
+        let c = self.rcur?;
+        if let Data::Read { buf, off, eof } = &self.slots[c as usize].data {
+            if self.pos >= *off && self.pos <= *off + buf.len() as u64 {
+                let at = (self.pos - off) as usize;
+                return Some((c, at, buf.len() - at, *eof));
+            }
+        }
+        None
+    }
+
+    fn read_ptr(&self, slot: u32, at: usize) -> NonNull<u8> {
+        match &self.slots[slot as usize].data {
+            // SAFETY-free: pointer arithmetic inside a live Buf.
+            Data::Read { buf, .. } => NonNull::from(&buf[at..]).cast(),
+            _ => unreachable!("read lease on a non-read buffer"),
+        }
+    }
+
+    /// Makes the current read buffer start at `pos` and hold at least `min`
+    /// bytes, unless the file ends first. Sequential sources keep the
+    /// unread tail of the old buffer (it cannot be read again).
+    fn fill(&mut self, min: usize) -> io::Result<()> {
+        if self.mode != Mode::Read {
+            self.set_mode(Mode::Read)?;
+        }
+        let tail: Option<Buf> = if self.src.positional() {
+            None
+        } else {
+            self.read_window().map(|(c, at, avail, _)| match &self.slots[c as usize].data {
+                Data::Read { buf, .. } => buf.slice(at..at + avail),
+                _ => Buf::new(),
+            })
+        };
+        let keep = tail.as_ref().map_or(0, |t| t.len());
+        let size = min.max(self.bufsize).max(keep + 1);
+        let size = size.next_multiple_of(4096);
+        let mut m = alloc_buf(size);
+        if let Some(t) = &tail {
+            m.extend_from_slice(t);
+        }
+        let start = self.pos;
+        let mut eof = false;
+        while m.len() < min.max(1) {
+            let off = start + m.len() as u64;
+            let n = self
+                .src
+                .read(off, m.spare_capacity_mut())
+                .map_err(|e| named("reading", &self.name, e))?;
+            if n == 0 {
+                eof = true;
+                break;
+            }
+            m.commit(n);
+        }
+        if self.src.positional() && !eof && m.len() < m.capacity() {
+            // A short positional read means end of file (for now).
+            eof = true;
+        }
+        self.retire_read();
+        let slot = self.new_slot(Data::Read {
+            buf: m.freeze(),
+            off: start,
+            eof,
+        });
+        self.rcur = Some(slot);
+        Ok(())
+    }
+
+    /// The current read buffer stops being current; freed if nothing points
+    /// into it.
+    fn retire_read(&mut self) {
+        if let Some(c) = self.rcur.take() {
+            if self.slots[c as usize].leases == 0 {
+                self.release_slot(c);
+            }
+        }
+    }
+
+    /// `salloc` in read mode: up to `len` bytes at `pos` (fewer only at end
+    /// of file), the offset advanced past them.
+    #[inline]
+    pub(crate) fn salloc_read(&mut self, len: usize) -> io::Result<ReadLease> {
+        if self.mode == Mode::Read {
+            if let Some((c, at, avail, _)) = self.read_window() {
+                if avail >= len {
+                    return Ok(self.lend(c, at, len));
+                }
+            }
+        }
+        self.salloc_read_slow(len, true)
+    }
+
+    #[cold]
+    pub(crate) fn salloc_read_slow(&mut self, len: usize, exact: bool) -> io::Result<ReadLease> {
+        self.take_deferred()?;
+        if !self.can_read {
+            return Err(self.err("reading", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Read {
+            self.set_mode(Mode::Read)?;
+        }
+        if len == 0 {
+            return Ok(ReadLease {
+                ptr: NonNull::dangling(),
+                len: 0,
+                slot: NO_SLOT,
+            });
+        }
+        // Short of `len`: read again from `pos` (the file may also have
+        // grown since the buffer was filled).
+        if let Some((c, at, avail, _)) = self.read_window() {
+            if avail >= len || (avail > 0 && !exact) {
+                return Ok(self.lend(c, at, avail.min(len)));
+            }
+        }
+        self.fill(if exact { len } else { 1 })?;
+        match self.read_window() {
+            Some((c, at, avail, _)) if avail > 0 => {
+                let n = avail.min(len);
+                Ok(self.lend(c, at, n))
+            }
+            _ => Ok(ReadLease {
+                ptr: NonNull::dangling(),
+                len: 0,
+                slot: NO_SLOT,
+            }),
+        }
+    }
+
+    #[inline]
+    fn lend(&mut self, c: u32, at: usize, n: usize) -> ReadLease {
+        self.slots[c as usize].leases += 1;
+        self.pos += n as u64;
+        ReadLease {
+            ptr: self.read_ptr(c, at),
+            len: n,
+            slot: c,
+        }
+    }
+
+    /// `sfree` of a read region.
+    #[inline]
+    pub(crate) fn free_read(&mut self, slot: u32) {
+        if slot == NO_SLOT {
+            return;
+        }
+        let s = &mut self.slots[slot as usize];
+        s.leases -= 1;
+        if s.leases == 0 && self.rcur != Some(slot) {
+            self.release_slot(slot);
+        }
+    }
+
+    /// The bytes of a read lease as a `Buf` that outlives it (no copy).
+    pub(crate) fn lease_buf(&self, slot: u32, ptr: NonNull<u8>, len: usize) -> Buf {
+        if slot == NO_SLOT {
+            return Buf::new();
+        }
+        match &self.slots[slot as usize].data {
+            Data::Read { buf, .. } => {
+                let at = ptr.as_ptr() as usize - buf.as_ptr() as usize;
+                buf.slice(at..at + len)
+            }
+            _ => unreachable!("read lease on a non-read buffer"),
+        }
+    }
+
+    /// `BufRead::fill_buf`: the unread bytes of the current buffer (filling
+    /// it if empty). Valid until the next call on the stream.
+    pub(crate) fn fill_buf(&mut self) -> io::Result<(NonNull<u8>, usize)> {
+        self.take_deferred()?;
+        if self.mode != Mode::Read || self.read_window().is_none_or(|w| w.2 == 0) {
+            if !self.can_read {
+                return Err(self.err("reading", errno(libc::EBADF)));
+            }
+            self.fill(1)?;
+        }
+        match self.read_window() {
+            Some((c, at, avail, _)) if avail > 0 => Ok((self.read_ptr(c, at), avail)),
+            _ => Ok((NonNull::dangling(), 0)),
+        }
+    }
+
+    /// `BufRead::consume`.
+    pub(crate) fn consume(&mut self, n: usize) {
+        let avail = self.read_window().map_or(0, |w| w.2);
+        self.pos += n.min(avail) as u64;
+    }
+
+    /// `Read::read`: copies what is buffered, or reads once. Large reads
+    /// with nothing buffered go straight into the caller's buffer.
+    pub(crate) fn read_into(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if self.mode == Mode::Read {
+            if let Some((c, at, avail, _)) = self.read_window() {
+                if avail > 0 {
+                    let n = avail.min(out.len());
+                    if let Data::Read { buf, .. } = &self.slots[c as usize].data {
+                        out[..n].copy_from_slice(&buf[at..at + n]);
+                    }
+                    self.pos += n as u64;
+                    return Ok(n);
+                }
+            }
+        }
+        self.take_deferred()?;
+        if !self.can_read {
+            return Err(self.err("reading", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Read {
+            self.set_mode(Mode::Read)?;
+        }
+        if out.len() >= self.bufsize {
+            self.retire_read();
+            let n = self
+                .src
+                .read(self.pos, out)
+                .map_err(|e| named("reading", &self.name, e))?;
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let lease = self.salloc_read_slow(out.len(), false)?;
+        let n = lease.len;
+        if n > 0 {
+            if let Data::Read { buf, .. } = &self.slots[lease.slot as usize].data {
+                let at = lease.ptr.as_ptr() as usize - buf.as_ptr() as usize;
+                out[..n].copy_from_slice(&buf[at..at + n]);
+            }
+        }
+        self.free_read(lease.slot);
+        Ok(n)
+    }
+
+    /// The next line (with its `\n`, if any) at `pos`, as (slot, offset,
+    /// length) in the current buffer; the buffer grows for long lines.
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<(u32, usize, usize)>> {
+        // Bytes at `pos` already known to hold no newline.
+        let mut searched = 0usize;
+        loop {
+            if self.mode == Mode::Read {
+                if let Some((c, at, avail, eof)) = self.read_window() {
+                    let rest = self.read_bytes(c, at + searched.min(avail), avail - searched.min(avail));
+                    if let Some(i) = memchr::memchr(b'\n', rest) {
+                        let n = searched + i + 1;
+                        self.pos += n as u64;
+                        return Ok(Some((c, at, n)));
+                    }
+                    searched = avail;
+                    if eof && avail > 0 {
+                        self.pos += avail as u64;
+                        return Ok(Some((c, at, avail)));
+                    }
+                }
+            }
+            self.take_deferred()?;
+            if !self.can_read {
+                return Err(self.err("reading", errno(libc::EBADF)));
+            }
+            self.fill(searched + self.bufsize)?;
+            let Some((c, at, avail, _)) = self.read_window() else {
+                return Ok(None);
+            };
+            if avail == 0 {
+                return Ok(None);
+            }
+            if avail <= searched {
+                // Nothing new arrived: the last line has no newline.
+                self.pos += avail as u64;
+                return Ok(Some((c, at, avail)));
+            }
+        }
+    }
+
+    /// The bytes of the current read buffer at (slot, offset, length).
+    pub(crate) fn read_bytes(&self, slot: u32, at: usize, len: usize) -> &[u8] {
+        match self.slots.get(slot as usize).map(|s| &s.data) {
+            Some(Data::Read { buf, .. }) => &buf[at..at + len],
+            _ => &[],
+        }
+    }
+
+    pub(crate) fn read_buf(&self, slot: u32, at: usize, len: usize) -> Buf {
+        match self.slots.get(slot as usize).map(|s| &s.data) {
+            Some(Data::Read { buf, .. }) => buf.slice(at..at + len),
+            _ => Buf::new(),
+        }
+    }
+
+    // ------------------------------------------------------------ write ---
+
+    /// `salloc` in write mode: a writable region of exactly `len` bytes at
+    /// `pos`, the offset advanced past it.
+    pub(crate) fn salloc_write(&mut self, len: usize) -> io::Result<WriteLease> {
+        self.take_deferred()?;
+        if !self.can_write {
+            return Err(self.err("writing", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Write {
+            self.set_mode(Mode::Write)?;
+        }
+        if self.append && self.wq.is_empty() && self.wbufs.is_empty() {
+            self.pos = self.len()?;
+        }
+        let slot = self.write_room(len);
+        let Data::Write(w) = &mut self.slots[slot as usize].data else {
+            unreachable!("write slot holds a write buffer")
+        };
+        let start = w.used;
+        w.used += len;
+        // SAFETY-free: `start + len <= cap` was ensured by write_room.
+        let ptr = NonNull::new(w.ptr.as_ptr().wrapping_add(start)).unwrap_or(w.ptr);
+        self.slots[slot as usize].leases += 1;
+        self.pos += len as u64;
+        let seq = self.wseq + self.wq.len() as u64;
+        self.wq.push_back(WReg {
+            slot,
+            start,
+            end: start + len,
+            freed: false,
+        });
+        Ok(WriteLease { ptr, len, seq })
+    }
+
+    /// The current write buffer if `len` more bytes fit at `pos`, else a new
+    /// one (the old one waits its turn to be written).
+    fn write_room(&mut self, len: usize) -> u32 {
+        if let Some(c) = self.wcur {
+            if let Data::Write(w) = &self.slots[c as usize].data {
+                if w.off + w.used as u64 == self.pos && w.used + len <= w.cap {
+                    return c;
+                }
+            }
+        }
+        self.wcur = None;
+        let mut mem = alloc_buf(len.max(self.bufsize));
+        let cap = mem.capacity();
+        let ptr = NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
+        let slot = self.new_slot(Data::Write(WriteBuf {
+            _mem: mem,
+            ptr,
+            cap,
+            off: self.pos,
+            used: 0,
+            committed: 0,
+            written: 0,
+        }));
+        self.wbufs.push_back(slot);
+        self.wcur = Some(slot);
+        // The old buffer may now be complete: write what can be written.
+        if let Err(e) = self.drain(false) {
+            self.deferred.get_or_insert(e);
+        }
+        slot
+    }
+
+    /// `sfree` of a write region: its bytes are committed (once every
+    /// region allocated before it is freed too) and may reach the file.
+    pub(crate) fn free_write(&mut self, seq: u64) -> io::Result<()> {
+        let Some(i) = seq.checked_sub(self.wseq) else {
+            return Ok(());
+        };
+        let Some(r) = self.wq.get_mut(i as usize) else {
+            return Ok(());
+        };
+        r.freed = true;
+        let slot = r.slot;
+        self.slots[slot as usize].leases -= 1;
+        let mut complete_old = false;
+        while self.wq.front().is_some_and(|r| r.freed) {
+            let Some(r) = self.wq.pop_front() else { break };
+            self.wseq += 1;
+            if let Data::Write(w) = &mut self.slots[r.slot as usize].data {
+                w.committed = w.committed.max(r.end);
+                if r.end > r.start {
+                    self.committed_end = self.committed_end.max(w.off + r.end as u64);
+                }
+                if self.wcur != Some(r.slot) && w.committed == w.used {
+                    complete_old = true;
+                }
+            }
+        }
+        if self.mode == Mode::Read {
+            // Freed while reading: write it out now, so reads see it.
+            self.drain(true)?;
+        } else if complete_old {
+            self.drain(false)?;
+        }
+        Ok(())
+    }
+
+    /// Resizes the most recent write region (ASF's `srealloc`): the next
+    /// allocation starts right after its new end. Returns its new pointer.
+    pub(crate) fn realloc_write(&mut self, seq: u64, new_len: usize) -> io::Result<NonNull<u8>> {
+        let last = self.wseq + self.wq.len() as u64;
+        let is_last = last > 0 && seq == last - 1 && self.wq.back().is_some_and(|r| !r.freed);
+        let r = match self.wq.back() {
+            Some(r) if is_last && Some(r.slot) == self.wcur => (r.slot, r.start, r.end),
+            _ => {
+                return Err(self.err(
+                    "resizing a region of",
+                    io::Error::new(io::ErrorKind::InvalidInput, "only the most recent region can be resized"),
+                ))
+            }
+        };
+        let (slot, start, end) = r;
+        let Data::Write(w) = &mut self.slots[slot as usize].data else {
+            unreachable!("write region in a write buffer")
+        };
+        if w.off + end as u64 != self.pos {
+            return Err(self.err(
+                "resizing a region of",
+                io::Error::new(io::ErrorKind::InvalidInput, "the stream moved since the region was allocated"),
+            ));
+        }
+        if start + new_len <= w.cap {
+            w.used = start + new_len;
+            let ptr = NonNull::new(w.ptr.as_ptr().wrapping_add(start)).unwrap_or(w.ptr);
+            if let Some(b) = self.wq.back_mut() {
+                b.end = start + new_len;
+            }
+            self.pos = w.off + (start + new_len) as u64;
+            return Ok(ptr);
+        }
+        // Does not fit: move the region to a buffer of its own.
+        let file_off = w.off + start as u64;
+        let old_ptr = w.ptr.as_ptr().wrapping_add(start);
+        let keep = end - start;
+        w.used = start;
+        let mut mem = alloc_buf(new_len.max(self.bufsize));
+        let cap = mem.capacity();
+        let ptr = NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
+        // SAFETY: copying the region's own bytes (nobody else writes them:
+        // the caller holds the region mutably) into a fresh buffer.
+        unsafe { std::ptr::copy_nonoverlapping(old_ptr, ptr.as_ptr(), keep) };
+        self.slots[slot as usize].leases -= 1;
+        let new = self.new_slot(Data::Write(WriteBuf {
+            _mem: mem,
+            ptr,
+            cap,
+            off: file_off,
+            used: new_len,
+            committed: 0,
+            written: 0,
+        }));
+        self.slots[new as usize].leases += 1;
+        self.wbufs.push_back(new);
+        self.wcur = Some(new);
+        if let Some(b) = self.wq.back_mut() {
+            b.slot = new;
+            b.start = 0;
+            b.end = new_len;
+        }
+        self.pos = file_off + new_len as u64;
+        self.drain(false)?;
+        Ok(ptr)
+    }
+
+    /// `Write::write`: copies `data` into the current write buffer as a
+    /// region freed at once; large writes with nothing pending go straight
+    /// to the file.
+    pub(crate) fn write_from(&mut self, data: &[u8]) -> io::Result<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        if self.mode == Mode::Write && self.wq.is_empty() {
+            if let Some(c) = self.wcur {
+                if let Data::Write(w) = &mut self.slots[c as usize].data {
+                    if w.off + w.used as u64 == self.pos && w.used + data.len() <= w.cap && !self.append {
+                        // SAFETY: `used..used+len` is inside the buffer and
+                        // handed to no region (none is outstanding).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                data.as_ptr(),
+                                w.ptr.as_ptr().add(w.used),
+                                data.len(),
+                            )
+                        };
+                        w.used += data.len();
+                        w.committed = w.used;
+                        self.pos += data.len() as u64;
+                        self.committed_end = self.committed_end.max(self.pos);
+                        return Ok(data.len());
+                    }
+                }
+            }
+        }
+        self.take_deferred()?;
+        if !self.can_write {
+            return Err(self.err("writing", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Write {
+            self.set_mode(Mode::Write)?;
+        }
+        if data.len() >= self.bufsize && self.wq.is_empty() {
+            self.flush()?;
+            let off = if self.append { None } else { Some(self.pos) };
+            let (n, err) = self.src.write(off, data);
+            if n > 0 {
+                self.wrote(self.pos, n);
+                self.pos = if self.append { self.len()? } else { self.pos + n as u64 };
+                self.committed_end = self.committed_end.max(self.pos);
+            }
+            return match err {
+                Some(e) if n == 0 => Err(self.err("writing", e)),
+                Some(e) => {
+                    // Report the bytes that made it; the error comes next.
+                    self.deferred = Some(self.err("writing", e));
+                    Ok(n)
+                }
+                None => Ok(n),
+            };
+        }
+        let lease = self.salloc_write(data.len())?;
+        // SAFETY: the lease is ours alone: `len` writable bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), lease.ptr.as_ptr(), data.len()) };
+        self.free_write(lease.seq)?;
+        Ok(data.len())
+    }
+
+    /// Writes committed bytes to the file in allocation order. With `all`,
+    /// the current buffer's committed prefix too; otherwise only buffers
+    /// that are complete.
+    fn drain(&mut self, all: bool) -> io::Result<()> {
+        while let Some(&s) = self.wbufs.front() {
+            let current = self.wcur == Some(s);
+            let Data::Write(w) = &mut self.slots[s as usize].data else {
+                self.wbufs.pop_front();
+                continue;
+            };
+            if !(all || (!current && w.committed == w.used)) {
+                break;
+            }
+            if w.written < w.committed {
+                // SAFETY: bytes `written..committed` belong to freed regions;
+                // no region can write them any more.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(w.ptr.as_ptr().add(w.written), w.committed - w.written)
+                };
+                let at = w.off + w.written as u64;
+                let off = if self.append { None } else { Some(at) };
+                let (n, err) = self.src.write(off, bytes);
+                w.written += n;
+                if n > 0 {
+                    self.wrote(at, n);
+                }
+                if let Some(e) = err {
+                    return Err(named("writing", &self.name, e));
+                }
+            }
+            let Data::Write(w) = &self.slots[s as usize].data else { break };
+            if w.written < w.used || current {
+                // Regions still outstanding here (later buffers must wait),
+                // or the buffer is still being filled.
+                break;
+            }
+            self.wbufs.pop_front();
+            if self.slots[s as usize].leases == 0 {
+                self.release_slot(s);
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes `[at, at+n)` reached the file: a read buffer holding older
+    /// bytes of that range stops being current (regions already handed out
+    /// keep the bytes they saw).
+    fn wrote(&mut self, at: u64, n: usize) {
+        if let Some(c) = self.rcur {
+            if let Data::Read { buf, off, eof } = &self.slots[c as usize].data {
+                let end = off + buf.len() as u64;
+                let overlaps = at < end && at + n as u64 > *off;
+                // A buffer that ended at end of file no longer does.
+                let extends = *eof && at + n as u64 > end;
+                if overlaps || extends || self.append {
+                    self.retire_read();
+                }
+            }
+        }
+    }
+
+    /// Writes every committed byte, in order.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.take_deferred()?;
+        self.drain(true)
+    }
+
+    pub(crate) fn sync_all(&mut self) -> io::Result<()> {
+        self.flush()?;
+        self.src.sync().map_err(|e| self.err("syncing", e))
+    }
+
+    /// Regions handed out and not yet freed (write side).
+    pub(crate) fn outstanding_writes(&self) -> usize {
+        self.wq.iter().filter(|r| !r.freed).count()
+    }
+
+    /// Flushes and puts the descriptor's offset at the stream's.
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
+        if std::mem::replace(&mut self.finished, true) {
+            return Ok(());
+        }
+        let flushed = self.flush();
+        let lost = self.outstanding_writes();
+        let finished = self.src.finish(self.pos).map_err(|e| self.err("closing", e));
+        flushed?;
+        if lost > 0 {
+            return Err(self.err(
+                "closing",
+                io::Error::other(format!(
+                    "{lost} write region(s) were never freed; their bytes and all after them were not written"
+                )),
+            ));
+        }
+        finished
+    }
+}

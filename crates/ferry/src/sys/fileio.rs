@@ -1,0 +1,154 @@
+//! Reads and writes on descriptors: EINTR retried, partial writes resumed,
+//! and no signal death (SIGPIPE on pipes and sockets, SIGXFSZ past
+//! `RLIMIT_FSIZE`).
+
+use super::sigguard::SignalGuard;
+use rustix::io::Errno;
+use std::io;
+use std::os::fd::BorrowedFd;
+
+/// How writes to a descriptor must be made so that they cannot kill the
+/// process with a signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// No signal possible (regular file with no size limit, terminal, …).
+    Plain,
+    /// A pipe or FIFO: SIGPIPE is blocked around the write.
+    Pipe,
+    /// A socket: `send(MSG_NOSIGNAL)`.
+    Socket,
+    /// A regular file under a finite `RLIMIT_FSIZE`: SIGXFSZ is blocked.
+    Limited,
+}
+
+/// What a descriptor is, as far as streams care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FdInfo {
+    pub regular: bool,
+    pub dir: bool,
+    pub write: WriteKind,
+    /// On a network or FUSE file system (where mapping is a poor idea).
+    pub remote: bool,
+}
+
+pub(crate) fn fd_info(fd: BorrowedFd<'_>) -> io::Result<FdInfo> {
+    use rustix::fs::FileType;
+    let st = rustix::fs::fstat(fd)?;
+    let ft = FileType::from_raw_mode(st.st_mode);
+    let regular = ft == FileType::RegularFile;
+    let limited = regular
+        && rustix::process::getrlimit(rustix::process::Resource::Fsize)
+            .current
+            .is_some();
+    let write = match ft {
+        FileType::Fifo => WriteKind::Pipe,
+        FileType::Socket => WriteKind::Socket,
+        _ if limited => WriteKind::Limited,
+        _ => WriteKind::Plain,
+    };
+    Ok(FdInfo {
+        regular,
+        dir: ft == FileType::Directory,
+        write,
+        remote: regular && is_remote_fs(fd),
+    })
+}
+
+/// Network and FUSE file systems (by `statfs` magic number).
+fn is_remote_fs(fd: BorrowedFd<'_>) -> bool {
+    const REMOTE: [i64; 9] = [
+        0x6969,     // NFS
+        0xFF534D42, // CIFS
+        0xFE534D42, // SMB2
+        0x517B,     // SMB
+        0x65735546, // FUSE
+        0x01021997, // 9P (v9fs)
+        0x00C36400, // Ceph
+        0x47504653, // GPFS
+        0x0BD00BD0, // Lustre
+    ];
+    match rustix::fs::fstatfs(fd) {
+        Ok(s) => REMOTE.contains(&(s.f_type as i64)),
+        Err(_) => false,
+    }
+}
+
+pub(crate) fn file_size(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::fs::fstat(fd)?.st_size as u64)
+}
+
+/// The descriptor's own file offset.
+pub(crate) fn tell(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0))?)
+}
+
+/// Sets the descriptor's own file offset.
+pub(crate) fn seek_to(fd: BorrowedFd<'_>, pos: u64) -> io::Result<()> {
+    rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(pos))?;
+    Ok(())
+}
+
+fn retry<T>(mut f: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
+    loop {
+        match f() {
+            Err(Errno::INTR) => continue,
+            r => return r,
+        }
+    }
+}
+
+/// One `pread` (EINTR retried).
+pub(crate) fn read_at(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    Ok(retry(|| rustix::io::pread(fd, &mut *buf, off))?)
+}
+
+/// One `read` (EINTR retried).
+pub(crate) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    Ok(retry(|| rustix::io::read(fd, &mut *buf))?)
+}
+
+/// Writes all of `data` (at `off` if given, else at the descriptor's
+/// offset), resuming after partial writes. Returns the bytes written and
+/// the error that stopped it, if any: bytes counted were written.
+pub(crate) fn write_all(
+    fd: BorrowedFd<'_>,
+    kind: WriteKind,
+    data: &[u8],
+    off: Option<u64>,
+) -> (usize, Option<io::Error>) {
+    let mut guard = match kind {
+        WriteKind::Pipe => Some(SignalGuard::sigpipe()),
+        WriteKind::Limited => Some(SignalGuard::sigxfsz()),
+        _ => None,
+    };
+    let mut done = 0;
+    while done < data.len() {
+        let rest = &data[done..];
+        let r = retry(|| match (kind, off) {
+            (_, Some(o)) => rustix::io::pwrite(fd, rest, o + done as u64),
+            (WriteKind::Socket, None) => rustix::net::send(fd, rest, rustix::net::SendFlags::NOSIGNAL),
+            (_, None) => rustix::io::write(fd, rest),
+        });
+        match r {
+            Ok(0) => {
+                return (
+                    done,
+                    Some(io::Error::new(io::ErrorKind::WriteZero, "the file accepted no more bytes")),
+                )
+            }
+            Ok(n) => done += n,
+            Err(e) => {
+                if let Some(g) = guard.as_mut() {
+                    g.saw(e);
+                }
+                return (done, Some(e.into()));
+            }
+        }
+    }
+    (done, None)
+}
+
+/// `fsync`.
+pub(crate) fn sync_all(fd: BorrowedFd<'_>) -> io::Result<()> {
+    Ok(retry(|| rustix::fs::fsync(fd))?)
+}
