@@ -93,7 +93,13 @@ impl<'s> Harness<'s> {
         }
     }
 
-    fn write(&mut self, mut r: RegionMut<'s>, len: usize, b: u8, keep: bool) -> Result<(), TestCaseError> {
+    fn write(
+        &mut self,
+        mut r: RegionMut<'s>,
+        len: usize,
+        b: u8,
+        keep: bool,
+    ) -> Result<(), TestCaseError> {
         prop_assert_eq!(r.len(), len);
         r.fill(b);
         self.pending.push((self.pos, vec![b; len]));
@@ -139,7 +145,12 @@ impl<'s> Harness<'s> {
             Op::Write(len, b, keep) => self.write(s.salloc_mut(len).unwrap(), len, b, keep)?,
             Op::WriteAt(len, off, b) => {
                 self.pos = off;
-                self.write(s.salloc_mut_at(len, SeekFrom::Start(off)).unwrap(), len, b, true)?
+                self.write(
+                    s.salloc_mut_at(len, SeekFrom::Start(off)).unwrap(),
+                    len,
+                    b,
+                    true,
+                )?
             }
             Op::FreeRead(i) if !self.reads.is_empty() => {
                 let (r, want) = self.reads.swap_remove(i % self.reads.len());
@@ -176,7 +187,10 @@ impl<'s> Harness<'s> {
                 let k = h.read(&mut buf).unwrap();
                 let want = self.expect_read(n);
                 prop_assert!(k <= want.len());
-                prop_assert!(k > 0 || want.is_empty() || n == 0, "read returned 0 before the end");
+                prop_assert!(
+                    k > 0 || want.is_empty() || n == 0,
+                    "read returned 0 before the end"
+                );
                 prop_assert_eq!(&buf[..k], &want[..k]);
                 self.pos += k as u64;
             }

@@ -104,22 +104,23 @@ impl<'a> StreamGuard<'a> {
     /// allocation. `None` at end of stream.
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
         let stream = self.stream;
-        stream.with_inner(true, |i| match i.next_line()? {
-            // SAFETY-free: the bytes live in the current read buffer, which
-            // stays until the next call through this guard (`&mut self`).
-            Some((slot, at, len)) => Ok(Some(i.read_bytes(slot, at, len) as *const [u8])),
-            None => Ok(None),
-        })
-        .map(|o| {
-            // SAFETY: the pointer is into the stream's current read buffer,
-            // which no one can change or free before the next call through
-            // this guard: the returned borrow holds `&mut self`.
-            o.map(|p| unsafe { &*p })
-        })
+        stream
+            .with_inner(true, |i| match i.next_line()? {
+                // SAFETY-free: the bytes live in the current read buffer, which
+                // stays until the next call through this guard (`&mut self`).
+                Some((slot, at, len)) => Ok(Some(i.read_bytes(slot, at, len) as *const [u8])),
+                None => Ok(None),
+            })
+            .map(|o| {
+                // SAFETY: the pointer is into the stream's current read buffer,
+                // which no one can change or free before the next call through
+                // this guard: the returned borrow holds `&mut self`.
+                o.map(|p| unsafe { &*p })
+            })
     }
 
     /// Lines as `Buf`s (one reference-count bump each, no copy).
-    pub fn lines(&mut self) -> super::Lines<'_> {
+    pub fn buf_lines(&mut self) -> super::Lines<'_> {
         super::Lines {
             stream: self.stream,
             _not_send: PhantomData,

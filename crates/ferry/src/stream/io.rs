@@ -39,11 +39,11 @@ std_io!(Stream, true, s => s);
 std_io!(&Stream, false, s => *s);
 std_io!(StreamGuard<'_>, true, s => s.stream);
 
-fn fill_buf_of<'b>(stream: &'b Stream) -> io::Result<&'b [u8]> {
+fn fill_buf_of(stream: &Stream) -> io::Result<&[u8]> {
     let (ptr, len) = stream.with_inner(true, |i| i.fill_buf())?;
     // SAFETY: the bytes are the unread part of the stream's current read
     // buffer; it is neither changed nor freed until the next call on the
-    // stream, which the caller's `&mut` borrow (tied to 'b) rules out.
+    // stream, which the caller's `&mut` borrow (tied to the result) rules out.
     Ok(unsafe { std::slice::from_raw_parts(ptr.as_ptr(), len) })
 }
 
@@ -87,7 +87,10 @@ impl Stream {
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
         let stream: &Stream = self;
         let r = stream.with_inner(true, |i| {
-            Ok::<_, io::Error>(i.next_line()?.map(|(slot, at, len)| i.read_bytes(slot, at, len) as *const [u8]))
+            Ok::<_, io::Error>(
+                i.next_line()?
+                    .map(|(slot, at, len)| i.read_bytes(slot, at, len) as *const [u8]),
+            )
         })?;
         // SAFETY: the pointer is into the current read buffer, which stays
         // as it is until the next call on the stream; the returned borrow
@@ -101,11 +104,11 @@ impl Stream {
     /// ```
     /// # fn main() -> std::io::Result<()> {
     /// let mut s = ferry::Stream::from_bytes(b"a\nb\n".to_vec());
-    /// let lines: Vec<ferry::Buf> = s.lines().collect::<std::io::Result<_>>()?;
+    /// let lines: Vec<ferry::Buf> = s.buf_lines().collect::<std::io::Result<_>>()?;
     /// assert_eq!(lines, [ferry::Buf::from_static(b"a\n"), ferry::Buf::from_static(b"b\n")]);
     /// # Ok(()) }
     /// ```
-    pub fn lines(&mut self) -> Lines<'_> {
+    pub fn buf_lines(&mut self) -> Lines<'_> {
         Lines {
             stream: self,
             _not_send: std::marker::PhantomData,
@@ -113,7 +116,7 @@ impl Stream {
     }
 }
 
-/// An iterator of lines as [`Buf`]s (see [`Stream::lines`]).
+/// An iterator of lines as [`Buf`]s (see [`Stream::buf_lines`]).
 pub struct Lines<'a> {
     /// Borrowed from `&mut Stream` or `&mut StreamGuard`: exclusive.
     pub(crate) stream: &'a Stream,
@@ -125,7 +128,10 @@ impl Iterator for Lines<'_> {
 
     fn next(&mut self) -> Option<io::Result<Buf>> {
         let r = self.stream.with_inner(true, |i| {
-            Ok::<_, io::Error>(i.next_line()?.map(|(slot, at, len)| i.read_buf(slot, at, len)))
+            Ok::<_, io::Error>(
+                i.next_line()?
+                    .map(|(slot, at, len)| i.read_buf(slot, at, len)),
+            )
         });
         r.transpose()
     }

@@ -126,6 +126,7 @@ impl Stream {
             ptr: l.ptr,
             len: l.len,
             slot: l.slot,
+            offset: l.offset,
             exclusive,
             _not_send: PhantomData,
         }
@@ -137,6 +138,7 @@ impl Stream {
             ptr: l.ptr,
             len: l.len,
             seq: l.seq,
+            offset: l.offset,
             exclusive,
             _not_send: PhantomData,
         }
@@ -152,7 +154,12 @@ impl Stream {
         Ok(self.region_mut(x, l))
     }
 
-    pub(crate) fn do_salloc_at(&self, x: bool, len: usize, at: SeekFrom) -> std::io::Result<Region<'_>> {
+    pub(crate) fn do_salloc_at(
+        &self,
+        x: bool,
+        len: usize,
+        at: SeekFrom,
+    ) -> std::io::Result<Region<'_>> {
         let l = self.with_inner(x, |i| {
             i.seek(at)?;
             i.salloc_read(len)
@@ -173,7 +180,12 @@ impl Stream {
         Ok(self.region_mut(x, l))
     }
 
-    pub(crate) fn do_salloc_mode(&self, x: bool, mode: Mode, len: usize) -> std::io::Result<Alloc<'_>> {
+    pub(crate) fn do_salloc_mode(
+        &self,
+        x: bool,
+        mode: Mode,
+        len: usize,
+    ) -> std::io::Result<Alloc<'_>> {
         Ok(match mode {
             Mode::Read => Alloc::Read(self.do_salloc(x, len)?),
             Mode::Write => Alloc::Write(self.do_salloc_mut(x, len)?),
@@ -308,6 +320,8 @@ impl Drop for Stream {
 
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stream").field("name", &self.name()).finish_non_exhaustive()
+        f.debug_struct("Stream")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
     }
 }

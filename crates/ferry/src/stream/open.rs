@@ -36,10 +36,16 @@ impl Stream {
             return Err(named(
                 "opening",
                 &name,
-                io::Error::new(io::ErrorKind::InvalidInput, "open for neither reading nor writing"),
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "open for neither reading nor writing",
+                ),
             ));
         }
-        let file = opts.to_std().open(path).map_err(|e| named("opening", &name, e))?;
+        let file = opts
+            .to_std()
+            .open(path)
+            .map_err(|e| named("opening", &name, e))?;
         let info = fileio::fd_info(file.as_fd()).map_err(|e| named("opening", &name, e))?;
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
@@ -141,7 +147,13 @@ impl Stream {
 
     /// A read-write stream over `bytes`, offset 0 (like `fmemopen`).
     pub fn from_bytes(bytes: Vec<u8>) -> Stream {
-        Stream::from_inner(Inner::new(Source::Memory { data: bytes }, "<memory>".into(), true, true, false))
+        Stream::from_inner(Inner::new(
+            Source::Memory { data: bytes },
+            "<memory>".into(),
+            true,
+            true,
+            false,
+        ))
     }
 
     /// Flushes a memory stream and returns its bytes (`InvalidInput` for

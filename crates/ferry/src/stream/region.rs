@@ -32,6 +32,7 @@ pub struct Region<'a> {
     pub(crate) ptr: NonNull<u8>,
     pub(crate) len: usize,
     pub(crate) slot: u32,
+    pub(crate) offset: u64,
     /// Made through `&mut Stream` or a guard: freeing needs no lock.
     pub(crate) exclusive: bool,
     /// Regions are freed by the thread that took them (a guard's regions
@@ -40,6 +41,11 @@ pub struct Region<'a> {
 }
 
 impl Region<'_> {
+    /// The stream offset of the region's first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Number of bytes (fewer than asked only at end of stream).
     pub fn len(&self) -> usize {
         self.len
@@ -53,9 +59,9 @@ impl Region<'_> {
     /// The bytes as a `Buf` that outlives the region and the stream's
     /// buffer (no copy); frees the region.
     pub fn into_buf(self) -> Buf {
-        let b = self
-            .stream
-            .with_inner(self.exclusive, |i| i.lease_buf(self.slot, self.ptr, self.len));
+        let b = self.stream.with_inner(self.exclusive, |i| {
+            i.lease_buf(self.slot, self.ptr, self.len)
+        });
         drop(self);
         b
     }
@@ -88,7 +94,8 @@ impl AsRef<[u8]> for Region<'_> {
 impl Drop for Region<'_> {
     fn drop(&mut self) {
         let slot = self.slot;
-        self.stream.with_inner(self.exclusive, |i| i.free_read(slot));
+        self.stream
+            .with_inner(self.exclusive, |i| i.free_read(slot));
     }
 }
 
@@ -119,11 +126,17 @@ pub struct RegionMut<'a> {
     pub(crate) ptr: NonNull<u8>,
     pub(crate) len: usize,
     pub(crate) seq: u64,
+    pub(crate) offset: u64,
     pub(crate) exclusive: bool,
     pub(crate) _not_send: PhantomData<*const u8>,
 }
 
 impl RegionMut<'_> {
+    /// The stream offset of the region's first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Number of bytes.
     pub fn len(&self) -> usize {
         self.len

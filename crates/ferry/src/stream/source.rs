@@ -56,7 +56,9 @@ impl Source {
     /// error that stopped it.
     pub(crate) fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
         match self {
-            Source::File { file, info, .. } => fileio::write_all(file.as_fd(), info.write, bytes, off),
+            Source::File { file, info, .. } => {
+                fileio::write_all(file.as_fd(), info.write, bytes, off)
+            }
             Source::Seq { file, info } => fileio::write_all(file.as_fd(), info.write, bytes, None),
             Source::Memory { data } => {
                 let start = match off {

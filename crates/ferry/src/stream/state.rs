@@ -43,7 +43,11 @@ pub(crate) struct WriteBuf {
 enum Data {
     Empty,
     /// File bytes `[off, off + buf.len())`; `eof`: the fill hit end of file.
-    Read { buf: Buf, off: u64, eof: bool },
+    Read {
+        buf: Buf,
+        off: u64,
+        eof: bool,
+    },
     Write(WriteBuf),
 }
 
@@ -94,6 +98,8 @@ pub(crate) struct ReadLease {
     pub ptr: NonNull<u8>,
     pub len: usize,
     pub slot: u32,
+    /// Stream offset of the first byte.
+    pub offset: u64,
 }
 
 /// What a write `salloc` hands out.
@@ -101,6 +107,8 @@ pub(crate) struct WriteLease {
     pub ptr: NonNull<u8>,
     pub len: usize,
     pub seq: u64,
+    /// Stream offset of the first byte.
+    pub offset: u64,
 }
 
 /// The default size of a stream buffer.
@@ -116,14 +124,26 @@ fn alloc_buf(size: usize) -> BufMut {
 }
 
 impl Inner {
-    pub(crate) fn new(src: Source, name: Arc<str>, can_read: bool, can_write: bool, append: bool) -> Inner {
+    pub(crate) fn new(
+        src: Source,
+        name: Arc<str>,
+        can_read: bool,
+        can_write: bool,
+        append: bool,
+    ) -> Inner {
         Inner {
             src,
             name,
             can_read,
             can_write,
             append,
-            mode: if can_read && !can_write { Mode::Read } else if can_write { Mode::Write } else { Mode::Read },
+            mode: if can_read && !can_write {
+                Mode::Read
+            } else if can_write {
+                Mode::Write
+            } else {
+                Mode::Read
+            },
             pos: 0,
             bufsize: DEFAULT_BUFSIZE,
             slots: Vec::new(),
@@ -224,7 +244,10 @@ impl Inner {
     /// The stream's length as the application sees it: the file's, or the
     /// end of the furthest freed write region if that is further.
     pub(crate) fn len(&self) -> io::Result<u64> {
-        let size = self.src.size().map_err(|e| self.err("reading the size of", e))?;
+        let size = self
+            .src
+            .size()
+            .map_err(|e| self.err("reading the size of", e))?;
         Ok(size.max(self.committed_end))
     }
 
@@ -262,10 +285,11 @@ impl Inner {
         let tail: Option<Buf> = if self.src.positional() {
             None
         } else {
-            self.read_window().map(|(c, at, avail, _)| match &self.slots[c as usize].data {
-                Data::Read { buf, .. } => buf.slice(at..at + avail),
-                _ => Buf::new(),
-            })
+            self.read_window()
+                .map(|(c, at, avail, _)| match &self.slots[c as usize].data {
+                    Data::Read { buf, .. } => buf.slice(at..at + avail),
+                    _ => Buf::new(),
+                })
         };
         let keep = tail.as_ref().map_or(0, |t| t.len());
         let size = min.max(self.bufsize).max(keep + 1);
@@ -340,6 +364,7 @@ impl Inner {
                 ptr: NonNull::dangling(),
                 len: 0,
                 slot: NO_SLOT,
+                offset: self.pos,
             });
         }
         // Short of `len`: read again from `pos` (the file may also have
@@ -359,6 +384,7 @@ impl Inner {
                 ptr: NonNull::dangling(),
                 len: 0,
                 slot: NO_SLOT,
+                offset: self.pos,
             }),
         }
     }
@@ -366,11 +392,13 @@ impl Inner {
     #[inline]
     fn lend(&mut self, c: u32, at: usize, n: usize) -> ReadLease {
         self.slots[c as usize].leases += 1;
+        let offset = self.pos;
         self.pos += n as u64;
         ReadLease {
             ptr: self.read_ptr(c, at),
             len: n,
             slot: c,
+            offset,
         }
     }
 
@@ -477,7 +505,8 @@ impl Inner {
         loop {
             if self.mode == Mode::Read {
                 if let Some((c, at, avail, eof)) = self.read_window() {
-                    let rest = self.read_bytes(c, at + searched.min(avail), avail - searched.min(avail));
+                    let rest =
+                        self.read_bytes(c, at + searched.min(avail), avail - searched.min(avail));
                     if let Some(i) = memchr::memchr(b'\n', rest) {
                         let n = searched + i + 1;
                         self.pos += n as u64;
@@ -548,6 +577,7 @@ impl Inner {
         // SAFETY-free: `start + len <= cap` was ensured by write_room.
         let ptr = NonNull::new(w.ptr.as_ptr().wrapping_add(start)).unwrap_or(w.ptr);
         self.slots[slot as usize].leases += 1;
+        let offset = self.pos;
         self.pos += len as u64;
         let seq = self.wseq + self.wq.len() as u64;
         self.wq.push_back(WReg {
@@ -556,7 +586,12 @@ impl Inner {
             end: start + len,
             freed: false,
         });
-        Ok(WriteLease { ptr, len, seq })
+        Ok(WriteLease {
+            ptr,
+            len,
+            seq,
+            offset,
+        })
     }
 
     /// The current write buffer if `len` more bytes fit at `pos`, else a new
@@ -572,7 +607,8 @@ impl Inner {
         self.wcur = None;
         let mut mem = alloc_buf(len.max(self.bufsize));
         let cap = mem.capacity();
-        let ptr = NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
+        let ptr =
+            NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
         let slot = self.new_slot(Data::Write(WriteBuf {
             _mem: mem,
             ptr,
@@ -636,7 +672,10 @@ impl Inner {
             _ => {
                 return Err(self.err(
                     "resizing a region of",
-                    io::Error::new(io::ErrorKind::InvalidInput, "only the most recent region can be resized"),
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "only the most recent region can be resized",
+                    ),
                 ))
             }
         };
@@ -647,7 +686,10 @@ impl Inner {
         if w.off + end as u64 != self.pos {
             return Err(self.err(
                 "resizing a region of",
-                io::Error::new(io::ErrorKind::InvalidInput, "the stream moved since the region was allocated"),
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the stream moved since the region was allocated",
+                ),
             ));
         }
         if start + new_len <= w.cap {
@@ -666,7 +708,8 @@ impl Inner {
         w.used = start;
         let mut mem = alloc_buf(new_len.max(self.bufsize));
         let cap = mem.capacity();
-        let ptr = NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
+        let ptr =
+            NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
         // SAFETY: copying the region's own bytes (nobody else writes them:
         // the caller holds the region mutably) into a fresh buffer.
         unsafe { std::ptr::copy_nonoverlapping(old_ptr, ptr.as_ptr(), keep) };
@@ -703,7 +746,10 @@ impl Inner {
         if self.mode == Mode::Write && self.wq.is_empty() {
             if let Some(c) = self.wcur {
                 if let Data::Write(w) = &mut self.slots[c as usize].data {
-                    if w.off + w.used as u64 == self.pos && w.used + data.len() <= w.cap && !self.append {
+                    if w.off + w.used as u64 == self.pos
+                        && w.used + data.len() <= w.cap
+                        && !self.append
+                    {
                         // SAFETY: `used..used+len` is inside the buffer and
                         // handed to no region (none is outstanding).
                         unsafe {
@@ -735,7 +781,11 @@ impl Inner {
             let (n, err) = self.src.write(off, data);
             if n > 0 {
                 self.wrote(self.pos, n);
-                self.pos = if self.append { self.len()? } else { self.pos + n as u64 };
+                self.pos = if self.append {
+                    self.len()?
+                } else {
+                    self.pos + n as u64
+                };
                 self.committed_end = self.committed_end.max(self.pos);
             }
             return match err {
@@ -772,7 +822,10 @@ impl Inner {
                 // SAFETY: bytes `written..committed` belong to freed regions;
                 // no region can write them any more.
                 let bytes = unsafe {
-                    std::slice::from_raw_parts(w.ptr.as_ptr().add(w.written), w.committed - w.written)
+                    std::slice::from_raw_parts(
+                        w.ptr.as_ptr().add(w.written),
+                        w.committed - w.written,
+                    )
                 };
                 let at = w.off + w.written as u64;
                 let off = if self.append { None } else { Some(at) };
@@ -785,7 +838,9 @@ impl Inner {
                     return Err(named("writing", &self.name, e));
                 }
             }
-            let Data::Write(w) = &self.slots[s as usize].data else { break };
+            let Data::Write(w) = &self.slots[s as usize].data else {
+                break;
+            };
             if w.written < w.used || current {
                 // Regions still outstanding here (later buffers must wait),
                 // or the buffer is still being filled.
@@ -839,7 +894,10 @@ impl Inner {
         }
         let flushed = self.flush();
         let lost = self.outstanding_writes();
-        let finished = self.src.finish(self.pos).map_err(|e| self.err("closing", e));
+        let finished = self
+            .src
+            .finish(self.pos)
+            .map_err(|e| self.err("closing", e));
         flushed?;
         if lost > 0 {
             return Err(self.err(

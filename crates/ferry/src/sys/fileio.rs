@@ -68,6 +68,8 @@ fn is_remote_fs(fd: BorrowedFd<'_>) -> bool {
         0x0BD00BD0, // Lustre
     ];
     match rustix::fs::fstatfs(fd) {
+        // f_type's integer type differs between architectures.
+        #[allow(clippy::unnecessary_cast)]
         Ok(s) => REMOTE.contains(&(s.f_type as i64)),
         Err(_) => false,
     }
@@ -126,14 +128,19 @@ pub(crate) fn write_all(
         let rest = &data[done..];
         let r = retry(|| match (kind, off) {
             (_, Some(o)) => rustix::io::pwrite(fd, rest, o + done as u64),
-            (WriteKind::Socket, None) => rustix::net::send(fd, rest, rustix::net::SendFlags::NOSIGNAL),
+            (WriteKind::Socket, None) => {
+                rustix::net::send(fd, rest, rustix::net::SendFlags::NOSIGNAL)
+            }
             (_, None) => rustix::io::write(fd, rest),
         });
         match r {
             Ok(0) => {
                 return (
                     done,
-                    Some(io::Error::new(io::ErrorKind::WriteZero, "the file accepted no more bytes")),
+                    Some(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the file accepted no more bytes",
+                    )),
                 )
             }
             Ok(n) => done += n,
