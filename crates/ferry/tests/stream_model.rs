@@ -2,6 +2,7 @@
 //! mode switches / std reads, writes and seeks, on every backend, against a
 //! `Vec<u8>` model of the file.
 
+use ferry::stream::Backend;
 use ferry::{Mode, OpenOptions, Region, RegionMut, Stream};
 use proptest::prelude::*;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -272,6 +273,24 @@ fn run(s: &Stream, initial: &[u8], ops: Vec<Op>) -> Result<Vec<u8>, TestCaseErro
     Ok(h.model)
 }
 
+/// Only the operations a read-only stream allows.
+fn read_op() -> impl Strategy<Value = Op> {
+    let len = prop_oneof![
+        0usize..20,
+        0usize..300,
+        4000usize..9000,
+        60_000usize..200_000
+    ];
+    prop_oneof![
+        4 => (len.clone(), any::<bool>()).prop_map(|(l, k)| Op::Read(l, k)),
+        2 => any::<usize>().prop_map(Op::FreeRead),
+        1 => (len.clone(), 0u64..300_000).prop_map(|(l, o)| Op::ReadAt(l, o)),
+        2 => len.prop_map(Op::StdRead),
+        1 => (-5000i64..300_000, 0u8..3).prop_map(|(d, w)| Op::Seek(d, w)),
+        1 => any::<usize>().prop_map(Op::IntoBuf),
+    ]
+}
+
 fn initial() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         Just(Vec::new()),
@@ -307,5 +326,19 @@ proptest! {
         let model = run(&s, &init, ops)?;
         s.close().unwrap();
         prop_assert!(std::fs::read(&path).unwrap() == model, "file differs from the model");
+    }
+
+    #[test]
+    fn read_only_streams_match_model_on_every_backend(
+        init in prop_oneof![initial(), proptest::collection::vec(any::<u8>(), 100_000..300_000)],
+        ops in proptest::collection::vec(read_op(), 0..40),
+        backend in prop_oneof![Just(Backend::Mapped), Just(Backend::Buffered)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, &init).unwrap();
+        let s = Stream::open(&path, &OpenOptions::read_only().backend(backend)).unwrap();
+        let model = run(&s, &init, ops)?;
+        prop_assert!(model == init);
     }
 }

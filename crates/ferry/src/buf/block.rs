@@ -39,8 +39,14 @@ pub(crate) enum Backing {
     Static,
     /// From the global allocator: `base` was allocated with `layout`.
     Heap { base: NonNull<u8>, layout: Layout },
-    /// A read-only file mapping to `munmap` on the last drop.
-    Mapped { base: NonNull<u8>, map_len: usize },
+    /// A read-only file mapping to `munmap` on the last drop, registered
+    /// with the SIGBUS guard.
+    Mapped {
+        base: NonNull<u8>,
+        map_len: usize,
+        #[cfg(not(miri))]
+        guard: Option<crate::sys::sigbus::Registration>,
+    },
     /// A foreign owner (boxed), dropped by `drop_fn` on the last drop.
     Foreign {
         owner: *mut (),
@@ -113,7 +119,16 @@ impl Drop for Header {
                     unsafe { std::alloc::dealloc(base.as_ptr(), *layout) }
                 }
             }
-            Backing::Mapped { base, map_len } => {
+            Backing::Mapped {
+                base,
+                map_len,
+                #[cfg(not(miri))]
+                guard,
+            } => {
+                #[cfg(not(miri))]
+                if let Some(g) = guard.take() {
+                    g.unregister();
+                }
                 // SAFETY: the mapping was made for this block alone and the
                 // last reference into it is gone.
                 unsafe { crate::sys::map::unmap(*base, *map_len) }
@@ -252,6 +267,18 @@ impl Block {
         len: usize,
     ) -> std::io::Result<Block> {
         let m = crate::sys::map::map_readonly(fd, offset, len)?;
+        #[cfg(not(miri))]
+        let guard = match crate::sys::sigbus::register(m.base.as_ptr() as usize, m.map_len) {
+            Some(g) => Some(g),
+            None => {
+                // SAFETY: just mapped, not yet shared with anyone.
+                unsafe { crate::sys::map::unmap(m.base, m.map_len) };
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    "cannot guard another file mapping against SIGBUS (too many mappings)",
+                ));
+            }
+        };
         // SAFETY: data_offset < map_len, so the pointer stays in the mapping.
         let data = unsafe { NonNull::new_unchecked(m.base.as_ptr().add(m.data_offset)) };
         crate::sys::map::advise_sequential(m.base, m.map_len);
@@ -262,6 +289,8 @@ impl Block {
             Backing::Mapped {
                 base: m.base,
                 map_len: m.map_len,
+                #[cfg(not(miri))]
+                guard,
             },
         )))
     }
@@ -325,6 +354,16 @@ impl Block {
     pub(crate) fn bump_generation(&mut self) {
         debug_assert!(self.is_unique());
         self.header().generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// True if this block is a file mapping that lost pages because the file
+    /// shrank under it (they now read as zeros).
+    pub(crate) fn mapping_faulted(&self) -> bool {
+        match &self.header().backing {
+            #[cfg(not(miri))]
+            Backing::Mapped { guard: Some(g), .. } => g.faulted(),
+            _ => false,
+        }
     }
 
     /// Is this block a pool slot? (For statistics and tests.)

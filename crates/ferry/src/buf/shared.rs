@@ -361,6 +361,17 @@ impl Buf {
         self.block.id() == other.block.id() && self.block.id() != 0
     }
 
+    /// False if these bytes come from a file mapping that lost pages because
+    /// another process shrank the file (the lost pages read as zeros instead
+    /// of crashing the process). Always true for other buffers.
+    ///
+    /// ```
+    /// assert!(ferry::Buf::from(vec![1u8]).is_intact());
+    /// ```
+    pub fn is_intact(&self) -> bool {
+        !self.block.mapping_faulted()
+    }
+
     /// True if the block is a pool slot.
     pub fn is_pooled(&self) -> bool {
         self.block.is_pool_slot()

@@ -54,7 +54,7 @@ impl Stream {
             Some(b) if opts.backend == Backend::Auto => b,
             _ => opts.backend,
         };
-        let _ = backend; // the mapped backend comes with the SIGBUS guard
+        let map = info.regular && !opts.is_write() && backend == Backend::Mapped;
         let src = if info.regular {
             Source::File {
                 file,
@@ -67,6 +67,9 @@ impl Stream {
         let mut inner = Inner::new(src, name, opts.read, opts.is_write(), opts.append);
         if let Some(n) = opts.buffer_size {
             inner.set_bufsize(n);
+        }
+        if map {
+            inner.set_mapped();
         }
         Ok(Stream::from_inner(inner))
     }

@@ -69,9 +69,15 @@ impl Region<'_> {
     /// Frees the region (`sfree`), reporting an error the stream met.
     pub fn free(self) -> io::Result<()> {
         let stream = self.stream;
-        let exclusive = self.exclusive;
+        let (exclusive, slot) = (self.exclusive, self.slot);
+        let damaged = stream.with_inner(exclusive, |i| {
+            i.lease_damaged(slot).then(|| i.damage_error())
+        });
         drop(self);
-        stream.with_inner(exclusive, |i| i.take_deferred())
+        match damaged {
+            Some(e) => Err(e),
+            None => stream.with_inner(exclusive, |i| i.take_deferred()),
+        }
     }
 }
 

@@ -28,6 +28,14 @@ impl Source {
         !matches!(self, Source::Seq { .. })
     }
 
+    /// The file behind a positional source (not memory).
+    pub(crate) fn file(&self) -> Option<&File> {
+        match self {
+            Source::File { file, .. } => Some(file),
+            _ => None,
+        }
+    }
+
     /// The current length of the underlying file (0 for sequential ones).
     pub(crate) fn size(&self) -> io::Result<u64> {
         match self {

@@ -91,6 +91,23 @@ pub(crate) struct Inner {
     /// An error met while freeing (in a `Drop`), reported by the next call.
     deferred: Option<io::Error>,
     finished: bool,
+    /// Reads map the file in windows instead of copying it into buffers.
+    mapped: bool,
+    /// The SIGBUS guard's fault count when this stream last looked.
+    seen_faults: u64,
+}
+
+/// Bytes mapped at a time by the mapped backend.
+pub(crate) const MAP_WINDOW: usize = 64 << 20;
+
+#[cfg(not(miri))]
+fn fault_count() -> u64 {
+    crate::sys::sigbus::fault_count()
+}
+
+#[cfg(miri)]
+fn fault_count() -> u64 {
+    0
 }
 
 /// What a read `salloc` hands out.
@@ -156,7 +173,45 @@ impl Inner {
             committed_end: 0,
             deferred: None,
             finished: false,
+            mapped: false,
+            seen_faults: 0,
         }
+    }
+
+    /// Reads map the file (read-only regular files only).
+    pub(crate) fn set_mapped(&mut self) {
+        self.mapped = self.src.file().is_some();
+        self.seen_faults = fault_count();
+    }
+
+    /// Reports a mapping window of this stream that lost pages because the
+    /// file shrank (once per event), and stops using it.
+    #[cold]
+    fn check_damage(&mut self) -> io::Result<()> {
+        let now = fault_count();
+        if now == self.seen_faults {
+            return Ok(());
+        }
+        self.seen_faults = now;
+        let damaged = self.slots.iter().any(|s| match &s.data {
+            Data::Read { buf, .. } => !buf.is_intact(),
+            _ => false,
+        });
+        if damaged {
+            self.retire_read();
+            return Err(self.shrank());
+        }
+        Ok(())
+    }
+
+    fn shrank(&self) -> io::Error {
+        self.err(
+            "reading",
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was mapped (the lost bytes read as zeros)",
+            ),
+        )
     }
 
     pub(crate) fn set_bufsize(&mut self, n: usize) {
@@ -282,6 +337,9 @@ impl Inner {
         if self.mode != Mode::Read {
             self.set_mode(Mode::Read)?;
         }
+        if self.mapped {
+            return self.fill_mapped(min);
+        }
         let tail: Option<Buf> = if self.src.positional() {
             None
         } else {
@@ -326,6 +384,31 @@ impl Inner {
         Ok(())
     }
 
+    /// The mapped backend's fill: a window of the file at `pos`, mapped.
+    fn fill_mapped(&mut self, min: usize) -> io::Result<()> {
+        let size = self.src.size().map_err(|e| self.err("reading", e))?;
+        let start = self.pos;
+        let len = if start >= size {
+            0
+        } else {
+            (size - start).min(min.max(MAP_WINDOW) as u64) as usize
+        };
+        let buf = match self.src.file() {
+            Some(f) if len > 0 => {
+                Buf::map_file(f, start..start + len as u64).map_err(|e| self.err("mapping", e))?
+            }
+            _ => Buf::new(),
+        };
+        self.retire_read();
+        let slot = self.new_slot(Data::Read {
+            buf,
+            off: start,
+            eof: start + len as u64 >= size,
+        });
+        self.rcur = Some(slot);
+        Ok(())
+    }
+
     /// The current read buffer stops being current; freed if nothing points
     /// into it.
     fn retire_read(&mut self) {
@@ -340,7 +423,7 @@ impl Inner {
     /// of file), the offset advanced past them.
     #[inline]
     pub(crate) fn salloc_read(&mut self, len: usize) -> io::Result<ReadLease> {
-        if self.mode == Mode::Read {
+        if self.mode == Mode::Read && !(self.mapped && fault_count() != self.seen_faults) {
             if let Some((c, at, avail, _)) = self.read_window() {
                 if avail >= len {
                     return Ok(self.lend(c, at, len));
@@ -353,6 +436,9 @@ impl Inner {
     #[cold]
     pub(crate) fn salloc_read_slow(&mut self, len: usize, exact: bool) -> io::Result<ReadLease> {
         self.take_deferred()?;
+        if self.mapped {
+            self.check_damage()?;
+        }
         if !self.can_read {
             return Err(self.err("reading", errno(libc::EBADF)));
         }
@@ -415,6 +501,20 @@ impl Inner {
         }
     }
 
+    /// True if the buffer a read lease points into lost pages (mapped file
+    /// shrank).
+    pub(crate) fn lease_damaged(&self, slot: u32) -> bool {
+        match self.slots.get(slot as usize).map(|s| &s.data) {
+            Some(Data::Read { buf, .. }) => !buf.is_intact(),
+            _ => false,
+        }
+    }
+
+    /// The error for a damaged lease.
+    pub(crate) fn damage_error(&self) -> io::Error {
+        self.shrank()
+    }
+
     /// The bytes of a read lease as a `Buf` that outlives it (no copy).
     pub(crate) fn lease_buf(&self, slot: u32, ptr: NonNull<u8>, len: usize) -> Buf {
         if slot == NO_SLOT {
@@ -433,6 +533,9 @@ impl Inner {
     /// it if empty). Valid until the next call on the stream.
     pub(crate) fn fill_buf(&mut self) -> io::Result<(NonNull<u8>, usize)> {
         self.take_deferred()?;
+        if self.mapped {
+            self.check_damage()?;
+        }
         if self.mode != Mode::Read || self.read_window().is_none_or(|w| w.2 == 0) {
             if !self.can_read {
                 return Err(self.err("reading", errno(libc::EBADF)));

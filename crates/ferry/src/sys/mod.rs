@@ -7,6 +7,8 @@
 
 pub(crate) mod fileio;
 pub(crate) mod map;
+#[cfg(not(miri))]
+pub(crate) mod sigbus;
 pub(crate) mod sigguard;
 pub(crate) mod vectored;
 
