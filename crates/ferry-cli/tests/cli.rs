@@ -100,3 +100,40 @@ fn quick_bench_runs_every_variant() {
     // The scratch file is gone afterwards.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn quick_stream_ops_bench_runs_every_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = ferry(&[
+        "bench",
+        "stream-ops",
+        "--quick",
+        "--json",
+        "--runs",
+        "5",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for what in [
+        "64-byte records: salloc+free (no lock) vs BufReader::read_exact",
+        "64-byte records: uncontended locked salloc+free",
+        "scan of a cached file: salloc(1 MiB) buffered vs read()",
+        "scan of a cached file: salloc(1 MiB) mapped vs read()",
+        "lines: next_line vs read_until into a reused Vec",
+        "lines: next_line vs BufRead::lines",
+    ] {
+        assert!(
+            out.contains(&format!("\"comparison\":\"{what}\"")),
+            "no row {what}: {out}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch files left behind"
+    );
+    let (code, _, err) = ferry(&["bench", "stream-ops", "--runs", "2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("too few"), "{err}");
+}

@@ -1,13 +1,14 @@
 //! `ferry bench buf`: the memory layer against what people use today.
 
-use super::measure::{interleave, Samples, Variant};
+use super::files::{make_file, read_all, warm, Content};
+use super::measure::{compare, interleave, timed, Scale, Variant};
 use super::report::{json, table, Row, Target, Unit};
 use crate::size::parse_size;
 use clap::Args;
 use ferry::{Aggregate, Buf, BufMut, Pool, PoolConfig};
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{Read, Seek, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -33,16 +34,6 @@ pub struct BufArgs {
     /// variant runs; its figures mean nothing.
     #[arg(long)]
     quick: bool,
-}
-
-/// Scales an iteration count (at least 1).
-#[derive(Clone, Copy)]
-struct Scale(f64);
-
-impl Scale {
-    fn of(self, n: usize) -> usize {
-        ((n as f64 * self.0) as usize).max(1)
-    }
 }
 
 pub fn run(a: BufArgs) -> Result<(), String> {
@@ -81,37 +72,6 @@ pub fn run(a: BufArgs) -> Result<(), String> {
         );
     }
     Ok(())
-}
-
-fn timed(ops: usize, mut f: impl FnMut()) -> Result<(Duration, f64), String> {
-    let t = Instant::now();
-    f();
-    Ok((t.elapsed(), ops as f64))
-}
-
-fn find<'a>(s: &'a [Samples], name: &str) -> &'a Samples {
-    s.iter().find(|x| x.name == name).expect("variant exists")
-}
-
-fn compare(
-    s: &[Samples],
-    what: &str,
-    ferry: &str,
-    base: &str,
-    unit: Unit,
-    target: Target,
-    runs: usize,
-) -> Row {
-    Row {
-        what: what.into(),
-        ferry_name: ferry.into(),
-        ferry: find(s, ferry).median(),
-        baseline_name: base.into(),
-        baseline: Some(find(s, base).median()),
-        unit,
-        target,
-        runs,
-    }
 }
 
 fn clone_and_slice(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
@@ -334,68 +294,9 @@ fn aggregate_split(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
     Ok(vec![row(0, Target::MaxNs(2000.0)), row(1, Target::None)])
 }
 
-/// A scratch file of pseudo-random bytes, removed on drop.
-struct Scratch {
-    path: PathBuf,
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-fn make_file(size: u64, dir: Option<&std::path::Path>) -> Result<Scratch, String> {
-    let dir = dir.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
-    let path = dir.join(format!("ferry-bench-buf-{}.dat", std::process::id()));
-    let scratch = Scratch { path: path.clone() };
-    let mut f = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut block = vec![0u8; 1 << 20];
-    let mut x = 0x2545F4914F6CDD1Du64;
-    for chunk in block.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
-    }
-    let mut left = size;
-    while left > 0 {
-        let n = left.min(block.len() as u64) as usize;
-        f.write_all(&block[..n])
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        left -= n as u64;
-    }
-    f.sync_all()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(scratch)
-}
-
-/// Reads the whole file once so it is in the page cache right before a
-/// measurement (this machine drops idle page cache within about a minute).
-fn warm(f: &mut File) -> Result<(), String> {
-    let mut buf = BufMut::with_capacity(1 << 20);
-    buf.commit(1 << 20);
-    f.rewind().map_err(|e| e.to_string())?;
-    read_all(f, &mut buf)?;
-    f.rewind().map_err(|e| e.to_string())
-}
-
-/// Reads `f` to its end into `buf` again and again; returns the bytes read.
-fn read_all(f: &mut File, buf: &mut [u8]) -> Result<u64, String> {
-    let mut total = 0u64;
-    loop {
-        let n = f.read(buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Ok(total);
-        }
-        total += n as u64;
-        black_box(&buf);
-    }
-}
-
 fn file_read(runs: usize, size: u64, dir: Option<&std::path::Path>) -> Result<Vec<Row>, String> {
     const CHUNK: usize = 128 << 10;
-    let scratch = make_file(size, dir)?;
+    let scratch = make_file(size, dir, Content::Random, "buf")?;
     let open = || File::open(&scratch.path).map_err(|e| format!("{}: {e}", scratch.path.display()));
     let pool = Pool::new(PoolConfig::default()).map_err(|e| e.to_string())?;
     let mut aligned = BufMut::with_capacity(CHUNK);

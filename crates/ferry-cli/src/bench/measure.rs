@@ -1,7 +1,8 @@
 //! Interleaved measurement: every variant runs once per round, rounds
 //! repeat, the order rotates each round so no variant always goes first.
 
-use std::time::Duration;
+use super::report::{Row, Target, Unit};
+use std::time::{Duration, Instant};
 
 /// One thing to time. The closure does one measured run and returns the
 /// time that counts (so it can leave out set-up such as warming a file) and
@@ -65,6 +66,47 @@ pub fn interleave(rounds: usize, variants: &mut [Variant<'_>]) -> Result<Vec<Sam
         }
     }
     Ok(out)
+}
+
+/// Scales an iteration count (at least 1).
+#[derive(Clone, Copy)]
+pub struct Scale(pub f64);
+
+impl Scale {
+    pub fn of(self, n: usize) -> usize {
+        ((n as f64 * self.0) as usize).max(1)
+    }
+}
+
+pub fn timed(ops: usize, mut f: impl FnMut()) -> Result<(Duration, f64), String> {
+    let t = Instant::now();
+    f();
+    Ok((t.elapsed(), ops as f64))
+}
+
+pub fn find<'a>(s: &'a [Samples], name: &str) -> &'a Samples {
+    s.iter().find(|x| x.name == name).expect("variant exists")
+}
+
+pub fn compare(
+    s: &[Samples],
+    what: &str,
+    ferry: &str,
+    base: &str,
+    unit: Unit,
+    target: Target,
+    runs: usize,
+) -> Row {
+    Row {
+        what: what.into(),
+        ferry_name: ferry.into(),
+        ferry: find(s, ferry).median(),
+        baseline_name: base.into(),
+        baseline: Some(find(s, base).median()),
+        unit,
+        target,
+        runs,
+    }
 }
 
 #[cfg(test)]

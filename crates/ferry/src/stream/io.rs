@@ -84,6 +84,7 @@ impl Stream {
     /// assert_eq!(n, 13);
     /// # Ok(()) }
     /// ```
+    #[inline]
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
         let stream: &Stream = self;
         let r = stream.with_inner(true, |i| {

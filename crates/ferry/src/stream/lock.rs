@@ -7,14 +7,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-thread_local! {
-    static TOKEN: u8 = const { 0 };
-}
-
-/// A number unique to each live thread (the address of a thread-local).
-fn thread_token() -> usize {
-    TOKEN.with(|t| t as *const u8 as usize)
-}
+use crate::sys::thread_id as thread_token;
 
 pub(crate) struct StreamLock {
     owner: AtomicUsize,
@@ -35,7 +28,7 @@ impl StreamLock {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lock(&self) -> Held {
         let me = thread_token();
         match self
@@ -69,7 +62,7 @@ impl StreamLock {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unlock(&self, held: Held) {
         if held == Held::Taken {
             self.owner.store(0, Ordering::Release);

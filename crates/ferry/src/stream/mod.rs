@@ -99,7 +99,7 @@ impl Stream {
     /// Runs `f` on the state: under the lock, or without it when the caller
     /// stands for exclusive access (`&mut Stream`, a guard, or a region made
     /// through one of those).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn with_inner<R>(&self, exclusive: bool, f: impl FnOnce(&mut Inner) -> R) -> R {
         if exclusive {
             // SAFETY: the caller holds `&mut Stream` or the lock (through a
@@ -109,6 +109,7 @@ impl Stream {
         }
         struct Unlock<'a>(&'a StreamLock, lock::Held);
         impl Drop for Unlock<'_> {
+            #[inline(always)]
             fn drop(&mut self) {
                 self.0.unlock(self.1);
             }
@@ -120,6 +121,7 @@ impl Stream {
         f(unsafe { &mut *self.inner.get() })
     }
 
+    #[inline]
     fn region(&self, exclusive: bool, l: state::ReadLease) -> Region<'_> {
         Region {
             stream: self,
@@ -144,6 +146,7 @@ impl Stream {
         }
     }
 
+    #[inline]
     pub(crate) fn do_salloc(&self, x: bool, len: usize) -> std::io::Result<Region<'_>> {
         let l = self.with_inner(x, |i| i.salloc_read(len))?;
         Ok(self.region(x, l))
@@ -205,6 +208,7 @@ impl Stream {
     /// assert!(s.salloc(1)?.is_empty());
     /// # Ok(()) }
     /// ```
+    #[inline]
     pub fn salloc(&self, len: usize) -> std::io::Result<Region<'_>> {
         self.do_salloc(false, len)
     }
@@ -282,6 +286,11 @@ impl Stream {
     /// True if the stream's length is 0.
     pub fn is_empty(&self) -> std::io::Result<bool> {
         Ok(self.len()? == 0)
+    }
+
+    /// True if the stream reads by mapping the file (the mapped backend).
+    pub fn is_mapped(&self) -> bool {
+        self.with_inner(false, |i| i.is_mapped())
     }
 
     /// The stream's name in error messages: its path, `fd N`, `<memory>`.

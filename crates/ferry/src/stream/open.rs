@@ -54,7 +54,17 @@ impl Stream {
             Some(b) if opts.backend == Backend::Auto => b,
             _ => opts.backend,
         };
-        let map = info.regular && !opts.is_write() && backend == Backend::Mapped;
+        // Mapping serves read-only local files (measured faster than reading
+        // into buffers for a sequential scan here: docs/BENCHMARKS.md);
+        // network and FUSE file systems, and streams that also write, get
+        // buffers.
+        let map = info.regular
+            && !opts.is_write()
+            && match backend {
+                Backend::Mapped => true,
+                Backend::Buffered => false,
+                Backend::Auto => !info.remote,
+            };
         let src = if info.regular {
             Source::File {
                 file,

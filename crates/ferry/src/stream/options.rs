@@ -15,12 +15,17 @@ pub enum Mode {
 /// Which stream module moves the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
-    /// Chosen by descriptor and file-system type (and `FERRY_BACKEND`).
+    /// Chosen by descriptor and file-system type (and `FERRY_BACKEND`):
+    /// read-only regular files on local file systems are mapped; files that
+    /// are also written, and files on network or FUSE file systems, are
+    /// buffered; pipes, sockets and terminals are read and written in order.
     #[default]
     Auto,
     /// `pread`/`pwrite` into page-aligned pool buffers.
     Buffered,
-    /// The file mapped in windows, read-only.
+    /// The file mapped in windows, read-only (streams that write fall back
+    /// to buffered). A file that shrinks under the mapping is an
+    /// `UnexpectedEof` error, never a crash.
     Mapped,
 }
 

@@ -47,6 +47,7 @@ impl Region<'_> {
     }
 
     /// Number of bytes (fewer than asked only at end of stream).
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -83,6 +84,7 @@ impl Region<'_> {
 
 impl Deref for Region<'_> {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: the region holds a lease on its buffer, which the stream
         // keeps alive and unchanged until the lease is returned (in Drop);
@@ -98,6 +100,7 @@ impl AsRef<[u8]> for Region<'_> {
 }
 
 impl Drop for Region<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
         let slot = self.slot;
         self.stream

@@ -65,6 +65,30 @@ struct WReg {
     freed: bool,
 }
 
+/// The current read buffer, cached where `salloc`'s fast path reaches it
+/// without going through the slot table (ASF's `bufptr`/`bufcnt`).
+#[derive(Clone, Copy)]
+struct ReadCur {
+    /// `NO_SLOT` when there is no current read buffer.
+    slot: u32,
+    base: *const u8,
+    /// File offset of `base`.
+    off: u64,
+    len: usize,
+    eof: bool,
+    /// Leases taken while current; added to the slot's count on retire.
+    leases: u32,
+}
+
+const NO_READ: ReadCur = ReadCur {
+    slot: NO_SLOT,
+    base: std::ptr::null(),
+    off: 0,
+    len: 0,
+    eof: false,
+    leases: 0,
+};
+
 pub(crate) struct Inner {
     pub(crate) src: Source,
     pub(crate) name: Arc<str>,
@@ -77,7 +101,7 @@ pub(crate) struct Inner {
     bufsize: usize,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
-    rcur: Option<u32>,
+    rc: ReadCur,
     wcur: Option<u32>,
     /// Write regions not yet committed, in allocation order.
     wq: VecDeque<WReg>,
@@ -95,12 +119,18 @@ pub(crate) struct Inner {
     mapped: bool,
     /// The SIGBUS guard's fault count when this stream last looked.
     seen_faults: u64,
+    /// Size and end of the last mapping window.
+    window: (usize, u64),
 }
 
-/// Bytes mapped at a time by the mapped backend.
-pub(crate) const MAP_WINDOW: usize = 64 << 20;
+/// The mapped backend's windows: a first window (and one after a jump) is
+/// small, so random access does not map and populate far more than it
+/// reads; each window that follows the last one doubles, up to the largest.
+pub(crate) const MAP_WINDOW_FIRST: usize = 1 << 20;
+pub(crate) const MAP_WINDOW_MAX: usize = 64 << 20;
 
 #[cfg(not(miri))]
+#[inline(always)]
 fn fault_count() -> u64 {
     crate::sys::sigbus::fault_count()
 }
@@ -165,7 +195,7 @@ impl Inner {
             bufsize: DEFAULT_BUFSIZE,
             slots: Vec::new(),
             free_slots: Vec::new(),
-            rcur: None,
+            rc: NO_READ,
             wcur: None,
             wq: VecDeque::new(),
             wseq: 0,
@@ -175,7 +205,13 @@ impl Inner {
             finished: false,
             mapped: false,
             seen_faults: 0,
+            window: (0, u64::MAX),
         }
+    }
+
+    /// True if reads map the file.
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.mapped
     }
 
     /// Reads map the file (read-only regular files only).
@@ -312,14 +348,27 @@ impl Inner {
     /// buffer, bytes available, buffer ends at end of file).
     #[inline]
     fn read_window(&self) -> Option<(u32, usize, usize, bool)> {
-        let c = self.rcur?;
-        if let Data::Read { buf, off, eof } = &self.slots[c as usize].data {
-            if self.pos >= *off && self.pos <= *off + buf.len() as u64 {
-                let at = (self.pos - off) as usize;
-                return Some((c, at, buf.len() - at, *eof));
-            }
+        let rc = &self.rc;
+        let at = self.pos.wrapping_sub(rc.off);
+        if rc.slot != NO_SLOT && at <= rc.len as u64 {
+            let at = at as usize;
+            return Some((rc.slot, at, rc.len - at, rc.eof));
         }
         None
+    }
+
+    /// Makes `slot` (a read buffer) the current one.
+    fn set_rcur(&mut self, slot: u32) {
+        if let Data::Read { buf, off, eof } = &self.slots[slot as usize].data {
+            self.rc = ReadCur {
+                slot,
+                base: buf.as_ptr(),
+                off: *off,
+                len: buf.len(),
+                eof: *eof,
+                leases: 0,
+            };
+        }
     }
 
     fn read_ptr(&self, slot: u32, at: usize) -> NonNull<u8> {
@@ -380,7 +429,7 @@ impl Inner {
             off: start,
             eof,
         });
-        self.rcur = Some(slot);
+        self.set_rcur(slot);
         Ok(())
     }
 
@@ -388,11 +437,17 @@ impl Inner {
     fn fill_mapped(&mut self, min: usize) -> io::Result<()> {
         let size = self.src.size().map_err(|e| self.err("reading", e))?;
         let start = self.pos;
+        let window = if start == self.window.1 {
+            (self.window.0 * 2).min(MAP_WINDOW_MAX)
+        } else {
+            MAP_WINDOW_FIRST
+        };
         let len = if start >= size {
             0
         } else {
-            (size - start).min(min.max(MAP_WINDOW) as u64) as usize
+            (size - start).min(min.max(window) as u64) as usize
         };
+        self.window = (window, start + len as u64);
         let buf = match self.src.file() {
             Some(f) if len > 0 => {
                 Buf::map_file(f, start..start + len as u64).map_err(|e| self.err("mapping", e))?
@@ -405,16 +460,19 @@ impl Inner {
             off: start,
             eof: start + len as u64 >= size,
         });
-        self.rcur = Some(slot);
+        self.set_rcur(slot);
         Ok(())
     }
 
     /// The current read buffer stops being current; freed if nothing points
     /// into it.
     fn retire_read(&mut self) {
-        if let Some(c) = self.rcur.take() {
-            if self.slots[c as usize].leases == 0 {
-                self.release_slot(c);
+        let rc = std::mem::replace(&mut self.rc, NO_READ);
+        if rc.slot != NO_SLOT {
+            let s = &mut self.slots[rc.slot as usize];
+            s.leases += rc.leases;
+            if s.leases == 0 {
+                self.release_slot(rc.slot);
             }
         }
     }
@@ -424,10 +482,21 @@ impl Inner {
     #[inline]
     pub(crate) fn salloc_read(&mut self, len: usize) -> io::Result<ReadLease> {
         if self.mode == Mode::Read && !(self.mapped && fault_count() != self.seen_faults) {
-            if let Some((c, at, avail, _)) = self.read_window() {
-                if avail >= len {
-                    return Ok(self.lend(c, at, len));
-                }
+            let rc = &mut self.rc;
+            let at = self.pos.wrapping_sub(rc.off);
+            if rc.slot != NO_SLOT && at <= rc.len as u64 && rc.len as u64 - at >= len as u64 {
+                rc.leases += 1;
+                let offset = self.pos;
+                self.pos += len as u64;
+                return Ok(ReadLease {
+                    // SAFETY-free: `at <= len` keeps this inside the buffer;
+                    // wrapping_add only avoids an unsafe block.
+                    ptr: NonNull::new(rc.base.wrapping_add(at as usize) as *mut u8)
+                        .unwrap_or(NonNull::dangling()),
+                    len,
+                    slot: rc.slot,
+                    offset,
+                });
             }
         }
         self.salloc_read_slow(len, true)
@@ -477,7 +546,8 @@ impl Inner {
 
     #[inline]
     fn lend(&mut self, c: u32, at: usize, n: usize) -> ReadLease {
-        self.slots[c as usize].leases += 1;
+        debug_assert_eq!(c, self.rc.slot, "leases come from the current buffer");
+        self.rc.leases += 1;
         let offset = self.pos;
         self.pos += n as u64;
         ReadLease {
@@ -489,14 +559,18 @@ impl Inner {
     }
 
     /// `sfree` of a read region.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn free_read(&mut self, slot: u32) {
         if slot == NO_SLOT {
             return;
         }
+        if slot == self.rc.slot {
+            self.rc.leases -= 1;
+            return;
+        }
         let s = &mut self.slots[slot as usize];
         s.leases -= 1;
-        if s.leases == 0 && self.rcur != Some(slot) {
+        if s.leases == 0 {
             self.release_slot(slot);
         }
     }
@@ -602,7 +676,31 @@ impl Inner {
 
     /// The next line (with its `\n`, if any) at `pos`, as (slot, offset,
     /// length) in the current buffer; the buffer grows for long lines.
+    #[inline]
     pub(crate) fn next_line(&mut self) -> io::Result<Option<(u32, usize, usize)>> {
+        // Fast path: the line ends inside the current buffer.
+        if self.mode == Mode::Read && !(self.mapped && fault_count() != self.seen_faults) {
+            let rc = &self.rc;
+            let at = self.pos.wrapping_sub(rc.off);
+            if rc.slot != NO_SLOT && at < rc.len as u64 {
+                let at = at as usize;
+                // SAFETY: `at < len`: the bytes are inside the current read
+                // buffer, which the slot keeps alive and unchanged.
+                let rest = unsafe { std::slice::from_raw_parts(rc.base.add(at), rc.len - at) };
+                if let Some(i) = memchr::memchr(b'\n', rest) {
+                    self.pos += (i + 1) as u64;
+                    return Ok(Some((rc.slot, at, i + 1)));
+                }
+            }
+        }
+        self.next_line_slow()
+    }
+
+    #[cold]
+    fn next_line_slow(&mut self) -> io::Result<Option<(u32, usize, usize)>> {
+        if self.mapped {
+            self.check_damage()?;
+        }
         // Bytes at `pos` already known to hold no newline.
         let mut searched = 0usize;
         loop {
@@ -642,7 +740,17 @@ impl Inner {
     }
 
     /// The bytes of the current read buffer at (slot, offset, length).
+    #[inline]
     pub(crate) fn read_bytes(&self, slot: u32, at: usize, len: usize) -> &[u8] {
+        if slot == self.rc.slot && slot != NO_SLOT {
+            // SAFETY: (slot, at, len) came from this buffer (next_line), which
+            // is current and so alive.
+            return unsafe { std::slice::from_raw_parts(self.rc.base.add(at), len) };
+        }
+        self.read_bytes_slow(slot, at, len)
+    }
+
+    fn read_bytes_slow(&self, slot: u32, at: usize, len: usize) -> &[u8] {
         match self.slots.get(slot as usize).map(|s| &s.data) {
             Some(Data::Read { buf, .. }) => &buf[at..at + len],
             _ => &[],
@@ -961,15 +1069,14 @@ impl Inner {
     /// bytes of that range stops being current (regions already handed out
     /// keep the bytes they saw).
     fn wrote(&mut self, at: u64, n: usize) {
-        if let Some(c) = self.rcur {
-            if let Data::Read { buf, off, eof } = &self.slots[c as usize].data {
-                let end = off + buf.len() as u64;
-                let overlaps = at < end && at + n as u64 > *off;
-                // A buffer that ended at end of file no longer does.
-                let extends = *eof && at + n as u64 > end;
-                if overlaps || extends || self.append {
-                    self.retire_read();
-                }
+        let rc = self.rc;
+        if rc.slot != NO_SLOT {
+            let end = rc.off + rc.len as u64;
+            let overlaps = at < end && at + n as u64 > rc.off;
+            // A buffer that ended at end of file no longer does.
+            let extends = rc.eof && at + n as u64 > end;
+            if overlaps || extends || self.append {
+                self.retire_read();
             }
         }
     }

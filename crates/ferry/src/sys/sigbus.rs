@@ -54,6 +54,7 @@ pub(crate) struct Registration {
 }
 
 /// How many faults the guard has handled in this process.
+#[inline(always)]
 pub(crate) fn fault_count() -> u64 {
     FAULTS.load(Ordering::Acquire)
 }

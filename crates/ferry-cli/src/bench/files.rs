@@ -1,0 +1,118 @@
+//! Scratch input files for the benchmarks, and warming them.
+
+use ferry::BufMut;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// A scratch file, removed on drop.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// What a scratch file holds.
+#[derive(Clone, Copy, Debug)]
+pub enum Content {
+    /// Pseudo-random bytes.
+    Random,
+    /// Text: lines of 20–100 printable bytes (about 60 on average).
+    Text,
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// One MiB of the content, repeated to fill a file.
+fn block(content: Content) -> Vec<u8> {
+    let mut x = 0x2545F4914F6CDD1Du64;
+    let mut b = Vec::with_capacity(1 << 20);
+    match content {
+        Content::Random => {
+            while b.len() < 1 << 20 {
+                b.extend_from_slice(&xorshift(&mut x).to_le_bytes());
+            }
+        }
+        Content::Text => {
+            while b.len() < 1 << 20 {
+                let len = 20 + (xorshift(&mut x) % 81) as usize;
+                for _ in 0..len {
+                    let r = xorshift(&mut x);
+                    b.push(if r.is_multiple_of(6) {
+                        b' '
+                    } else {
+                        b'a' + (r % 26) as u8
+                    });
+                }
+                b.push(b'\n');
+            }
+        }
+    }
+    b.truncate(1 << 20);
+    b
+}
+
+/// Writes a scratch file of `size` bytes in `dir` (default: the temp dir).
+pub fn make_file(
+    size: u64,
+    dir: Option<&Path>,
+    content: Content,
+    tag: &str,
+) -> Result<Scratch, String> {
+    let dir = dir.map_or_else(std::env::temp_dir, |d| d.to_path_buf());
+    let path = dir.join(format!("ferry-bench-{tag}-{}.dat", std::process::id()));
+    let scratch = Scratch { path: path.clone() };
+    let mut f = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let block = block(content);
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        f.write_all(&block[..n])
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(scratch)
+}
+
+/// Opens the scratch file and reads it through once, so it is in the page
+/// cache right before a measurement.
+pub fn open_warm(s: &Scratch) -> Result<File, String> {
+    let mut f = File::open(&s.path).map_err(|e| format!("{}: {e}", s.path.display()))?;
+    warm(&mut f)?;
+    Ok(f)
+}
+
+/// Reads the whole file once so it is in the page cache right before a
+/// measurement (this machine drops idle page cache within about a minute).
+pub fn warm(f: &mut File) -> Result<(), String> {
+    let mut buf = BufMut::with_capacity(1 << 20);
+    buf.commit(1 << 20);
+    f.rewind().map_err(|e| e.to_string())?;
+    read_all(f, &mut buf)?;
+    f.rewind().map_err(|e| e.to_string())
+}
+
+/// Reads `f` to its end into `buf` again and again; returns the bytes read.
+pub fn read_all(f: &mut File, buf: &mut [u8]) -> Result<u64, String> {
+    let mut total = 0u64;
+    loop {
+        let n = f.read(buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n as u64;
+        black_box(&buf);
+    }
+}
