@@ -291,6 +291,22 @@ fn read_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Only what a pipe allows: reads without seeking.
+fn pipe_op() -> impl Strategy<Value = Op> {
+    let len = prop_oneof![
+        0usize..20,
+        0usize..300,
+        4000usize..9000,
+        60_000usize..200_000
+    ];
+    prop_oneof![
+        4 => (len.clone(), any::<bool>()).prop_map(|(l, k)| Op::Read(l, k)),
+        2 => any::<usize>().prop_map(Op::FreeRead),
+        2 => len.prop_map(Op::StdRead),
+        1 => any::<usize>().prop_map(Op::IntoBuf),
+    ]
+}
+
 fn initial() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         Just(Vec::new()),
@@ -340,5 +356,44 @@ proptest! {
         let s = Stream::open(&path, &OpenOptions::read_only().backend(backend)).unwrap();
         let model = run(&s, &init, ops)?;
         prop_assert!(model == init);
+    }
+
+    #[test]
+    fn pipe_streams_match_model(
+        init in prop_oneof![initial(), proptest::collection::vec(any::<u8>(), 100_000..300_000)],
+        ops in proptest::collection::vec(pipe_op(), 0..40),
+    ) {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let feed = init.clone();
+        let writer = std::thread::spawn(move || {
+            for c in feed.chunks(7919) {
+                w.write_all(c).unwrap();
+            }
+        });
+        let s = Stream::from_fd(r.into()).unwrap();
+        let mut h = Harness {
+            s: &s,
+            model: init.clone(),
+            pos: 0,
+            pending: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            last_write: None,
+            bufs: Vec::new(),
+        };
+        for op in ops {
+            h.step(op)?;
+        }
+        for (r, want) in h.reads.drain(..) {
+            prop_assert_eq!(&r[..], &want[..]);
+        }
+        for (b, want) in &h.bufs {
+            prop_assert_eq!(&b[..], &want[..]);
+        }
+        // Drain the rest so the writer can finish, and check it too.
+        let mut rest = Vec::new();
+        (&s).read_to_end(&mut rest).unwrap();
+        prop_assert!(rest[..] == init[h.pos as usize..], "the rest of the pipe differs");
+        writer.join().unwrap();
     }
 }

@@ -1,0 +1,144 @@
+//! The standard streams and FERRY_BACKEND, checked in child processes (so
+//! that stdin/stdout and the environment are the child's own).
+
+use ferry::{OpenOptions, Stream};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn child(test: &str, env: &[(&str, &str)], stdin: Stdio) -> std::process::Output {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", test, "--nocapture", "--test-threads", "1", "-q"])
+        .env("FERRY_STD_CHILD", "1")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn in_child() -> bool {
+    std::env::var_os("FERRY_STD_CHILD").is_some()
+}
+
+#[test]
+fn stdin_to_stdout_through_regions() {
+    if in_child() {
+        let input = Stream::stdin().unwrap();
+        let output = Stream::stdout().unwrap();
+        // Marks so the parent can find our bytes among the harness's output.
+        output.salloc_mut(5).unwrap().copy_from_slice(b"<<<<<");
+        loop {
+            let r = input.salloc(1000).unwrap();
+            if r.is_empty() {
+                break;
+            }
+            output.salloc_mut(r.len()).unwrap().copy_from_slice(&r);
+        }
+        output.salloc_mut(5).unwrap().copy_from_slice(b">>>>>");
+        output.close().unwrap();
+        input.close().unwrap();
+        return;
+    }
+    let data: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), &data).unwrap();
+    let out = child(
+        "stdin_to_stdout_through_regions",
+        &[],
+        Stdio::from(std::fs::File::open(f.path()).unwrap()),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = out.stdout;
+    let start = s.windows(5).position(|w| w == b"<<<<<").unwrap() + 5;
+    let end = s.windows(5).rposition(|w| w == b">>>>>").unwrap();
+    assert!(
+        s[start..end] == data[..],
+        "stdin did not arrive whole on stdout"
+    );
+}
+
+#[test]
+fn stdin_from_a_pipe() {
+    if in_child() {
+        let mut input = Stream::stdin().unwrap();
+        let mut n = 0;
+        while let Some(l) = input.next_line().unwrap() {
+            assert!(l.starts_with(b"line "));
+            n += 1;
+        }
+        println!("LINES={n}");
+        return;
+    }
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--exact",
+        "stdin_from_a_pipe",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env("FERRY_STD_CHILD", "1")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped());
+    let mut ch = c.spawn().unwrap();
+    let mut w = ch.stdin.take().unwrap();
+    std::thread::spawn(move || {
+        for i in 0..5000 {
+            writeln!(w, "line {i}").unwrap();
+        }
+    });
+    let out = ch.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("LINES=5000"));
+}
+
+#[test]
+fn ferry_backend_overrides_the_choice() {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), b"data").unwrap();
+    if in_child() {
+        let p = std::env::var("FERRY_STD_PATH").unwrap();
+        match Stream::open(&p, &OpenOptions::read_only()) {
+            Ok(s) => println!("MAPPED={}", s.is_mapped()),
+            Err(e) => println!("ERROR={e}"),
+        }
+        return;
+    }
+    let path = f.path().to_str().unwrap();
+    let run = |v: Option<&str>| {
+        let mut env = vec![("FERRY_STD_PATH", path)];
+        if let Some(v) = v {
+            env.push(("FERRY_BACKEND", v));
+        }
+        let out = child("ferry_backend_overrides_the_choice", &env, Stdio::null());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(
+        run(None).contains("MAPPED=true"),
+        "auto maps a local read-only file"
+    );
+    assert!(run(Some("buffered")).contains("MAPPED=false"));
+    assert!(run(Some("mmap")).contains("MAPPED=true"));
+    let bad = run(Some("zip"));
+    assert!(
+        bad.contains("ERROR=opening") && bad.contains("FERRY_BACKEND=zip"),
+        "{bad}"
+    );
+    // Explicit options win over the environment.
+    if !in_child() {
+        let s = Stream::open(
+            f.path(),
+            &OpenOptions::read_only().backend(ferry::stream::Backend::Buffered),
+        )
+        .unwrap();
+        assert!(!s.is_mapped());
+        let w = Stream::open(f.path(), &OpenOptions::new().read(true).write(true)).unwrap();
+        assert!(!w.is_mapped(), "a stream that writes is buffered");
+    }
+}
