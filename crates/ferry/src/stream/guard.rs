@@ -106,7 +106,7 @@ impl<'a> StreamGuard<'a> {
         let stream = self.stream;
         stream
             .with_inner(true, |i| match i.next_line()? {
-                // SAFETY-free: the bytes live in the current read buffer, which
+                // (no unsafe) the bytes live in the current read buffer, which
                 // stays until the next call through this guard (`&mut self`).
                 Some((slot, at, len)) => Ok(Some(i.read_bytes(slot, at, len) as *const [u8])),
                 None => Ok(None),

@@ -373,7 +373,7 @@ impl Inner {
 
     fn read_ptr(&self, slot: u32, at: usize) -> NonNull<u8> {
         match &self.slots[slot as usize].data {
-            // SAFETY-free: pointer arithmetic inside a live Buf.
+            // (no unsafe) pointer arithmetic inside a live Buf.
             Data::Read { buf, .. } => NonNull::from(&buf[at..]).cast(),
             _ => unreachable!("read lease on a non-read buffer"),
         }
@@ -489,7 +489,7 @@ impl Inner {
                 let offset = self.pos;
                 self.pos += len as u64;
                 return Ok(ReadLease {
-                    // SAFETY-free: `at <= len` keeps this inside the buffer;
+                    // (no unsafe) `at <= len` keeps this inside the buffer;
                     // wrapping_add only avoids an unsafe block.
                     ptr: NonNull::new(rc.base.wrapping_add(at as usize) as *mut u8)
                         .unwrap_or(NonNull::dangling()),
@@ -785,7 +785,7 @@ impl Inner {
         };
         let start = w.used;
         w.used += len;
-        // SAFETY-free: `start + len <= cap` was ensured by write_room.
+        // (no unsafe) `start + len <= cap` was ensured by write_room.
         let ptr = NonNull::new(w.ptr.as_ptr().wrapping_add(start)).unwrap_or(w.ptr);
         self.slots[slot as usize].leases += 1;
         let offset = self.pos;
