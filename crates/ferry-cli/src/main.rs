@@ -2,13 +2,20 @@
 
 mod bench;
 mod size;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// ferry — copy-avoiding I/O for Linux.
 #[derive(Parser)]
-#[command(name = "ferry", version, about, long_about = None)]
+#[command(
+    name = "ferry",
+    version,
+    about,
+    long_about = None,
+    after_help = "Tools (GNU-compatible; `ferry TOOL --help`):\n  cat    concatenate files to standard output"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,6 +28,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os();
+    let _argv0 = args.next();
+    if let Some(tool) = args.next().and_then(|a| a.into_string().ok()) {
+        if tools::TOOLS.contains(&tool.as_str()) {
+            let code = tools::run(&tool, args.collect());
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(args),

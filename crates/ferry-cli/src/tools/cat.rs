@@ -1,0 +1,359 @@
+//! `ferry cat`: GNU cat. Plain concatenation takes the kernel's copy paths
+//! (no byte passes through user space for file → file and file → pipe);
+//! the formatting options run a GNU-identical state machine over stream
+//! regions.
+
+use super::common::{self, die_of_sigpipe, is_broken_pipe, Input, Tool};
+use super::copy::{self, Side};
+use super::output::Out;
+use ferry::Stream;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::BorrowedFd;
+
+#[derive(Default, Clone, Copy)]
+struct Opts {
+    number: bool,
+    number_nonblank: bool,
+    squeeze: bool,
+    show_ends: bool,
+    show_tabs: bool,
+    show_nonprinting: bool,
+}
+
+impl Opts {
+    fn plain(&self) -> bool {
+        !(self.number
+            || self.number_nonblank
+            || self.squeeze
+            || self.show_ends
+            || self.show_tabs
+            || self.show_nonprinting)
+    }
+}
+
+const HELP: &str = "Usage: ferry cat [OPTION]... [FILE]...
+Concatenate FILE(s) to standard output.
+
+With no FILE, or when FILE is -, read standard input.
+
+  -A, --show-all           equivalent to -vET
+  -b, --number-nonblank    number nonempty output lines, overrides -n
+  -e                       equivalent to -vE
+  -E, --show-ends          display $ at end of each line
+  -n, --number             number all output lines
+  -s, --squeeze-blank      suppress repeated empty output lines
+  -t                       equivalent to -vT
+  -T, --show-tabs          display TAB characters as ^I
+  -u                       (ignored)
+  -v, --show-nonprinting   use ^ and M- notation, except for LFD and TAB
+      --help        display this help and exit
+      --version     output version information and exit
+";
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    let mut o = Opts::default();
+    let mut files: Vec<OsString> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args);
+    loop {
+        let arg = match p.next() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => {
+                t.bad_option(e);
+                return 1;
+            }
+        };
+        match arg {
+            Short('A') | Long("show-all") => {
+                o.show_nonprinting = true;
+                o.show_ends = true;
+                o.show_tabs = true;
+            }
+            Short('b') | Long("number-nonblank") => {
+                o.number = true;
+                o.number_nonblank = true;
+            }
+            Short('e') => {
+                o.show_nonprinting = true;
+                o.show_ends = true;
+            }
+            Short('E') | Long("show-ends") => o.show_ends = true,
+            Short('n') | Long("number") => o.number = true,
+            Short('s') | Long("squeeze-blank") => o.squeeze = true,
+            Short('t') => {
+                o.show_nonprinting = true;
+                o.show_tabs = true;
+            }
+            Short('T') | Long("show-tabs") => o.show_tabs = true,
+            Short('u') => {}
+            Short('v') | Long("show-nonprinting") => o.show_nonprinting = true,
+            Long("help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            Long("version") => {
+                println!("ferry cat {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Value(v) => files.push(v),
+            other => {
+                t.bad_option(other.unexpected());
+                return 1;
+            }
+        }
+    }
+    if files.is_empty() {
+        files.push("-".into());
+    }
+    let out_fd = stdout_fd();
+    let out_st = match common::file_type(out_fd) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            t.error(format_args!("standard output: {}", common::describe(&e)));
+            return 1;
+        }
+    };
+    let mut status = 0;
+    let mut fmt = Format::new(o);
+    let mut out = Out::new();
+    for f in &files {
+        let name = common::os_to_string(f);
+        if let Err((side, e)) = cat_one(f, o, out_st.as_ref(), &mut fmt, &mut out) {
+            match side {
+                Side::Write if is_broken_pipe(&e) => die_of_sigpipe(),
+                Side::Write => {
+                    t.error(format_args!("write error: {}", common::describe(&e)));
+                    return 1;
+                }
+                Side::Read => {
+                    if let Some(msg) = e.get_ref().filter(|_| e.raw_os_error().is_none()) {
+                        t.error(format_args!("{name}: {msg}"));
+                    } else {
+                        t.file_error(&name, &e);
+                    }
+                    status = 1;
+                }
+            }
+        }
+    }
+    if let Err(e) = fmt.finish(&mut out).and_then(|_| out.flush()) {
+        if is_broken_pipe(&e) {
+            die_of_sigpipe();
+        }
+        t.error(format_args!("write error: {}", common::describe(&e)));
+        return 1;
+    }
+    status
+}
+
+fn stdout_fd() -> BorrowedFd<'static> {
+    // SAFETY: descriptor 1 stays open for the life of the process.
+    unsafe { BorrowedFd::borrow_raw(1) }
+}
+
+fn cat_one(
+    file: &OsString,
+    o: Opts,
+    out_st: Option<&rustix::fs::Stat>,
+    fmt: &mut Format,
+    out: &mut Out,
+) -> Result<(), (Side, io::Error)> {
+    let input = open_input(file).map_err(|e| (Side::Read, e))?;
+    let in_st = common::file_type(input.fd()).map_err(|e| (Side::Read, e))?;
+    if let Some(os) = out_st {
+        // GNU: a regular input that is also the output, read from before
+        // its end, would grow forever.
+        if common::is_reg(&in_st)
+            && common::is_reg(os)
+            && in_st.st_dev == os.st_dev
+            && in_st.st_ino == os.st_ino
+        {
+            let pos = rustix::fs::seek(input.fd(), rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+            if pos < in_st.st_size as u64 {
+                return Err((Side::Read, io::Error::other("input file is output file")));
+            }
+        }
+    }
+    if o.plain() {
+        out.flush().map_err(|e| (Side::Write, e))?;
+        let (out_reg, out_pipe) =
+            out_st.map_or((false, false), |s| (common::is_reg(s), common::is_fifo(s)));
+        copy::copy(
+            input.fd(),
+            common::is_reg(&in_st),
+            stdout_fd(),
+            out_reg,
+            out_pipe,
+        )?;
+        return Ok(());
+    }
+    // Formatting: read through a stream, transform, write.
+    let fd = input
+        .fd()
+        .try_clone_to_owned()
+        .map_err(|e| (Side::Read, e))?;
+    let stream = Stream::from_fd(fd).map_err(|e| (Side::Read, strip(e)))?;
+    let g = stream.lock();
+    loop {
+        let r = g.salloc(128 << 10).map_err(|e| (Side::Read, strip(e)))?;
+        if r.is_empty() {
+            break;
+        }
+        fmt.feed(&r, out).map_err(|e| (Side::Write, e))?;
+    }
+    Ok(())
+}
+
+/// A stream error carries the stream's own name; the tool prints the
+/// operand, so keep only the OS error.
+fn strip(e: io::Error) -> io::Error {
+    match ferry::stream::os_error(&e) {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    }
+}
+
+fn open_input(file: &OsString) -> io::Result<Input> {
+    if file == "-" {
+        return Ok(Input::Stdin(io::stdin()));
+    }
+    Ok(Input::File(std::fs::File::open(file)?))
+}
+
+/// GNU cat's formatting state, kept across files as GNU keeps it.
+struct Format {
+    o: Opts,
+    /// -1: inside a line; 0: at the start of a line after a non-empty one;
+    /// 1: after one empty line; 2: after two or more (GNU's `newlines`).
+    newlines: i32,
+    line: u64,
+    /// With -E, a `\r` that ended the last chunk: `^M` if a newline comes
+    /// next (GNU 9 shows `\r\n` as `^M$`), else the `\r` itself.
+    pending_cr: bool,
+}
+
+impl Format {
+    fn new(o: Opts) -> Format {
+        Format {
+            o,
+            newlines: 0,
+            line: 0,
+            pending_cr: false,
+        }
+    }
+
+    fn number(&mut self, out: &mut Out) -> io::Result<()> {
+        self.line += 1;
+        let s = format!("{:>6}\t", self.line);
+        out.write(s.as_bytes())
+    }
+
+    /// Outputs a `\r` held back at a chunk boundary.
+    fn settle_cr(&mut self, next_is_newline: bool, out: &mut Out) -> io::Result<()> {
+        if std::mem::take(&mut self.pending_cr) {
+            if next_is_newline {
+                out.write(b"^M")?;
+            } else {
+                put_char(b'\r', self.o, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Out) -> io::Result<()> {
+        self.settle_cr(false, out)
+    }
+
+    fn feed(&mut self, bytes: &[u8], out: &mut Out) -> io::Result<()> {
+        let o = self.o;
+        if let Some(&first) = bytes.first() {
+            self.settle_cr(first == b'\n', out)?;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            let c = bytes[i];
+            if c == b'\n' {
+                self.newlines += 1;
+                if self.newlines > 0 {
+                    if self.newlines >= 2 {
+                        self.newlines = 2;
+                        if o.squeeze {
+                            i += 1;
+                            continue;
+                        }
+                    }
+                    if o.number && !o.number_nonblank {
+                        self.number(out)?;
+                    }
+                }
+                if o.show_ends {
+                    out.byte(b'$')?;
+                }
+                out.byte(b'\n')?;
+                i += 1;
+                continue;
+            }
+            if self.newlines >= 0 && o.number {
+                self.number(out)?;
+            }
+            self.newlines = -1;
+            // The rest of the line up to the next newline.
+            let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+            let mut run = &bytes[i..end];
+            let mut cr_newline = false;
+            if o.show_ends && run.last() == Some(&b'\r') {
+                run = &run[..run.len() - 1];
+                if end < bytes.len() {
+                    cr_newline = true;
+                } else {
+                    self.pending_cr = true;
+                }
+            }
+            if !o.show_nonprinting && !o.show_tabs {
+                out.write(run)?;
+            } else {
+                for &ch in run {
+                    put_char(ch, o, out)?;
+                }
+            }
+            if cr_newline {
+                out.write(b"^M")?;
+            }
+            i = end;
+        }
+        Ok(())
+    }
+}
+
+fn put_char(ch: u8, o: Opts, out: &mut Out) -> io::Result<()> {
+    if o.show_nonprinting {
+        if ch >= 32 {
+            if ch < 127 {
+                out.byte(ch)
+            } else if ch == 127 {
+                out.write(b"^?")
+            } else {
+                out.write(b"M-")?;
+                if ch >= 128 + 32 {
+                    if ch < 128 + 127 {
+                        out.byte(ch - 128)
+                    } else {
+                        out.write(b"^?")
+                    }
+                } else {
+                    out.write(&[b'^', ch - 128 + 64])
+                }
+            }
+        } else if ch == b'\t' && !o.show_tabs {
+            out.byte(b'\t')
+        } else {
+            out.write(&[b'^', ch + 64])
+        }
+    } else if ch == b'\t' && o.show_tabs {
+        out.write(b"^I")
+    } else {
+        out.byte(ch)
+    }
+}

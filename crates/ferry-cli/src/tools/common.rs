@@ -1,0 +1,120 @@
+//! What every tool shares: GNU-style messages and exit statuses, inputs by
+//! name (`-` is standard input), and quiet ends on a closed pipe.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+/// A running tool: its name, for messages.
+pub struct Tool {
+    pub name: String,
+}
+
+impl Tool {
+    pub fn new(name: &str) -> Tool {
+        Tool {
+            name: format!("ferry {name}"),
+        }
+    }
+
+    /// `ferry NAME: message` on standard error.
+    pub fn error(&self, msg: fmt::Arguments<'_>) {
+        eprintln!("{}: {msg}", self.name);
+    }
+
+    /// `ferry NAME: FILE: strerror` on standard error.
+    pub fn file_error(&self, file: &str, e: &io::Error) {
+        self.error(format_args!("{file}: {}", describe(e)));
+    }
+
+    /// GNU's usage error: the message, then the `--help` hint.
+    pub fn usage_error(&self, msg: fmt::Arguments<'_>) {
+        self.error(msg);
+        eprintln!("Try '{} --help' for more information.", self.name);
+    }
+
+    /// Reports a bad option the way GNU getopt does.
+    pub fn bad_option(&self, e: lexopt::Error) {
+        match e {
+            lexopt::Error::UnexpectedOption(o) if o.starts_with("--") => {
+                self.usage_error(format_args!("unrecognized option '{o}'"))
+            }
+            lexopt::Error::UnexpectedOption(o) => self.usage_error(format_args!(
+                "invalid option -- '{}'",
+                o.trim_start_matches('-')
+            )),
+            lexopt::Error::MissingValue { option: Some(o) } => {
+                if o.starts_with("--") {
+                    self.usage_error(format_args!("option '{o}' requires an argument"))
+                } else {
+                    self.usage_error(format_args!(
+                        "option requires an argument -- '{}'",
+                        o.trim_start_matches('-')
+                    ))
+                }
+            }
+            lexopt::Error::UnexpectedValue { option, .. } => {
+                self.usage_error(format_args!("option '{option}' doesn't allow an argument"))
+            }
+            other => self.usage_error(format_args!("{other}")),
+        }
+    }
+}
+
+/// An OS error's text as C's `strerror` gives it.
+pub fn describe(e: &io::Error) -> String {
+    ferry::stream::describe(e)
+}
+
+/// True for a write error that means the reader went away.
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// Ends the process the way GNU tools end when their reader goes away:
+/// killed by SIGPIPE (so shells see the same status), silently.
+pub fn die_of_sigpipe() -> ! {
+    // SAFETY: restoring the default action and raising the signal is what
+    // a C program without a SIGPIPE handler would get.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(141)
+}
+
+/// An input: a file by name, or standard input for `-`.
+pub enum Input {
+    Stdin(io::Stdin),
+    File(File),
+}
+
+impl Input {
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Input::Stdin(s) => s.as_fd(),
+            Input::File(f) => f.as_fd(),
+        }
+    }
+}
+
+/// The operands as strings (GNU tools take any bytes; ours need UTF-8 for
+/// messages, so non-UTF-8 names are shown lossily but opened exactly).
+pub fn os_to_string(s: &OsString) -> String {
+    s.to_string_lossy().into_owned()
+}
+
+/// What kind of file a descriptor is.
+pub fn file_type(fd: BorrowedFd<'_>) -> io::Result<rustix::fs::Stat> {
+    Ok(rustix::fs::fstat(fd)?)
+}
+
+pub fn is_reg(st: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+}
+
+pub fn is_fifo(st: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
+}

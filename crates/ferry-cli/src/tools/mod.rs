@@ -1,0 +1,25 @@
+//! The `ferry` tools: GNU-compatible commands on ferry's I/O.
+//!
+//! Each takes GNU's options and gives GNU's output and exit status; errors
+//! read like GNU's with the tool named `ferry NAME`.
+
+mod cat;
+mod common;
+mod copy;
+mod output;
+
+/// The tools, by name.
+pub const TOOLS: &[&str] = &["cat"];
+
+/// Runs tool `name` with `args` (not including the name); returns the exit
+/// status.
+pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
+    let ctx = common::Tool::new(name);
+    match name {
+        "cat" => cat::main(&ctx, args),
+        _ => {
+            ctx.error(format_args!("unknown tool"));
+            2
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Running ferry's tools and the real GNU tools side by side on the same
+//! inputs, and comparing output, exit status and messages.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+pub fn run(
+    prog: &str,
+    args: &[String],
+    stdin: Option<&[u8]>,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> Run {
+    let mut c = Command::new(prog);
+    c.args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.env_remove("LANG")
+        .env_remove("LANGUAGE")
+        .env("LC_ALL", "C");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    let mut ch = c.spawn().unwrap_or_else(|e| panic!("{prog}: {e}"));
+    if let Some(data) = stdin {
+        let mut w = ch.stdin.take().unwrap();
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&data);
+        });
+    }
+    let out = ch.wait_with_output().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        code: out
+            .status
+            .code()
+            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `ferry TOOL args` and `TOOL args`; panics with a readable report
+/// if stdout, the exit status or stderr (tool name aside) differ.
+pub fn same(tool: &str, args: &[String], stdin: Option<&[u8]>, dir: &Path, env: &[(&str, &str)]) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let mut fargs = vec![tool.to_string()];
+    fargs.extend(args.iter().cloned());
+    let ours = run(ferry, &fargs, stdin, dir, env);
+    let gnu = run(tool, args, stdin, dir, env);
+    let ctx = || {
+        format!(
+            "{tool} {args:?} (stdin: {} bytes, env {env:?})",
+            stdin.map_or(0, |s| s.len())
+        )
+    };
+    if ours.stdout != gnu.stdout {
+        let at = ours
+            .stdout
+            .iter()
+            .zip(&gnu.stdout)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ours.stdout.len().min(gnu.stdout.len()));
+        let show = |v: &[u8]| {
+            String::from_utf8_lossy(&v[at.saturating_sub(40)..(at + 40).min(v.len())]).into_owned()
+        };
+        panic!(
+            "{}: stdout differs at byte {at} (ferry {} bytes, GNU {} bytes)\n ferry: {:?}\n   GNU: {:?}",
+            ctx(),
+            ours.stdout.len(),
+            gnu.stdout.len(),
+            show(&ours.stdout),
+            show(&gnu.stdout)
+        );
+    }
+    assert_eq!(
+        ours.code,
+        gnu.code,
+        "{}: exit status differs; stderr ferry {:?} GNU {:?}",
+        ctx(),
+        ours.stderr,
+        gnu.stderr
+    );
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(norm, gnu.stderr, "{}: messages differ", ctx());
+}
+
+/// The inputs every tool is checked on.
+pub struct Corpus {
+    pub dir: tempfile::TempDir,
+    pub files: Vec<String>,
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// Text-ish bytes: words, spaces, tabs, newlines, some control and high
+/// bytes, valid and invalid UTF-8.
+pub fn texty(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        let r = xorshift(&mut x);
+        match r % 40 {
+            0..=24 => v.push(b'a' + (r >> 8) as u8 % 26),
+            25..=29 => v.push(b' '),
+            30 => v.push(b'\t'),
+            31..=33 => v.push(b'\n'),
+            34 => v.extend_from_slice("é".as_bytes()),
+            35 => v.extend_from_slice("日本".as_bytes()),
+            36 => v.push(0x80 | ((r >> 16) as u8 % 64)), // stray continuation byte
+            37 => v.push((r >> 16) as u8 % 32),          // control
+            38 => v.extend_from_slice(b"\r\n"),
+            _ => v.extend_from_slice("\u{2003}x\u{a0}".as_bytes()), // em space, no-break space
+        }
+    }
+    v.truncate(n);
+    v
+}
+
+impl Corpus {
+    pub fn new() -> Corpus {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        let mut add = |name: &str, bytes: &[u8]| {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            files.push(name.to_string());
+        };
+        add("empty", b"");
+        add("one-byte", b"x");
+        add("newline", b"\n");
+        add("no-trailing-newline", b"first line\nsecond line");
+        add("blank-lines", b"\n\n\na\n\n\n\nb\n\n");
+        add("crlf", b"one\r\ntwo\r\n\r\nthree\r\n");
+        add("nul", b"a\0b\0\0c\n\0\n");
+        let mut x = 7u64;
+        let bin: Vec<u8> = (0..70_000).map(|_| xorshift(&mut x) as u8).collect();
+        add("binary", &bin);
+        add(
+            "utf8",
+            "héllo wörld\n日本語 テキスト\n\u{2003}em\u{2003}space\n\u{a0}nbsp\u{a0}\n".as_bytes(),
+        );
+        add("bad-utf8", b"ok \xff\xfe bad \xc3 trunc \xe2\x82 x\n\xf0\x9f\x98\x80 emoji\n\xed\xa0\x80 surrogate\n");
+        let long: Vec<u8> = std::iter::repeat_n(b'L', 300_000)
+            .chain(*b"\nshort\n")
+            .collect();
+        add("long-line", &long);
+        add("text", &texty(400_000, 11));
+        add("text2", &texty(5_000, 12));
+        Corpus { dir, files }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}

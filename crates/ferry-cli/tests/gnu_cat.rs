@@ -1,0 +1,187 @@
+//! `ferry cat` against GNU cat.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn every_option_on_every_input() {
+    let c = Corpus::new();
+    let opts: &[&[&str]] = &[
+        &[],
+        &["-n"],
+        &["-b"],
+        &["-s"],
+        &["-E"],
+        &["-T"],
+        &["-v"],
+        &["-A"],
+        &["-e"],
+        &["-t"],
+        &["-u"],
+        &["-ns"],
+        &["-bs"],
+        &["-bn"],
+        &["-nET"],
+        &["-vs"],
+        &["--number", "--show-ends"],
+    ];
+    for o in opts {
+        for f in &c.files {
+            let mut a = s(o);
+            a.push(f.clone());
+            same("cat", &a, None, c.path(), &[]);
+        }
+        // Several files: numbering and blank-line state carry across them.
+        let mut a = s(o);
+        a.extend(c.files.iter().take(7).cloned());
+        same("cat", &a, None, c.path(), &[]);
+    }
+}
+
+#[test]
+fn stdin_pipes_dash_and_errors() {
+    let c = Corpus::new();
+    let text = gnu::texty(200_000, 5);
+    same("cat", &[], Some(&text), c.path(), &[]);
+    same("cat", &s(&["-n"]), Some(&text), c.path(), &[]);
+    same(
+        "cat",
+        &s(&["text2", "-", "crlf"]),
+        Some(b"from stdin\n"),
+        c.path(),
+        &[],
+    );
+    same(
+        "cat",
+        &s(&["-A", "-", "-"]),
+        Some(b"only once\n"),
+        c.path(),
+        &[],
+    );
+    same("cat", &s(&["nonexistent", "text2"]), None, c.path(), &[]);
+    same("cat", &s(&["."]), None, c.path(), &[]);
+    same("cat", &s(&["-z"]), None, c.path(), &[]);
+    same("cat", &s(&["--bogus"]), None, c.path(), &[]);
+    same("cat", &s(&["--", "-n"]), None, c.path(), &[]);
+    same("cat", &s(&["text2", "--", "empty"]), None, c.path(), &[]);
+}
+
+#[test]
+fn output_to_a_file_and_to_itself() {
+    let c = Corpus::new();
+    let out = c.file("out");
+    let f = std::fs::File::create(&out).unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cat", "text", "binary"])
+        .current_dir(c.path())
+        .stdout(f)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let want = [
+        std::fs::read(c.file("text")).unwrap(),
+        std::fs::read(c.file("binary")).unwrap(),
+    ]
+    .concat();
+    assert!(std::fs::read(&out).unwrap() == want);
+    // Appending a file to itself: GNU refuses ("input file is output file").
+    for prog in [env!("CARGO_BIN_EXE_ferry"), "cat"] {
+        let p = c.file(&format!("self-{}", prog.len()));
+        std::fs::write(&p, b"abc\n").unwrap();
+        let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        let mut cmd = std::process::Command::new(prog);
+        if prog != "cat" {
+            cmd.arg("cat");
+        }
+        let o = cmd.arg(&p).stdout(f).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{prog}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("input file is output file"),
+            "{prog}: {:?}",
+            o.stderr
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"abc\n");
+    }
+}
+
+#[test]
+fn closed_pipe_ends_quietly_like_gnu() {
+    // `cat big | head -1`: killed by SIGPIPE, nothing on stderr.
+    let c = Corpus::new();
+    let big = c.file("big");
+    std::fs::write(&big, gnu::texty(8 << 20, 3)).unwrap();
+    for (prog, pre) in [(env!("CARGO_BIN_EXE_ferry"), vec!["cat"]), ("cat", vec![])] {
+        for opt in [None, Some("-n")] {
+            let mut cmd = std::process::Command::new(prog);
+            cmd.args(&pre);
+            if let Some(o) = opt {
+                cmd.arg(o);
+            }
+            let mut ch = cmd
+                .arg(&big)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut out = ch.stdout.take().unwrap();
+            let mut first = [0u8; 10];
+            use std::io::Read;
+            out.read_exact(&mut first).unwrap();
+            drop(out);
+            let o = ch.wait_with_output().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(
+                o.status.signal(),
+                Some(libc::SIGPIPE),
+                "{prog} {opt:?}: {:?}",
+                o.status
+            );
+            assert!(
+                o.stderr.is_empty(),
+                "{prog} {opt:?}: {:?}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_few_hundred_mebibytes() {
+    let c = Corpus::new();
+    let big = c.file("huge");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&big).unwrap();
+        let chunk = gnu::texty(1 << 20, 9);
+        for _ in 0..300 {
+            f.write_all(&chunk).unwrap();
+        }
+    }
+    let out = c.file("huge-copy");
+    let f = std::fs::File::create(&out).unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cat", "huge"])
+        .current_dir(c.path())
+        .stdout(f)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (a, b) = (std::fs::read(&big).unwrap(), std::fs::read(&out).unwrap());
+    assert!(a == b, "300 MiB copy differs");
+    // Through a pipe (the splice path), with -n (the formatting path).
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cat", "-n", "huge"])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    let g = std::process::Command::new("cat")
+        .args(["-n", "huge"])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert!(o.stdout == g.stdout, "cat -n of 300 MiB differs from GNU");
+}
