@@ -6,10 +6,12 @@
 mod cat;
 mod common;
 mod copy;
+mod locale;
 mod output;
+mod wc;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat"];
+pub const TOOLS: &[&str] = &["cat", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status.
@@ -17,6 +19,7 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
     let ctx = common::Tool::new(name);
     match name {
         "cat" => cat::main(&ctx, args),
+        "wc" => wc::main(&ctx, args),
         _ => {
             ctx.error(format_args!("unknown tool"));
             2

@@ -1,0 +1,147 @@
+//! The C library's idea of characters in the current locale (what GNU
+//! tools use): `setlocale`, `MB_CUR_MAX`, the codeset, and `iswspace`,
+//! `iswprint`, `wcwidth` cached per 256-code-point page.
+
+use std::ffi::CStr;
+
+/// `wint_t` on Linux.
+type WintT = libc::c_uint;
+
+extern "C" {
+    fn iswspace(wc: WintT) -> libc::c_int;
+    fn iswprint(wc: WintT) -> libc::c_int;
+    fn wcwidth(wc: libc::wchar_t) -> libc::c_int;
+    fn __ctype_get_mb_cur_max() -> libc::size_t;
+    fn mbrtowc(
+        pwc: *mut libc::wchar_t,
+        s: *const libc::c_char,
+        n: libc::size_t,
+        ps: *mut libc::mbstate_t,
+    ) -> libc::size_t;
+}
+
+/// The character handling of the locale the environment selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charset {
+    /// One byte, one character (C/POSIX and other single-byte locales).
+    SingleByte,
+    /// UTF-8.
+    Utf8,
+    /// Another multi-byte encoding (decoded with the C library, slowly).
+    OtherMultiByte,
+}
+
+/// Sets the locale from the environment (`setlocale(LC_ALL, "")`), as GNU
+/// tools do at start, and says what kind of charset it has.
+pub fn init() -> Charset {
+    // SAFETY: called once at start, before any other thread exists; the
+    // empty string asks for the environment's locale.
+    unsafe {
+        libc::setlocale(libc::LC_ALL, c"".as_ptr());
+        if __ctype_get_mb_cur_max() <= 1 {
+            return Charset::SingleByte;
+        }
+        let cs = libc::nl_langinfo(libc::CODESET);
+        if !cs.is_null() && CStr::from_ptr(cs).to_bytes().eq_ignore_ascii_case(b"UTF-8") {
+            Charset::Utf8
+        } else {
+            Charset::OtherMultiByte
+        }
+    }
+}
+
+/// How a character affects word counting.
+pub const NEUTRAL: u8 = 0;
+pub const WORD: u8 = 1;
+pub const SEP: u8 = 2;
+
+/// GNU wc's "non-breaking spaces", separators unless POSIXLY_CORRECT.
+fn nbspace(cp: u32) -> bool {
+    matches!(cp, 0x00A0 | 0x2007 | 0x202F | 0x2060)
+}
+
+/// A code point's class (low 2 bits) and display width (above), asked of
+/// the C library.
+fn entry(cp: u32, posix: bool) -> u8 {
+    // SAFETY: plain C library queries on a code point.
+    let (print, space, width) = unsafe {
+        (
+            iswprint(cp) != 0,
+            iswspace(cp) != 0,
+            wcwidth(cp as libc::wchar_t),
+        )
+    };
+    let class = if !print {
+        NEUTRAL
+    } else if space || (!posix && nbspace(cp)) {
+        SEP
+    } else {
+        WORD
+    };
+    let w = if print && width > 0 {
+        width.min(2) as u8
+    } else {
+        0
+    };
+    class | (w << 2)
+}
+
+/// Per code point: class in the low 2 bits, display width + 1 above.
+pub struct WideTable {
+    pages: Vec<Option<Box<[u8; 256]>>>,
+    posix: bool,
+}
+
+impl WideTable {
+    pub fn new() -> WideTable {
+        WideTable {
+            pages: (0..=0x10FF).map(|_| None).collect(),
+            posix: std::env::var_os("POSIXLY_CORRECT").is_some(),
+        }
+    }
+
+    fn page(&mut self, p: usize) -> &[u8; 256] {
+        if self.pages[p].is_none() {
+            let mut t = Box::new([0u8; 256]);
+            for (i, slot) in t.iter_mut().enumerate() {
+                *slot = entry((p << 8 | i) as u32, self.posix);
+            }
+            self.pages[p] = Some(t);
+        }
+        self.pages[p].as_deref().unwrap_or(&[0; 256])
+    }
+
+    /// (class, display width) of a code point.
+    #[inline]
+    pub fn get(&mut self, cp: u32) -> (u8, u8) {
+        if cp > 0x10FFFF {
+            return self.classify(cp);
+        }
+        let e = self.page((cp >> 8) as usize)[(cp & 0xFF) as usize];
+        (e & 3, e >> 2)
+    }
+
+    fn classify(&self, cp: u32) -> (u8, u8) {
+        let e = entry(cp, self.posix);
+        (e & 3, e >> 2)
+    }
+}
+
+/// One step of a multi-byte decoder in another encoding, via `mbrtowc`.
+/// Returns (bytes used, code point) or None for an invalid byte (skip one)
+/// and Some((0, _)) when the bytes end in the middle of a character.
+pub fn mbrtowc_step(bytes: &[u8], state: &mut libc::mbstate_t) -> Option<(usize, u32)> {
+    let mut wc: libc::wchar_t = 0;
+    // SAFETY: valid pointers and length; `state` is the caller's shift state.
+    let n = unsafe { mbrtowc(&mut wc, bytes.as_ptr().cast(), bytes.len(), state) };
+    match n {
+        usize::MAX => {
+            // SAFETY: resetting a shift state to its initial value.
+            *state = unsafe { std::mem::zeroed() };
+            None
+        }
+        n if n == usize::MAX - 1 => Some((0, 0)),
+        0 => Some((1, 0)),
+        n => Some((n, wc as u32)),
+    }
+}

@@ -1,0 +1,659 @@
+//! `ferry wc`: GNU wc — the same counts in every locale (words as GNU 9
+//! defines them: printable non-space characters, with no-break spaces as
+//! separators and unprintable characters neither), the same columns.
+//!
+//! Input comes through alloc-stream regions (mapped for local files), lines
+//! are counted with SIMD, words with a branch-free table loop that only
+//! leaves the fast path for non-ASCII bytes.
+
+use super::common::{self, Tool};
+use super::locale::{self, Charset, WideTable, NEUTRAL, SEP, WORD};
+use ferry::{OpenOptions, Stream};
+use std::ffi::OsString;
+use std::io;
+
+const HELP: &str = "Usage: ferry wc [OPTION]... [FILE]...
+Print newline, word, and byte counts for each FILE, and a total line if
+more than one FILE is specified.  A word is a non-zero-length sequence of
+printable characters delimited by white space.
+
+With no FILE, or when FILE is -, read standard input.
+
+The options below may be used to select which counts are printed, always in
+the following order: newline, word, character, byte, maximum line length.
+  -c, --bytes            print the byte counts
+  -m, --chars            print the character counts
+  -l, --lines            print the newline counts
+  -L, --max-line-length  print the maximum display width
+  -w, --words            print the word counts
+      --help        display this help and exit
+      --version     output version information and exit
+";
+
+#[derive(Clone, Copy, Default)]
+struct Want {
+    lines: bool,
+    words: bool,
+    chars: bool,
+    bytes: bool,
+    maxlen: bool,
+}
+
+impl Want {
+    fn count(&self) -> usize {
+        [self.lines, self.words, self.chars, self.bytes, self.maxlen]
+            .iter()
+            .filter(|x| **x)
+            .count()
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    lines: u64,
+    words: u64,
+    chars: u64,
+    bytes: u64,
+    maxlen: u64,
+}
+
+/// Byte classes in the C locale (and for ASCII in UTF-8): printable
+/// non-space characters make words; space, \t \n \v \f \r separate them;
+/// everything else is neither.
+static CLASS: [u8; 256] = {
+    let mut t = [NEUTRAL; 256];
+    let mut b = 0x21;
+    while b <= 0x7E {
+        t[b] = WORD;
+        b += 1;
+    }
+    t[b' ' as usize] = SEP;
+    let mut c = 9;
+    while c <= 13 {
+        t[c] = SEP;
+        c += 1;
+    }
+    t
+};
+
+/// Counting state carried across chunks.
+struct Counter {
+    want: Want,
+    charset: Charset,
+    c: Counts,
+    in_word: bool,
+    linepos: u64,
+    /// A UTF-8 sequence cut by the end of a chunk.
+    pending: Vec<u8>,
+    mbstate: libc::mbstate_t,
+}
+
+enum Utf8 {
+    Char(u32, usize),
+    Invalid,
+    Incomplete,
+}
+
+/// Decodes one UTF-8 character at the start of `s` (`s[0] >= 0x80`) with the
+/// GNU C library's rules, which GNU wc inherits: no overlong forms and no
+/// surrogates, but the old 5- and 6-byte forms and code points past
+/// U+10FFFF are characters (up to U+7FFFFFFF).
+#[inline]
+fn decode(s: &[u8]) -> Utf8 {
+    let b0 = s[0];
+    let (len, lo, hi) = match b0 {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF7 => (4, 0x80, 0xBF),
+        0xF8 => (5, 0x88, 0xBF),
+        0xF9..=0xFB => (5, 0x80, 0xBF),
+        0xFC => (6, 0x84, 0xBF),
+        0xFD => (6, 0x80, 0xBF),
+        _ => return Utf8::Invalid,
+    };
+    let mut cp = (b0 as u32) & (0x7F >> len);
+    for k in 1..len {
+        let Some(&b) = s.get(k) else {
+            return Utf8::Incomplete;
+        };
+        let (l, h) = if k == 1 { (lo, hi) } else { (0x80, 0xBF) };
+        if b < l || b > h {
+            return Utf8::Invalid;
+        }
+        cp = cp << 6 | (b as u32 & 0x3F);
+    }
+    Utf8::Char(cp, len)
+}
+
+impl Counter {
+    fn new(want: Want, charset: Charset) -> Counter {
+        Counter {
+            want,
+            charset,
+            c: Counts::default(),
+            in_word: false,
+            linepos: 0,
+            pending: Vec::new(),
+            // SAFETY: an all-zero mbstate_t is the initial shift state.
+            mbstate: unsafe { std::mem::zeroed() },
+        }
+    }
+
+    fn feed(&mut self, data: &[u8], wide: &mut WideTable) {
+        self.c.bytes += data.len() as u64;
+        let w = self.want;
+        if !(w.words || w.chars || w.maxlen) {
+            if w.lines {
+                self.c.lines += bytecount::count(data, b'\n') as u64;
+            }
+            return;
+        }
+        match self.charset {
+            Charset::SingleByte => {
+                if w.maxlen {
+                    self.scalar_single(data);
+                } else {
+                    if w.lines {
+                        self.c.lines += bytecount::count(data, b'\n') as u64;
+                    }
+                    self.words_ascii(data);
+                }
+                self.c.chars += data.len() as u64;
+            }
+            Charset::Utf8 => self.utf8(data, wide),
+            Charset::OtherMultiByte => self.other_mb(data, wide),
+        }
+    }
+
+    /// Words in bytes of a single-byte charset (or an ASCII run of UTF-8):
+    /// eight bytes at a time with SWAR masks, byte by byte only for groups
+    /// holding bytes that are neither word nor separator characters.
+    #[inline]
+    fn words_ascii(&mut self, data: &[u8]) {
+        self.words_until(data, false);
+    }
+
+    /// As `words_ascii`; with `stop_at_high`, stops before the first
+    /// eight-byte group holding a byte >= 0x80 and returns where it stopped.
+    #[inline]
+    fn words_until(&mut self, data: &[u8], stop_at_high: bool) -> usize {
+        const LO: u64 = 0x0101_0101_0101_0101;
+        const HI: u64 = 0x8080_8080_8080_8080;
+        const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+        let mut in_word = self.in_word;
+        let mut words = 0u64;
+        let mut groups = data.chunks_exact(8);
+        let mut done = 0;
+        for g in &mut groups {
+            let x = u64::from_le_bytes(g.try_into().unwrap_or([0; 8]));
+            let high = x & HI;
+            if stop_at_high && high != 0 {
+                self.in_word = in_word;
+                self.c.words += words;
+                return done;
+            }
+            done += 8;
+            let y = x & LOW7;
+            // Per byte, bit 7 of each mask: y >= 0x21, y >= 0x7F, ...
+            let ge21 = (y + 0x5F * LO) & HI;
+            let ge7f = (y + LO) & HI;
+            let word = ge21 & !ge7f & !high;
+            let ge09 = (y + 0x77 * LO) & HI;
+            let ge0e = (y + 0x72 * LO) & HI;
+            let z = y ^ (0x20 * LO);
+            let space = !((z + LOW7) | z) & HI;
+            let sep = ((ge09 & !ge0e) | space) & !high;
+            if (word | sep) == HI {
+                // No neutral bytes: a word starts where a word byte follows a
+                // separator (or the word state carried in).
+                let prev = (word << 8) | if in_word { 0x80 } else { 0 };
+                // Bit 7 of each byte marks a start: sum the bytes.
+                words += ((word & !prev) >> 7).wrapping_mul(LO) >> 56;
+                in_word = word & 0x8000_0000_0000_0000 != 0;
+            } else {
+                for &b in g {
+                    let c = CLASS[b as usize];
+                    if c == WORD {
+                        words += !in_word as u64;
+                        in_word = true;
+                    } else if c == SEP {
+                        in_word = false;
+                    }
+                }
+            }
+        }
+        for &b in groups.remainder() {
+            if stop_at_high && b >= 0x80 {
+                break;
+            }
+            let c = CLASS[b as usize];
+            if c == WORD {
+                words += !in_word as u64;
+                in_word = true;
+            } else if c == SEP {
+                in_word = false;
+            }
+            done += 1;
+        }
+        self.in_word = in_word;
+        self.c.words += words;
+        done
+    }
+
+    /// Every count including -L, one byte at a time (single-byte locales).
+    fn scalar_single(&mut self, data: &[u8]) {
+        for &b in data {
+            self.ascii_char(b);
+        }
+    }
+
+    /// GNU's per-character step for a single-byte or ASCII character.
+    #[inline]
+    fn ascii_char(&mut self, b: u8) {
+        match b {
+            b'\n' | b'\r' | 0x0C => {
+                if b == b'\n' {
+                    self.c.lines += 1;
+                }
+                self.c.maxlen = self.c.maxlen.max(self.linepos);
+                self.linepos = 0;
+                self.sep();
+            }
+            b'\t' => {
+                self.linepos += 8 - self.linepos % 8;
+                self.sep();
+            }
+            b' ' => {
+                self.linepos += 1;
+                self.sep();
+            }
+            0x0B => self.sep(),
+            0x21..=0x7E => {
+                self.linepos += 1;
+                if !self.in_word {
+                    self.in_word = true;
+                    self.c.words += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn sep(&mut self) {
+        self.in_word = false;
+    }
+
+    /// A decoded non-ASCII character.
+    #[inline]
+    fn wide_char(&mut self, cp: u32, wide: &mut WideTable) {
+        self.c.chars += 1;
+        let (class, width) = wide.get(cp);
+        match class {
+            SEP => {
+                self.linepos += width as u64;
+                self.sep();
+            }
+            WORD => {
+                self.linepos += width as u64;
+                if !self.in_word {
+                    self.in_word = true;
+                    self.c.words += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn utf8(&mut self, data: &[u8], wide: &mut WideTable) {
+        let mut i = 0;
+        // Finish a character cut by the last chunk's end: decode from the
+        // held bytes plus the first few of this chunk (a character is at
+        // most 4 bytes), then go on in this chunk after what was used.
+        if !self.pending.is_empty() {
+            let plen = self.pending.len();
+            let mut tmp = std::mem::take(&mut self.pending);
+            tmp.extend_from_slice(&data[..data.len().min(4)]);
+            let mut j = 0;
+            while j < plen {
+                match decode(&tmp[j..]) {
+                    Utf8::Char(cp, n) => {
+                        self.wide_char(cp, wide);
+                        j += n;
+                    }
+                    Utf8::Invalid => j += 1,
+                    Utf8::Incomplete => {
+                        // Still cut (this chunk is tiny): hold it all.
+                        self.pending = tmp[j..].to_vec();
+                        return;
+                    }
+                }
+            }
+            i = j - plen;
+        }
+        let maxlen = self.want.maxlen;
+        while i < data.len() {
+            // ASCII bytes up to (about) the next byte >= 0x80.
+            let end = if maxlen {
+                let end = next_non_ascii(data, i);
+                for &b in &data[i..end] {
+                    self.ascii_char(b);
+                }
+                end
+            } else {
+                let mut end = i + self.words_until(&data[i..], true);
+                // The group that stopped it, up to its first high byte.
+                while end < data.len() && data[end] < 0x80 {
+                    let c = CLASS[data[end] as usize];
+                    if c == WORD {
+                        self.c.words += !self.in_word as u64;
+                        self.in_word = true;
+                    } else if c == SEP {
+                        self.in_word = false;
+                    }
+                    end += 1;
+                }
+                if self.want.lines {
+                    self.c.lines += bytecount::count(&data[i..end], b'\n') as u64;
+                }
+                end
+            };
+            self.c.chars += (end - i) as u64;
+            i = end;
+            // Non-ASCII characters.
+            while i < data.len() && data[i] >= 0x80 {
+                match decode(&data[i..]) {
+                    Utf8::Char(cp, n) => {
+                        self.wide_char(cp, wide);
+                        i += n;
+                    }
+                    Utf8::Invalid => i += 1,
+                    Utf8::Incomplete => {
+                        self.pending.extend_from_slice(&data[i..]);
+                        i = data.len();
+                    }
+                }
+            }
+        }
+    }
+
+    fn other_mb(&mut self, data: &[u8], wide: &mut WideTable) {
+        let mut buf = std::mem::take(&mut self.pending);
+        buf.extend_from_slice(data);
+        let mut i = 0;
+        while i < buf.len() {
+            let b = buf[i];
+            if b < 0x80 && locale_basic(b) {
+                self.c.chars += 1;
+                self.ascii_char(b);
+                i += 1;
+                continue;
+            }
+            match locale::mbrtowc_step(&buf[i..], &mut self.mbstate) {
+                None => i += 1,
+                Some((0, _)) => {
+                    self.pending = buf[i..].to_vec();
+                    return;
+                }
+                Some((n, cp)) => {
+                    if cp < 0x80 {
+                        self.c.chars += 1;
+                        self.ascii_char(cp as u8);
+                    } else {
+                        self.wide_char(cp, wide);
+                    }
+                    i += n;
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Counts {
+        self.c.maxlen = self.c.maxlen.max(self.linepos);
+        self.c
+    }
+}
+
+/// The index of the first byte >= 0x80 at or after `from` (or the length).
+fn next_non_ascii(data: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i + 8 <= data.len() {
+        let x = u64::from_le_bytes(data[i..i + 8].try_into().unwrap_or([0; 8]));
+        let high = x & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return i + (high.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < data.len() && data[i] < 0x80 {
+        i += 1;
+    }
+    i
+}
+
+/// ASCII characters every multi-byte encoding shares.
+fn locale_basic(b: u8) -> bool {
+    (0x20..0x7F).contains(&b) || (9..=13).contains(&b)
+}
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    let charset = locale::init();
+    let mut w = Want::default();
+    let mut files: Vec<OsString> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args);
+    loop {
+        let arg = match p.next() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => {
+                t.bad_option(e);
+                return 1;
+            }
+        };
+        match arg {
+            Short('c') | Long("bytes") => w.bytes = true,
+            Short('m') | Long("chars") => w.chars = true,
+            Short('l') | Long("lines") => w.lines = true,
+            Short('L') | Long("max-line-length") => w.maxlen = true,
+            Short('w') | Long("words") => w.words = true,
+            Long("help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            Long("version") => {
+                println!("ferry wc {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Value(v) => files.push(v),
+            other => {
+                t.bad_option(other.unexpected());
+                return 1;
+            }
+        }
+    }
+    if w.count() == 0 {
+        w.lines = true;
+        w.words = true;
+        w.bytes = true;
+    }
+    let named = !files.is_empty();
+    if files.is_empty() {
+        files.push("-".into());
+    }
+    let width = number_width(&files, &w);
+    let mut status = 0;
+    let mut total = Counts::default();
+    let mut wide = WideTable::new();
+    let mut out = String::new();
+    for f in &files {
+        let name = common::os_to_string(f);
+        let label = named.then_some(name.as_str());
+        match count_file(f, w, charset, &mut wide) {
+            Ok(c) => {
+                add(&mut total, &c);
+                line(&mut out, &c, &w, width, label);
+            }
+            Err((e, counts)) => {
+                t.file_error(&name, &e);
+                status = 1;
+                if let Some(c) = counts {
+                    add(&mut total, &c);
+                    line(&mut out, &c, &w, width, label);
+                }
+            }
+        }
+        if flush(&mut out).is_err() {
+            return 1;
+        }
+    }
+    if files.len() > 1 {
+        line(&mut out, &total, &w, width, Some("total"));
+    }
+    if let Err(e) = flush(&mut out) {
+        if common::is_broken_pipe(&e) {
+            common::die_of_sigpipe();
+        }
+        t.error(format_args!("write error: {}", common::describe(&e)));
+        return 1;
+    }
+    status
+}
+
+fn flush(out: &mut String) -> io::Result<()> {
+    let r = super::output::write_all_fd(out.as_bytes());
+    out.clear();
+    r
+}
+
+fn add(t: &mut Counts, c: &Counts) {
+    t.lines += c.lines;
+    t.words += c.words;
+    t.chars += c.chars;
+    t.bytes += c.bytes;
+    t.maxlen = t.maxlen.max(c.maxlen);
+}
+
+fn line(out: &mut String, c: &Counts, w: &Want, width: usize, label: Option<&str>) {
+    let mut first = true;
+    for (on, v) in [
+        (w.lines, c.lines),
+        (w.words, c.words),
+        (w.chars, c.chars),
+        (w.bytes, c.bytes),
+        (w.maxlen, c.maxlen),
+    ] {
+        if on {
+            if !first {
+                out.push(' ');
+            }
+            out.push_str(&format!("{v:>width$}"));
+            first = false;
+        }
+    }
+    if let Some(l) = label {
+        out.push(' ');
+        out.push_str(l);
+    }
+    out.push('\n');
+}
+
+/// GNU's column width: digits of the total size of the regular files, at
+/// least 7 if any input is not a regular file — and 1 when there is a
+/// single input and a single count, or when the first input cannot be
+/// examined.
+fn number_width(files: &[OsString], w: &Want) -> usize {
+    if files.len() == 1 && w.count() == 1 {
+        return 1;
+    }
+    let mut total: u64 = 0;
+    let mut min = 1;
+    for f in files {
+        let st = if f == "-" {
+            rustix::fs::fstat(std::io::stdin())
+        } else {
+            rustix::fs::stat(f.as_os_str())
+        };
+        // GNU skips inputs it cannot examine.
+        if let Ok(st) = st {
+            if common::is_reg(&st) {
+                total += st.st_size as u64;
+            } else {
+                min = 7;
+            }
+        }
+    }
+    let digits = total.to_string().len();
+    digits.max(min)
+}
+
+type Failure = (io::Error, Option<Counts>);
+
+fn strip(e: io::Error) -> io::Error {
+    match ferry::stream::os_error(&e) {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    }
+}
+
+fn count_file(
+    f: &OsString,
+    w: Want,
+    charset: Charset,
+    wide: &mut WideTable,
+) -> Result<Counts, Failure> {
+    let stream = if f == "-" {
+        Stream::stdin()
+    } else {
+        Stream::open(f, &OpenOptions::read_only())
+    };
+    let stream = match stream {
+        Ok(s) => s,
+        // GNU opens a directory, fails to read it, and still prints zeros.
+        Err(e) if ferry::stream::os_error(&e) == Some(libc::EISDIR) => {
+            return Err((strip(e), Some(Counts::default())))
+        }
+        Err(e) => return Err((strip(e), None)),
+    };
+    // Bytes only, of a regular file: its size, unread (as GNU does).
+    if w.bytes && w.count() == 1 {
+        if let Ok(n) = stream.len() {
+            let pos = stream.position();
+            if stream_is_regular(f) {
+                return Ok(Counts {
+                    bytes: n.saturating_sub(pos),
+                    ..Counts::default()
+                });
+            }
+        }
+    }
+    let mut counter = Counter::new(w, charset);
+    let mut stream = stream;
+    let g = stream.get_mut();
+    loop {
+        let r = match g.salloc(1 << 20) {
+            Ok(r) => r,
+            Err(e) => {
+                let partial = std::mem::replace(&mut counter, Counter::new(w, charset)).finish();
+                return Err((strip(e), Some(partial)));
+            }
+        };
+        if r.is_empty() {
+            break;
+        }
+        counter.feed(&r, wide);
+    }
+    Ok(counter.finish())
+}
+
+fn stream_is_regular(f: &OsString) -> bool {
+    let st = if f == "-" {
+        rustix::fs::fstat(std::io::stdin())
+    } else {
+        rustix::fs::stat(f.as_os_str())
+    };
+    st.map(|s| common::is_reg(&s)).unwrap_or(false)
+}

@@ -1,0 +1,96 @@
+//! `ferry wc` against GNU wc, in the C and UTF-8 locales.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
+
+#[test]
+fn every_count_on_every_input_in_both_locales() {
+    let c = Corpus::new();
+    // Multi-byte characters straddling the 1 MiB region boundaries.
+    std::fs::write(c.file("big-text"), gnu::texty(3 << 20, 77)).unwrap();
+    let mut files = c.files.clone();
+    files.push("big-text".into());
+    let opts: &[&[&str]] = &[
+        &[],
+        &["-l"],
+        &["-w"],
+        &["-m"],
+        &["-c"],
+        &["-L"],
+        &["-lw"],
+        &["-wm"],
+        &["-lwmcL"],
+        &["-cL"],
+    ];
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        for o in opts {
+            for f in &files {
+                let mut a = s(o);
+                a.push(f.clone());
+                same("wc", &a, None, c.path(), &env);
+            }
+            let mut a = s(o);
+            a.extend(files.iter().cloned());
+            same("wc", &a, None, c.path(), &env);
+        }
+    }
+}
+
+#[test]
+fn stdin_widths_totals_and_errors() {
+    let c = Corpus::new();
+    let text = gnu::texty(100_000, 21);
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        same("wc", &[], Some(&text), c.path(), &env);
+        same("wc", &s(&["-l"]), Some(&text), c.path(), &env);
+        same("wc", &s(&["-L", "-c"]), Some(&text), c.path(), &env);
+        same("wc", &s(&["-", "text2"]), Some(&text), c.path(), &env);
+        same("wc", &s(&["text2", "-"]), Some(b"x y\n"), c.path(), &env);
+        same("wc", &s(&["nonexistent", "text2"]), None, c.path(), &env);
+        same(
+            "wc",
+            &s(&["text2", "nonexistent", "crlf"]),
+            None,
+            c.path(),
+            &env,
+        );
+        same("wc", &s(&["-l", "nonexistent"]), None, c.path(), &env);
+        same("wc", &s(&["."]), None, c.path(), &env);
+        same("wc", &s(&["-w", ".", "utf8"]), None, c.path(), &env);
+        same("wc", &s(&["-z"]), None, c.path(), &env);
+        same("wc", &s(&["--bogus"]), None, c.path(), &env);
+        same("wc", &s(&["--", "-l"]), None, c.path(), &env);
+    }
+}
+
+#[test]
+fn stdin_redirected_from_a_regular_file() {
+    // Widths come from the file's size; -c alone reads nothing.
+    let c = Corpus::new();
+    for (prog, pre) in [(env!("CARGO_BIN_EXE_ferry"), vec!["wc"]), ("wc", vec![])] {
+        let _ = (prog, pre);
+    }
+    for args in [vec![], vec!["-c"], vec!["-lw"], vec!["-m"]] {
+        let run = |prog: &str, pre: &[&str]| {
+            std::process::Command::new(prog)
+                .args(pre)
+                .args(&args)
+                .env("LC_ALL", "C.UTF-8")
+                .stdin(std::fs::File::open(c.file("text")).unwrap())
+                .output()
+                .unwrap()
+        };
+        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["wc"]);
+        let gnu = run("wc", &[]);
+        assert_eq!(ours.stdout, gnu.stdout, "wc {args:?} < text");
+        assert_eq!(ours.status.code(), gnu.status.code());
+    }
+}
