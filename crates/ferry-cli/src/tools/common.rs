@@ -10,12 +10,15 @@ use std::os::fd::{AsFd, BorrowedFd};
 /// A running tool: its name, for messages.
 pub struct Tool {
     pub name: String,
+    /// diffutils (cmp, diff) prefix the --help hint with the tool's name.
+    pub hint_prefix: bool,
 }
 
 impl Tool {
     pub fn new(name: &str) -> Tool {
         Tool {
             name: format!("ferry {name}"),
+            hint_prefix: matches!(name, "cmp" | "diff"),
         }
     }
 
@@ -32,7 +35,14 @@ impl Tool {
     /// GNU's usage error: the message, then the `--help` hint.
     pub fn usage_error(&self, msg: fmt::Arguments<'_>) {
         self.error(msg);
-        eprintln!("Try '{} --help' for more information.", self.name);
+        if self.hint_prefix {
+            eprintln!(
+                "{}: Try '{} --help' for more information.",
+                self.name, self.name
+            );
+        } else {
+            eprintln!("Try '{} --help' for more information.", self.name);
+        }
     }
 
     /// Reports a bad option the way GNU getopt does.

@@ -145,3 +145,17 @@ pub fn mbrtowc_step(bytes: &[u8], state: &mut libc::mbstate_t) -> Option<(usize,
         n => Some((n, wc as u32)),
     }
 }
+
+/// True if messages are in the C or POSIX locale (after `init`), where POSIX
+/// wants some tools to word things differently (cmp says "char", not "byte").
+pub fn messages_in_c_locale() -> bool {
+    // SAFETY: a query (null locale), no change; the returned string is
+    // read at once.
+    unsafe {
+        let p = libc::setlocale(libc::LC_MESSAGES, std::ptr::null());
+        if p.is_null() {
+            return true;
+        }
+        matches!(CStr::from_ptr(p).to_bytes(), b"C" | b"POSIX")
+    }
+}

@@ -4,6 +4,7 @@
 //! read like GNU's with the tool named `ferry NAME`.
 
 mod cat;
+mod cmp;
 mod common;
 mod copy;
 mod locale;
@@ -11,7 +12,7 @@ mod output;
 mod wc;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat", "wc"];
+pub const TOOLS: &[&str] = &["cat", "cmp", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status.
@@ -19,6 +20,7 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
     let ctx = common::Tool::new(name);
     match name {
         "cat" => cat::main(&ctx, args),
+        "cmp" => cmp::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {
             ctx.error(format_args!("unknown tool"));

@@ -1,0 +1,444 @@
+//! `ferry cmp`: GNU cmp (diffutils). Both files come through alloc-stream
+//! regions (mapped for local files) and are compared a megabyte at a time
+//! with no copy; newlines are counted with SIMD only when a line number is
+//! going to be printed.
+
+use super::common::{self, Tool};
+use ferry::{OpenOptions, Stream};
+use std::ffi::OsString;
+use std::io;
+
+const HELP: &str = "Usage: ferry cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]
+Compare two files byte by byte.
+
+The optional SKIP1 and SKIP2 specify the number of bytes to skip
+at the beginning of each file (zero by default).
+
+  -l, --verbose          output byte numbers and differing byte values
+  -s, --quiet, --silent  suppress all normal output
+      --help             display this help and exit
+  -v, --version          output version information and exit
+
+If a FILE is '-' or missing, read standard input.
+Exit status is 0 if inputs are the same, 1 if different, 2 if trouble.
+";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    First,
+    All,
+    Silent,
+}
+
+const CHUNK: usize = 1 << 20;
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    super::locale::init();
+    let mut mode = Mode::First;
+    let mut ops: Vec<OsString> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args);
+    loop {
+        let arg = match p.next() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => {
+                t.bad_option(e);
+                return 2;
+            }
+        };
+        match arg {
+            Short('l') | Long("verbose") => mode = Mode::All,
+            Short('s') | Long("quiet") | Long("silent") => mode = Mode::Silent,
+            Long("help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            Short('v') | Long("version") => {
+                println!("ferry cmp {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Value(v) => ops.push(v),
+            other => {
+                t.bad_option(other.unexpected());
+                return 2;
+            }
+        }
+    }
+    if ops.is_empty() {
+        t.usage_error(format_args!("missing operand after 'cmp'"));
+        return 2;
+    }
+    if ops.len() > 4 {
+        t.usage_error(format_args!(
+            "extra operand '{}'",
+            common::os_to_string(&ops[4])
+        ));
+        return 2;
+    }
+    let mut skip = [0u64; 2];
+    for (k, s) in ops.iter().skip(2).enumerate() {
+        match parse_skip(s) {
+            Some(n) => skip[k] = n,
+            None => {
+                t.usage_error(format_args!(
+                    "invalid --ignore-initial value '{}'",
+                    common::os_to_string(s)
+                ));
+                return 2;
+            }
+        }
+    }
+    let a = ops[0].clone();
+    let b = ops.get(1).cloned().unwrap_or_else(|| "-".into());
+    match compare(t, &a, &b, skip, mode) {
+        Ok(code) => code,
+        Err(e) => {
+            if common::is_broken_pipe(&e) {
+                common::die_of_sigpipe();
+            }
+            2
+        }
+    }
+}
+
+/// SKIP operands: a number of bytes, with GNU's k/M/G… suffixes.
+fn parse_skip(s: &OsString) -> Option<u64> {
+    let s = s.to_str()?;
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let mult: u64 = match &s[digits..] {
+        "" => 1,
+        "kB" => 1000,
+        "K" | "KiB" | "k" => 1024,
+        "MB" => 1000 * 1000,
+        "M" | "MiB" => 1 << 20,
+        "GB" => 1000 * 1000 * 1000,
+        "G" | "GiB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
+    let r = if name == "-" {
+        Stream::stdin()
+    } else {
+        Stream::open(name, &OpenOptions::read_only())
+    };
+    r.map_err(|e| t.file_error(&common::os_to_string(name), &strip(e)))
+}
+
+fn strip(e: io::Error) -> io::Error {
+    match ferry::stream::os_error(&e) {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    }
+}
+
+/// Bytes left to read in a regular file (for -l's column width).
+fn remaining(name: &OsString, s: &Stream) -> Option<u64> {
+    let st = if name == "-" {
+        rustix::fs::fstat(std::io::stdin()).ok()?
+    } else {
+        rustix::fs::stat(name.as_os_str()).ok()?
+    };
+    common::is_reg(&st).then(|| (st.st_size as u64).saturating_sub(s.position()))
+}
+
+fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -> io::Result<i32> {
+    let (na, nb) = (common::os_to_string(an), common::os_to_string(bn));
+    // The same file, from the same place: equal without reading.
+    if an == bn && an != "-" && skip[0] == skip[1] {
+        if let Ok(st) = rustix::fs::stat(an.as_os_str()) {
+            if common::is_reg(&st) {
+                return Ok(0);
+            }
+        }
+    }
+    let Ok(mut sa) = open(t, an) else {
+        return Ok(2);
+    };
+    let Ok(mut sb) = open(t, bn) else {
+        return Ok(2);
+    };
+    for (s, (k, name)) in [&mut sa, &mut sb]
+        .into_iter()
+        .zip(skip.iter().zip([&na, &nb]))
+    {
+        if *k > 0 {
+            if s.seek_to(io::SeekFrom::Current(*k as i64)).is_err() {
+                // Not seekable: read and drop.
+                let mut left = *k;
+                while left > 0 {
+                    let r = s.salloc(left.min(CHUNK as u64) as usize).map_err(|e| {
+                        t.file_error(name, &strip(e));
+                        io::Error::other("")
+                    });
+                    let Ok(r) = r else { return Ok(2) };
+                    if r.is_empty() {
+                        break;
+                    }
+                    left -= r.len() as u64;
+                }
+            }
+        }
+    }
+    // Large regular files, first difference or silent: compare the two
+    // halves on two cores (memory bandwidth, not instructions, is the
+    // limit of one core here).
+    if mode != Mode::All && an != "-" && bn != "-" {
+        if let (Some(la), Some(lb)) = (remaining(an, &sa), remaining(bn, &sb)) {
+            let n = la.min(lb);
+            if n >= PARALLEL_MIN {
+                if let Some(Some(at)) = parallel_first_difference(an, bn, skip, n) {
+                    // A difference inside the common part: report it from
+                    // the sequential path, starting just before it.
+                    let start = at - at % CHUNK as u64;
+                    return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, mode);
+                } else if la == lb {
+                    // Equal over the whole (common) length.
+                    return Ok(0);
+                }
+                // Equal up to the shorter end: let the sequential path find
+                // the end (and count lines) from near there.
+                let start = n - n % CHUNK as u64;
+                return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, mode);
+            }
+        }
+    }
+    finish_from(t, (an, bn), &na, &nb, sa, sb, skip, 0, mode)
+}
+
+/// Files at least this large are compared on two threads.
+const PARALLEL_MIN: u64 = 64 << 20;
+
+/// The offset of the first difference in the first `n` bytes (after the
+/// skips), using two threads; `None` if the threads could not run (then
+/// the sequential path decides) and `Some(None)` if equal.
+fn parallel_first_difference(
+    an: &OsString,
+    bn: &OsString,
+    skip: [u64; 2],
+    n: u64,
+) -> Option<Option<u64>> {
+    let half = (n / 2) - (n / 2) % CHUNK as u64;
+    let part = |from: u64, to: u64| -> Option<Option<u64>> {
+        let sa = Stream::open(an, &OpenOptions::read_only()).ok()?;
+        let sb = Stream::open(bn, &OpenOptions::read_only()).ok()?;
+        let mut pos = from;
+        while pos < to {
+            let len = ((to - pos) as usize).min(CHUNK);
+            let ra = sa.salloc_at(len, io::SeekFrom::Start(skip[0] + pos)).ok()?;
+            let rb = sb.salloc_at(len, io::SeekFrom::Start(skip[1] + pos)).ok()?;
+            if ra.len() != len || rb.len() != len {
+                return None; // changed under us: let the sequential path see
+            }
+            if ra[..] != rb[..] {
+                return Some(Some(pos + first_difference(&ra, &rb) as u64));
+            }
+            pos += len as u64;
+        }
+        Some(None)
+    };
+    let (first, second) = std::thread::scope(|s| {
+        let h = s.spawn(|| part(half, n));
+        let first = part(0, half);
+        (first, h.join().ok().flatten())
+    });
+    match (first?, second?) {
+        (Some(at), _) => Some(Some(at)),
+        (None, Some(at)) => Some(Some(at)),
+        (None, None) => Some(None),
+    }
+}
+
+/// The sequential comparison, from `start` bytes past the skips.
+#[allow(clippy::too_many_arguments)]
+fn finish_from(
+    t: &Tool,
+    (an, bn): (&OsString, &OsString),
+    na: &str,
+    nb: &str,
+    mut sa: Stream,
+    mut sb: Stream,
+    skip: [u64; 2],
+    start: u64,
+    mode: Mode,
+) -> io::Result<i32> {
+    if start > 0 {
+        sa.seek_to(io::SeekFrom::Start(skip[0] + start))?;
+        sb.seek_to(io::SeekFrom::Start(skip[1] + start))?;
+    }
+    let width = if mode == Mode::All {
+        let m = [remaining(an, &sa), remaining(bn, &sb)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(i64::MAX as u64);
+        m.to_string().len()
+    } else {
+        0
+    };
+    let mut offset = start; // bytes compared and equal so far
+    let mut differ = false;
+    // Lines of a regular file A are counted lazily (by reading it again if
+    // a line number is needed); a pipe cannot be read again, so count as we go.
+    let eager = mode == Mode::First && remaining(an, &sa).is_none();
+    let (mut eager_nl, mut eager_last) = (0u64, false);
+    let mut out = super::output::Out::new();
+    let ga = sa.get_mut();
+    let gb = sb.get_mut();
+    loop {
+        let ra = match ga.salloc(CHUNK) {
+            Ok(r) => r,
+            Err(e) => {
+                t.file_error(&na, &strip(e));
+                return Ok(2);
+            }
+        };
+        let rb = match gb.salloc(CHUNK) {
+            Ok(r) => r,
+            Err(e) => {
+                t.file_error(&nb, &strip(e));
+                return Ok(2);
+            }
+        };
+        let n = ra.len().min(rb.len());
+        let (x, y) = (&ra[..n], &rb[..n]);
+        if x != y {
+            match mode {
+                Mode::Silent => return Ok(1),
+                Mode::First => {
+                    let i = first_difference(x, y);
+                    let in_chunk = bytecount::count(&x[..i], b'\n') as u64;
+                    drop((ra, rb));
+                    // Lines are counted only now, by reading A's equal part
+                    // again: identical files (the common case) never pay.
+                    let counted = if eager {
+                        Ok((eager_nl, eager_last))
+                    } else {
+                        newlines_in(&ga, skip[0], offset)
+                    };
+                    let newlines = match counted {
+                        Ok((n, _)) => n + in_chunk,
+                        Err(e) => {
+                            t.file_error(&na, &strip(e));
+                            return Ok(2);
+                        }
+                    };
+                    // POSIX says "char" in the C locale; diffutils says "byte"
+                    // elsewhere.
+                    let unit = if super::locale::messages_in_c_locale() {
+                        "char"
+                    } else {
+                        "byte"
+                    };
+                    let msg = format!(
+                        "{na} {nb} differ: {unit} {}, line {}\n",
+                        offset + i as u64 + 1,
+                        newlines + 1
+                    );
+                    out.write(msg.as_bytes())?;
+                    out.flush()?;
+                    return Ok(1);
+                }
+                Mode::All => {
+                    differ = true;
+                    for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                        if p != q {
+                            let line =
+                                format!("{:>width$} {:>3o} {:>3o}\n", offset + i as u64 + 1, p, q);
+                            out.write(line.as_bytes())?;
+                        }
+                    }
+                }
+            }
+        } else if eager && n > 0 {
+            eager_nl += bytecount::count(x, b'\n') as u64;
+            eager_last = x[n - 1] == b'\n';
+        }
+        offset += n as u64;
+        if ra.len() != rb.len() {
+            let a_shorter = ra.len() < rb.len();
+            drop((ra, rb));
+            // One ended first.
+            out.flush()?;
+            if mode == Mode::Silent {
+                return Ok(1);
+            }
+            let short = if a_shorter { &na } else { &nb };
+            if offset == 0 {
+                t.error(format_args!("EOF on {short} which is empty"));
+                return Ok(1);
+            }
+            if mode == Mode::All {
+                t.error(format_args!("EOF on {short} after byte {offset}"));
+                return Ok(1);
+            }
+            let counted = if eager {
+                Ok((eager_nl, eager_last))
+            } else {
+                newlines_in(&ga, skip[0], offset)
+            };
+            let (newlines, last_was_nl) = match counted {
+                Ok(x) => x,
+                Err(e) => {
+                    t.file_error(&na, &strip(e));
+                    return Ok(2);
+                }
+            };
+            if last_was_nl {
+                t.error(format_args!(
+                    "EOF on {short} after byte {offset}, line {newlines}"
+                ));
+            } else {
+                t.error(format_args!(
+                    "EOF on {short} after byte {offset}, in line {}",
+                    newlines + 1
+                ));
+            }
+            return Ok(1);
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    out.flush()?;
+    Ok(differ as i32)
+}
+
+/// Newlines in `len` bytes of the stream from `from`, and whether the last
+/// of those bytes is one. Reads them again (pipes cannot: there the stream
+/// still holds them only if they are in its current buffer, so this is
+/// only called for seekable inputs or short ones).
+fn newlines_in(g: &ferry::StreamGuard<'_>, from: u64, len: u64) -> io::Result<(u64, bool)> {
+    let mut n = 0u64;
+    let mut last = false;
+    let mut done = 0u64;
+    g.seek_to(io::SeekFrom::Start(from))?;
+    while done < len {
+        let want = (len - done).min(CHUNK as u64) as usize;
+        let r = g.salloc(want)?;
+        if r.is_empty() {
+            break;
+        }
+        n += bytecount::count(&r, b'\n') as u64;
+        last = r[r.len() - 1] == b'\n';
+        done += r.len() as u64;
+    }
+    Ok((n, last))
+}
+
+/// Index of the first differing byte of two equal-length slices that differ.
+fn first_difference(x: &[u8], y: &[u8]) -> usize {
+    // Narrow down in 4 KiB steps with the (vectorised) slice comparison.
+    let mut at = 0;
+    for (cx, cy) in x.chunks(4096).zip(y.chunks(4096)) {
+        if cx != cy {
+            return at + cx.iter().zip(cy).position(|(p, q)| p != q).unwrap_or(0);
+        }
+        at += cx.len();
+    }
+    at
+}

@@ -1,0 +1,167 @@
+//! `ferry cmp` against GNU cmp.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// Files that differ from a base in chosen places, and shorter copies.
+fn variants(c: &Corpus) -> Vec<String> {
+    let base = gnu::texty(3 << 20, 31);
+    let mut names = Vec::new();
+    let mut put = |name: &str, bytes: Vec<u8>| {
+        std::fs::write(c.file(name), bytes).unwrap();
+        names.push(name.to_string());
+    };
+    put("base", base.clone());
+    for (name, at) in [
+        ("diff-first", 0usize),
+        ("diff-mid", 1_500_000),
+        ("diff-at-chunk", 1 << 20),
+        ("diff-last", base.len() - 1),
+    ] {
+        let mut v = base.clone();
+        v[at] ^= 0x55;
+        put(name, v);
+    }
+    let mut many = base.clone();
+    for i in (0..many.len()).step_by(100_003) {
+        many[i] = many[i].wrapping_add(1);
+    }
+    put("diff-many", many);
+    put(
+        "prefix-nl",
+        base[..base.iter().position(|&b| b == b'\n').unwrap() + 1].to_vec(),
+    );
+    put("prefix-chunk", base[..1 << 20].to_vec());
+    put("prefix-odd", base[..1_234_567].to_vec());
+    names
+}
+
+#[test]
+fn pairs_in_every_mode() {
+    let c = Corpus::new();
+    let v = variants(&c);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for x in &v {
+        pairs.push(("base".into(), x.clone()));
+        pairs.push((x.clone(), "base".into()));
+    }
+    let small = [
+        "empty",
+        "one-byte",
+        "newline",
+        "no-trailing-newline",
+        "crlf",
+        "nul",
+        "utf8",
+        "bad-utf8",
+        "text2",
+    ];
+    for a in small {
+        for b in small {
+            pairs.push((a.into(), b.into()));
+        }
+    }
+    for (a, b) in &pairs {
+        for mode in [&[][..], &["-s"], &["-l"]] {
+            let mut args = s(mode);
+            args.extend([a.clone(), b.clone()]);
+            same("cmp", &args, None, c.path(), &[]);
+        }
+    }
+}
+
+#[test]
+fn skips_stdin_and_errors() {
+    let c = Corpus::new();
+    let _ = variants(&c);
+    let text2 = std::fs::read(c.file("text2")).unwrap();
+    for args in [
+        s(&["base", "diff-mid", "10", "10"]),
+        s(&["base", "diff-mid", "1500001", "1500001"]),
+        s(&["text2", "text2", "3", "0"]),
+        s(&["text2", "text2", "1K"]),
+        s(&["-l", "text2", "utf8", "2", "5"]),
+        s(&["text2", "text2", "x"]),
+        s(&["text2", "text2", "1", "2", "3"]),
+        s(&["text2", "nonexistent"]),
+        s(&["nonexistent", "text2"]),
+        s(&[".", "text2"]),
+        s(&["text2"]),
+        s(&["-", "text2"]),
+        s(&["text2", "-"]),
+        s(&[]),
+        s(&["-z", "a", "b"]),
+        s(&["--bogus", "a", "b"]),
+        s(&["text2", "text2"]),
+    ] {
+        same("cmp", &args, Some(&text2), c.path(), &[]);
+    }
+    same(
+        "cmp",
+        &s(&["-", "text2"]),
+        Some(b"different"),
+        c.path(),
+        &[],
+    );
+    // Outside the C locale diffutils says "byte", not "char".
+    same(
+        "cmp",
+        &s(&["base", "diff-mid"]),
+        None,
+        c.path(),
+        &[("LC_ALL", "C.UTF-8")],
+    );
+}
+
+#[test]
+fn large_files_compared_on_two_threads() {
+    // Past the parallel threshold (64 MiB): differences in either half, at
+    // the end, and a shorter file.
+    let c = Corpus::new();
+    let base = gnu::texty(80 << 20, 41);
+    std::fs::write(c.file("L"), &base).unwrap();
+    let mut put = |name: &str, at: Option<usize>, len: usize| {
+        let mut v = base[..len].to_vec();
+        if let Some(a) = at {
+            v[a] ^= 1;
+        }
+        std::fs::write(c.file(name), v).unwrap();
+    };
+    put("L-same", None, base.len());
+    put("L-first-half", Some(10 << 20), base.len());
+    put("L-second-half", Some(70 << 20), base.len());
+    put("L-both", Some(50 << 20), base.len());
+    put("L-short", None, (75 << 20) + 12345);
+    {
+        let mut v = std::fs::read(c.file("L-both")).unwrap();
+        v[20 << 20] ^= 1;
+        std::fs::write(c.file("L-both"), v).unwrap();
+    }
+    for other in [
+        "L-same",
+        "L-first-half",
+        "L-second-half",
+        "L-both",
+        "L-short",
+    ] {
+        for mode in [&[][..], &["-s"]] {
+            let mut a = s(mode);
+            a.extend(["L".to_string(), other.to_string()]);
+            same("cmp", &a, None, c.path(), &[]);
+            let mut a = s(mode);
+            a.extend([other.to_string(), "L".to_string()]);
+            same("cmp", &a, None, c.path(), &[]);
+        }
+    }
+    same(
+        "cmp",
+        &s(&["L", "L-second-half", "100", "100"]),
+        None,
+        c.path(),
+        &[],
+    );
+}
