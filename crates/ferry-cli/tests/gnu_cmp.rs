@@ -124,7 +124,7 @@ fn large_files_compared_on_two_threads() {
     let c = Corpus::new();
     let base = gnu::texty(80 << 20, 41);
     std::fs::write(c.file("L"), &base).unwrap();
-    let mut put = |name: &str, at: Option<usize>, len: usize| {
+    let put = |name: &str, at: Option<usize>, len: usize| {
         let mut v = base[..len].to_vec();
         if let Some(a) = at {
             v[a] ^= 1;

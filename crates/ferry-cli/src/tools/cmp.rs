@@ -166,21 +166,19 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -
         .into_iter()
         .zip(skip.iter().zip([&na, &nb]))
     {
-        if *k > 0 {
-            if s.seek_to(io::SeekFrom::Current(*k as i64)).is_err() {
-                // Not seekable: read and drop.
-                let mut left = *k;
-                while left > 0 {
-                    let r = s.salloc(left.min(CHUNK as u64) as usize).map_err(|e| {
-                        t.file_error(name, &strip(e));
-                        io::Error::other("")
-                    });
-                    let Ok(r) = r else { return Ok(2) };
-                    if r.is_empty() {
-                        break;
-                    }
-                    left -= r.len() as u64;
+        if *k > 0 && s.seek_to(io::SeekFrom::Current(*k as i64)).is_err() {
+            // Not seekable: read and drop.
+            let mut left = *k;
+            while left > 0 {
+                let r = s.salloc(left.min(CHUNK as u64) as usize).map_err(|e| {
+                    t.file_error(name, &strip(e));
+                    io::Error::other("")
+                });
+                let Ok(r) = r else { return Ok(2) };
+                if r.is_empty() {
+                    break;
                 }
+                left -= r.len() as u64;
             }
         }
     }
@@ -293,14 +291,14 @@ fn finish_from(
         let ra = match ga.salloc(CHUNK) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(&na, &strip(e));
+                t.file_error(na, &strip(e));
                 return Ok(2);
             }
         };
         let rb = match gb.salloc(CHUNK) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(&nb, &strip(e));
+                t.file_error(nb, &strip(e));
                 return Ok(2);
             }
         };
@@ -323,7 +321,7 @@ fn finish_from(
                     let newlines = match counted {
                         Ok((n, _)) => n + in_chunk,
                         Err(e) => {
-                            t.file_error(&na, &strip(e));
+                            t.file_error(na, &strip(e));
                             return Ok(2);
                         }
                     };
@@ -384,7 +382,7 @@ fn finish_from(
             let (newlines, last_was_nl) = match counted {
                 Ok(x) => x,
                 Err(e) => {
-                    t.file_error(&na, &strip(e));
+                    t.file_error(na, &strip(e));
                     return Ok(2);
                 }
             };
