@@ -7,12 +7,13 @@ mod cat;
 mod cmp;
 mod common;
 mod copy;
+mod cut;
 mod locale;
 mod output;
 mod wc;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat", "cmp", "wc"];
+pub const TOOLS: &[&str] = &["cat", "cmp", "cut", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status.
@@ -21,6 +22,7 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
     match name {
         "cat" => cat::main(&ctx, args),
         "cmp" => cmp::main(&ctx, args),
+        "cut" => cut::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {
             ctx.error(format_args!("unknown tool"));

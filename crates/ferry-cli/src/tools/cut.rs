@@ -1,0 +1,424 @@
+//! `ferry cut`: GNU cut. Lines are found in alloc-stream regions with
+//! `memchr` and cut in place; only the selected bytes are copied, once,
+//! into the output buffer.
+
+use super::common::{self, Tool};
+use super::output::Out;
+use ferry::{OpenOptions, Stream};
+use std::ffi::OsString;
+use std::io;
+
+const HELP: &str = "Usage: ferry cut OPTION... [FILE]...
+Print selected parts of lines from each FILE to standard output.
+
+With no FILE, or when FILE is -, read standard input.
+
+  -b, --bytes=LIST        select only these bytes
+  -c, --characters=LIST   select only these characters
+  -d, --delimiter=DELIM   use DELIM instead of TAB for field delimiter
+  -f, --fields=LIST       select only these fields;  also print any line
+                            that contains no delimiter character, unless
+                            the -s option is specified
+  -n                      (ignored)
+      --complement        complement the set of selected bytes, characters
+                            or fields
+  -s, --only-delimited    do not print lines not containing delimiters
+      --output-delimiter=STRING  use STRING as the output delimiter
+                            the default is to use the input delimiter
+  -z, --zero-terminated   line delimiter is NUL, not newline
+      --help        display this help and exit
+      --version     output version information and exit
+";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bytes,
+    Fields,
+}
+
+/// Selected positions: sorted, merged, 1-based inclusive ranges.
+struct Ranges(Vec<(u64, u64)>);
+
+impl Ranges {
+    #[inline]
+    fn selects(&self, i: u64) -> bool {
+        self.0.iter().any(|&(lo, hi)| lo <= i && i <= hi)
+    }
+
+    fn complement(&self) -> Ranges {
+        let mut out = Vec::new();
+        let mut next = 1u64;
+        for &(lo, hi) in &self.0 {
+            if lo > next {
+                out.push((next, lo - 1));
+            }
+            if hi == u64::MAX {
+                return Ranges(out);
+            }
+            next = hi + 1;
+        }
+        out.push((next, u64::MAX));
+        Ranges(out)
+    }
+}
+
+/// Quotes a value in messages as gnulib does: 'x' in the C locale, ‘x’ in
+/// UTF-8 ones.
+fn quote(s: &str, utf8: bool) -> String {
+    if utf8 {
+        format!("\u{2018}{s}\u{2019}")
+    } else {
+        format!("'{s}'")
+    }
+}
+
+/// Parses a LIST ("1,3-5,7-") as GNU does, with GNU's messages.
+fn parse_list(list: &str, kind: Kind, utf8: bool) -> Result<Ranges, String> {
+    let what = if kind == Kind::Fields {
+        "field value"
+    } else {
+        "byte/character position"
+    };
+    let numbered = if kind == Kind::Fields {
+        "fields are numbered from 1"
+    } else {
+        "byte/character positions are numbered from 1"
+    };
+    let mut v: Vec<(u64, u64)> = Vec::new();
+    for part in list.split([',', ' ', '\t']) {
+        if part.is_empty() {
+            continue;
+        }
+        let num = |s: &str| -> Result<u64, String> {
+            if !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("invalid {what} {}", quote(s, utf8)));
+            }
+            match s.parse::<u64>() {
+                Ok(0) => Err(numbered.to_string()),
+                Ok(n) => Ok(n),
+                Err(_) => Err(format!(
+                    "{} {}",
+                    if kind == Kind::Fields {
+                        "field number"
+                    } else {
+                        "byte/character offset"
+                    },
+                    quote(s, utf8) + " is too large"
+                )),
+            }
+        };
+        match part.split_once('-') {
+            None => {
+                let n = num(part)?;
+                v.push((n, n));
+            }
+            Some(("", "")) => return Err("invalid range with no endpoint: -".into()),
+            Some(("", hi)) => v.push((1, num(hi)?)),
+            Some((lo, "")) => v.push((num(lo)?, u64::MAX)),
+            Some((lo, hi)) => {
+                let (a, b) = (num(lo)?, num(hi)?);
+                if a > b {
+                    return Err("invalid decreasing range".into());
+                }
+                v.push((a, b));
+            }
+        }
+    }
+    if v.is_empty() {
+        return Err(format!(
+            "missing list of {}",
+            if kind == Kind::Fields {
+                "fields"
+            } else {
+                "byte/character positions"
+            }
+        ));
+    }
+    v.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (lo, hi) in v {
+        match merged.last_mut() {
+            // Overlapping ranges merge; adjacent ones stay apart (an output
+            // delimiter goes between them).
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    Ok(Ranges(merged))
+}
+
+struct Cut {
+    kind: Kind,
+    ranges: Ranges,
+    delim: u8,
+    out_delim: Option<Vec<u8>>,
+    only_delimited: bool,
+    eol: u8,
+    /// For -b: the selected prefix is one range from 1 (the common case).
+    prefix: Option<u64>,
+}
+
+impl Cut {
+    #[inline]
+    fn line(&self, line: &[u8], out: &mut Out) -> io::Result<()> {
+        match self.kind {
+            Kind::Bytes => self.bytes(line, out),
+            Kind::Fields => self.fields(line, out),
+        }
+    }
+
+    #[inline]
+    fn bytes(&self, line: &[u8], out: &mut Out) -> io::Result<()> {
+        if let Some(n) = self.prefix {
+            let k = (n.min(line.len() as u64)) as usize;
+            out.write(&line[..k])?;
+            return out.byte(self.eol);
+        }
+        let mut printed = false;
+        for &(lo, hi) in &self.ranges.0 {
+            if lo > line.len() as u64 {
+                break;
+            }
+            let a = (lo - 1) as usize;
+            let b = hi.min(line.len() as u64) as usize;
+            if let Some(d) = &self.out_delim {
+                if printed {
+                    out.write(d)?;
+                }
+            }
+            out.write(&line[a..b])?;
+            printed = true;
+        }
+        out.byte(self.eol)
+    }
+
+    fn fields(&self, line: &[u8], out: &mut Out) -> io::Result<()> {
+        if memchr::memchr(self.delim, line).is_none() {
+            if self.only_delimited {
+                return Ok(());
+            }
+            out.write(line)?;
+            return out.byte(self.eol);
+        }
+        let od: &[u8] = match &self.out_delim {
+            Some(d) => d,
+            None => std::slice::from_ref(&self.delim),
+        };
+        let mut printed = false;
+        for (k, field) in line.split(|&b| b == self.delim).enumerate() {
+            if self.ranges.selects(k as u64 + 1) {
+                if printed {
+                    out.write(od)?;
+                }
+                out.write(field)?;
+                printed = true;
+            }
+        }
+        out.byte(self.eol)
+    }
+}
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    let utf8 = super::locale::init() == super::locale::Charset::Utf8;
+    let mut list: Option<(Kind, String)> = None;
+    let mut delim: Option<String> = None;
+    let mut out_delim: Option<Vec<u8>> = None;
+    let mut only_delimited = false;
+    let mut complement = false;
+    let mut eol = b'\n';
+    let mut files: Vec<OsString> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args);
+    let usage = |msg: &str| {
+        t.usage_error(format_args!("{msg}"));
+        1
+    };
+    loop {
+        let arg = match p.next() {
+            Ok(Some(a)) => a,
+            Ok(None) => break,
+            Err(e) => {
+                t.bad_option(e);
+                return 1;
+            }
+        };
+        let kind = match arg {
+            Short('b') | Long("bytes") | Short('c') | Long("characters") => Some(Kind::Bytes),
+            Short('f') | Long("fields") => Some(Kind::Fields),
+            _ => None,
+        };
+        if let Some(k) = kind {
+            let v = match p.value() {
+                Ok(v) => common::os_to_string(&v),
+                Err(e) => {
+                    t.bad_option(e);
+                    return 1;
+                }
+            };
+            if list.is_some() {
+                return usage("only one list may be specified");
+            }
+            list = Some((k, v));
+            continue;
+        }
+        match arg {
+            Short('d') | Long("delimiter") => match p.value() {
+                Ok(v) => delim = Some(common::os_to_string(&v)),
+                Err(e) => {
+                    t.bad_option(e);
+                    return 1;
+                }
+            },
+            Long("output-delimiter") => match p.value() {
+                Ok(v) => {
+                    use std::os::unix::ffi::OsStrExt;
+                    out_delim = Some(v.as_bytes().to_vec())
+                }
+                Err(e) => {
+                    t.bad_option(e);
+                    return 1;
+                }
+            },
+            Short('n') => {}
+            Short('s') | Long("only-delimited") => only_delimited = true,
+            Long("complement") => complement = true,
+            Short('z') | Long("zero-terminated") => eol = 0,
+            Long("help") => {
+                print!("{HELP}");
+                return 0;
+            }
+            Long("version") => {
+                println!("ferry cut {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            Value(v) => files.push(v),
+            other => {
+                t.bad_option(other.unexpected());
+                return 1;
+            }
+        }
+    }
+    let Some((kind, list)) = list else {
+        return usage("you must specify a list of bytes, characters, or fields");
+    };
+    let delim = match &delim {
+        Some(d) if kind == Kind::Bytes => {
+            let _ = d;
+            return usage("an input delimiter may be specified only when operating on fields");
+        }
+        Some(d) if d.len() == 1 => d.as_bytes()[0],
+        Some(d) if d.is_empty() => b'\0',
+        Some(_) => return usage("the delimiter must be a single character"),
+        None => b'\t',
+    };
+    if only_delimited && kind == Kind::Bytes {
+        return usage(
+            "suppressing non-delimited lines makes sense\n\tonly when operating on fields",
+        );
+    }
+    let mut ranges = match parse_list(&list, kind, utf8) {
+        Ok(r) => r,
+        Err(m) => return usage(&m),
+    };
+    if complement {
+        ranges = ranges.complement();
+    }
+    let prefix = match (kind, ranges.0.as_slice(), &out_delim) {
+        (Kind::Bytes, [(1, hi)], _) => Some(*hi),
+        _ => None,
+    };
+    let cut = Cut {
+        kind,
+        ranges,
+        delim,
+        out_delim: if out_delim.as_ref().is_some_and(|d| d.is_empty()) && kind == Kind::Fields {
+            Some(Vec::new())
+        } else {
+            out_delim
+        },
+        only_delimited,
+        eol,
+        prefix,
+    };
+    if files.is_empty() {
+        files.push("-".into());
+    }
+    let mut out = Out::new();
+    let mut status = 0;
+    for f in &files {
+        let name = common::os_to_string(f);
+        match run_file(f, &cut, &mut out) {
+            Ok(()) => {}
+            Err((true, e)) => {
+                if common::is_broken_pipe(&e) {
+                    common::die_of_sigpipe();
+                }
+                t.error(format_args!("write error: {}", common::describe(&e)));
+                return 1;
+            }
+            Err((false, e)) => {
+                t.file_error(&name, &e);
+                status = 1;
+            }
+        }
+    }
+    if let Err(e) = out.flush() {
+        if common::is_broken_pipe(&e) {
+            common::die_of_sigpipe();
+        }
+        t.error(format_args!("write error: {}", common::describe(&e)));
+        return 1;
+    }
+    status
+}
+
+fn strip(e: io::Error) -> io::Error {
+    match ferry::stream::os_error(&e) {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    }
+}
+
+/// Cuts one input. Err((true, _)) is a write error, (false, _) a read one.
+fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Error)> {
+    let s = if f == "-" {
+        Stream::stdin()
+    } else {
+        Stream::open(f, &OpenOptions::read_only())
+    };
+    let mut s = s.map_err(|e| (false, strip(e)))?;
+    let g = s.get_mut();
+    // A line cut by the end of a region waits here for its end.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let r = g.salloc(1 << 20).map_err(|e| (false, strip(e)))?;
+        if r.is_empty() {
+            break;
+        }
+        let mut data: &[u8] = &r;
+        if !carry.is_empty() {
+            match memchr::memchr(cut.eol, data) {
+                Some(i) => {
+                    carry.extend_from_slice(&data[..i]);
+                    cut.line(&carry, out).map_err(|e| (true, e))?;
+                    carry.clear();
+                    data = &data[i + 1..];
+                }
+                None => {
+                    carry.extend_from_slice(data);
+                    continue;
+                }
+            }
+        }
+        let mut start = 0;
+        for i in memchr::memchr_iter(cut.eol, data) {
+            cut.line(&data[start..i], out).map_err(|e| (true, e))?;
+            start = i + 1;
+        }
+        carry.extend_from_slice(&data[start..]);
+    }
+    if !carry.is_empty() {
+        cut.line(&carry, out).map_err(|e| (true, e))?;
+    }
+    Ok(())
+}

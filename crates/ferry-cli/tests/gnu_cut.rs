@@ -1,0 +1,114 @@
+//! `ferry cut` against GNU cut.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn lists_fields_and_delimiters_on_every_input() {
+    let c = Corpus::new();
+    // Tab- and comma-separated data, ragged rows, empty fields.
+    let mut tsv = Vec::new();
+    for i in 0..3000 {
+        let cols = 1 + i % 7;
+        let row: Vec<String> = (0..cols)
+            .map(|k| {
+                if (i + k) % 5 == 0 {
+                    String::new()
+                } else {
+                    format!("r{i}c{k}")
+                }
+            })
+            .collect();
+        tsv.extend_from_slice(row.join("\t").as_bytes());
+        tsv.push(b'\n');
+    }
+    std::fs::write(c.file("tsv"), &tsv).unwrap();
+    std::fs::write(
+        c.file("csv"),
+        tsv.iter()
+            .map(|&b| if b == b'\t' { b',' } else { b })
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let mut files = c.files.clone();
+    files.extend(["tsv".to_string(), "csv".to_string()]);
+    let opts: &[&[&str]] = &[
+        &["-b1"],
+        &["-b1-10"],
+        &["-c1-10"],
+        &["-b3-"],
+        &["-b-4"],
+        &["-b2,4,6-8"],
+        &["-b1-2,3-4", "--output-delimiter=|"],
+        &["-b5-9", "--complement"],
+        &["-c2-", "--complement", "--output-delimiter=**"],
+        &["-b1-3,2-5"],
+        &["-n", "-b1-3"],
+        &["-f1"],
+        &["-f2"],
+        &["-f2-"],
+        &["-f-2"],
+        &["-f1,3,5"],
+        &["-f2", "-s"],
+        &["-f1,3", "--complement"],
+        &["-f1-2", "--output-delimiter=::"],
+        &["-d", ",", "-f2"],
+        &["-d,", "-f1,3", "-s"],
+        &["-d", " ", "-f2-3"],
+        &["-d,", "-f2", "--output-delimiter="],
+        &["-z", "-f1"],
+        &["-z", "-b1-3"],
+    ];
+    for o in opts {
+        for f in &files {
+            let mut a = s(o);
+            a.push(f.clone());
+            same("cut", &a, None, c.path(), &[]);
+        }
+    }
+}
+
+#[test]
+fn stdin_and_errors() {
+    let c = Corpus::new();
+    let text = gnu::texty(300_000, 4);
+    same("cut", &s(&["-b1-10"]), Some(&text), c.path(), &[]);
+    same("cut", &s(&["-f2", "-d", "a"]), Some(&text), c.path(), &[]);
+    same(
+        "cut",
+        &s(&["-b1", "-", "text2"]),
+        Some(b"stdin line\n"),
+        c.path(),
+        &[],
+    );
+    for bad in [
+        &["text2"][..],
+        &["-b1", "-f1", "text2"],
+        &["-b", "0", "text2"],
+        &["-f", "0", "text2"],
+        &["-b", "3-2", "text2"],
+        &["-b-", "text2"],
+        &["-bx", "text2"],
+        &["-fx", "text2"],
+        &["-d", "ab", "-f1", "text2"],
+        &["-d:", "-b1", "text2"],
+        &["-s", "-b1", "text2"],
+        &["-f1", "nonexistent", "text2"],
+        &["-b"],
+        &["--bogus"],
+        &["-b1", "."],
+    ] {
+        same("cut", &s(bad), None, c.path(), &[]);
+    }
+    same(
+        "cut",
+        &s(&["-bx", "text2"]),
+        None,
+        c.path(),
+        &[("LC_ALL", "C.UTF-8")],
+    );
+}
