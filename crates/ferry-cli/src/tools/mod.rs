@@ -7,13 +7,14 @@ mod cat;
 mod cmp;
 mod common;
 mod copy;
+mod cp;
 mod cut;
 mod locale;
 mod output;
 mod wc;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat", "cmp", "cut", "wc"];
+pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status.
@@ -22,6 +23,7 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
     match name {
         "cat" => cat::main(&ctx, args),
         "cmp" => cmp::main(&ctx, args),
+        "cp" => cp::main(&ctx, args),
         "cut" => cut::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {

@@ -1,0 +1,212 @@
+//! `ferry cp` against GNU cp: the same files, modes, messages and statuses;
+//! then what GNU cp does not have: sparse copies, --atomic, --progress, and
+//! two threads on large files.
+
+mod gnu;
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+
+/// A fresh directory with the same starting files.
+fn setup(dir: &Path) {
+    std::fs::write(dir.join("a"), b"hello\n").unwrap();
+    std::fs::set_permissions(dir.join("a"), std::fs::Permissions::from_mode(0o751)).unwrap();
+    std::fs::write(dir.join("b"), gnu::texty(200_000, 8)).unwrap();
+    std::fs::write(dir.join("old"), b"previous contents that are longer\n").unwrap();
+    std::fs::set_permissions(dir.join("old"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir(dir.join("d")).unwrap();
+    std::os::unix::fs::symlink("a", dir.join("lnk")).unwrap();
+    std::fs::write(dir.join("empty"), b"").unwrap();
+}
+
+/// Names, modes and contents of a directory tree.
+fn snapshot(dir: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut m = BTreeMap::new();
+    for e in walk(dir) {
+        let md = std::fs::symlink_metadata(&e).unwrap();
+        let rel = e.strip_prefix(dir).unwrap().display().to_string();
+        let data = if md.is_file() {
+            std::fs::read(&e).unwrap()
+        } else {
+            Vec::new()
+        };
+        m.insert(rel, (md.mode(), data));
+    }
+    m
+}
+
+fn walk(d: &Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.is_symlink() {
+            v.extend(walk(&p));
+        }
+        v.push(p);
+    }
+    v
+}
+
+fn run(prog: &str, pre: &[&str], args: &[&str], dir: &Path) -> (i32, String) {
+    let o = Command::new(prog)
+        .args(pre)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).replace("ferry cp", "cp"),
+    )
+}
+
+#[test]
+fn same_results_as_gnu_cp() {
+    for args in [
+        &["a", "new"][..],
+        &["a", "old"],
+        &["a", "d"],
+        &["a", "b", "d"],
+        &["-t", "d", "a", "b"],
+        &["-T", "a", "new"],
+        &["a", "a"],
+        &["a", "./a"],
+        &["a", "lnk"],
+        &["nofile", "x"],
+        &["a"],
+        &[],
+        &["a", "b", "old"],
+        &["d", "e"],
+        &["a", "nodir/x"],
+        &["-z", "a", "b"],
+        &["empty", "new"],
+        &["b", "old"],
+    ] {
+        let (g, f) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        setup(g.path());
+        setup(f.path());
+        let gnu = run("cp", &[], args, g.path());
+        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["cp"], args, f.path());
+        assert_eq!(ours, gnu, "cp {args:?}: status/messages differ");
+        assert_eq!(
+            snapshot(f.path()),
+            snapshot(g.path()),
+            "cp {args:?}: resulting files differ"
+        );
+    }
+}
+
+#[test]
+fn sparse_files_stay_sparse() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("sparse");
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(&src).unwrap();
+        f.write_all(b"start").unwrap();
+        f.seek(SeekFrom::Start(100 << 20)).unwrap();
+        f.write_all(b"middle").unwrap();
+        f.set_len(300 << 20).unwrap(); // a hole at the end too
+    }
+    let st = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cp", "sparse", "copy"])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (a, b) = (
+        std::fs::metadata(&src).unwrap(),
+        std::fs::metadata(d.path().join("copy")).unwrap(),
+    );
+    assert_eq!(a.len(), b.len());
+    assert!(
+        b.blocks() * 512 < 1 << 20,
+        "copy uses {} bytes on disk for 300 MiB of mostly holes",
+        b.blocks() * 512
+    );
+    let (x, y) = (
+        std::fs::read(&src).unwrap(),
+        std::fs::read(d.path().join("copy")).unwrap(),
+    );
+    assert!(x == y);
+}
+
+#[test]
+fn atomic_replaces_in_one_step_and_keeps_the_mode() {
+    let d = tempfile::tempdir().unwrap();
+    setup(d.path());
+    let before = std::fs::metadata(d.path().join("old")).unwrap().ino();
+    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cp", "--atomic", "b", "old"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", o);
+    let after = std::fs::metadata(d.path().join("old")).unwrap();
+    assert_ne!(
+        after.ino(),
+        before,
+        "--atomic must rename a new file into place"
+    );
+    assert_eq!(
+        after.mode() & 0o777,
+        0o600,
+        "the replaced file keeps its mode"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("old")).unwrap(),
+        std::fs::read(d.path().join("b")).unwrap()
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".ferry-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // A failing atomic copy leaves the target as it was and no temporary.
+    std::fs::write(d.path().join("keep"), b"keep me").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cp", "--atomic", "nofile", "keep"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(d.path().join("keep")).unwrap(), b"keep me");
+}
+
+#[test]
+fn large_copies_use_two_threads_and_show_progress() {
+    let d = tempfile::tempdir().unwrap();
+    let data = gnu::texty(150 << 20, 19);
+    std::fs::write(d.path().join("big"), &data).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cp", "--progress", "big", "copy"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!o.stderr.is_empty(), "--progress drew nothing");
+    assert!(
+        std::fs::read(d.path().join("copy")).unwrap() == data,
+        "150 MiB copy differs"
+    );
+}
+
+#[test]
+fn disk_full_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    setup(d.path());
+    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cp", "b", "/dev/full"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("error writing '/dev/full': No space left on device"),
+        "{e}"
+    );
+}
