@@ -31,7 +31,9 @@ with open(f'{d}/text', 'wb') as f:
 PY
 head -c $((size << 20)) /dev/urandom > "$dir/rand"
 cp "$dir/rand" "$dir/rand2"
-warm() { for f in "$@"; do cat "$f" > /dev/null; done; }
+# Warm the inputs, and let earlier writes reach the disk first: copies that
+# write a GiB are otherwise timed against whatever writeback is under way.
+warm() { sync; for f in "$@"; do cat "$f" > /dev/null; done; }
 declare -A T
 gnu_wc_l() { wc -l "$dir/text"; }
 ferry_wc_l() { "$ferry" wc -l "$dir/text"; }
@@ -45,9 +47,14 @@ gnu_cat_to_file() { cat "$dir/rand" > "$dir/out"; }
 ferry_cat_to_file() { "$ferry" cat "$dir/rand" > "$dir/out"; }
 gnu_cat_to_pipe() { cat "$dir/rand" | cat > /dev/null; }
 ferry_cat_to_pipe() { "$ferry" cat "$dir/rand" | cat > /dev/null; }
+gnu_cut_c1_10() { cut -c1-10 "$dir/text"; }
+ferry_cut_c1_10() { "$ferry" cut -c1-10 "$dir/text"; }
+gnu_cp() { cp "$dir/rand" "$dir/out"; }
+ferry_cp() { "$ferry" cp "$dir/rand" "$dir/out"; }
+inputs_cut_c1_10="text"; inputs_cp="rand"
 inputs_wc_l="text"; inputs_wc_w_C="text"; inputs_wc_w_UTF8="text"
 inputs_cmp="rand rand2"; inputs_cat_to_file="rand"; inputs_cat_to_pipe="rand"
-names=(wc_l wc_w_C wc_w_UTF8 cmp cat_to_file cat_to_pipe)
+names=(wc_l wc_w_C wc_w_UTF8 cmp cut_c1_10 cat_to_file cat_to_pipe cp)
 for ((r = 0; r < rounds; r++)); do
   for name in "${names[@]}"; do
     v="inputs_$name"; files=(); for i in ${!v}; do files+=("$dir/$i"); done
