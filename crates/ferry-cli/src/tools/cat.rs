@@ -3,7 +3,7 @@
 //! the formatting options run a GNU-identical state machine over stream
 //! regions.
 
-use super::common::{self, die_of_sigpipe, is_broken_pipe, Input, Tool};
+use super::common::{self, Input, Tool};
 use super::copy::{self, Side};
 use super::output::Out;
 use ferry::Stream;
@@ -57,14 +57,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut files: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match p.next() {
+        let arg = match common::next_arg(t, &mut p, 1) {
             Ok(Some(a)) => a,
             Ok(None) => break,
-            Err(e) => {
-                t.bad_option(e);
-                return 1;
-            }
+            Err(code) => return code,
         };
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return code;
+        }
         match arg {
             Short('A') | Long("show-all") => {
                 o.show_nonprinting = true;
@@ -89,14 +89,6 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             Short('T') | Long("show-tabs") => o.show_tabs = true,
             Short('u') => {}
             Short('v') | Long("show-nonprinting") => o.show_nonprinting = true,
-            Long("help") => {
-                print!("{HELP}");
-                return 0;
-            }
-            Long("version") => {
-                println!("ferry cat {}", env!("CARGO_PKG_VERSION"));
-                return 0;
-            }
             Value(v) => files.push(v),
             other => {
                 t.bad_option(other.unexpected());
@@ -122,11 +114,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         let name = common::os_to_string(f);
         if let Err((side, e)) = cat_one(f, o, out_st.as_ref(), &mut fmt, &mut out) {
             match side {
-                Side::Write if is_broken_pipe(&e) => die_of_sigpipe(),
-                Side::Write => {
-                    t.error(format_args!("write error: {}", common::describe(&e)));
-                    return 1;
-                }
+                Side::Write => return common::write_failed(t, &e),
                 Side::Read => {
                     if let Some(msg) = e.get_ref().filter(|_| e.raw_os_error().is_none()) {
                         t.error(format_args!("{name}: {msg}"));
@@ -139,11 +127,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
     }
     if let Err(e) = fmt.finish(&mut out).and_then(|_| out.flush()) {
-        if is_broken_pipe(&e) {
-            die_of_sigpipe();
-        }
-        t.error(format_args!("write error: {}", common::describe(&e)));
-        return 1;
+        return common::write_failed(t, &e);
     }
     status
 }
@@ -194,25 +178,18 @@ fn cat_one(
         .fd()
         .try_clone_to_owned()
         .map_err(|e| (Side::Read, e))?;
-    let stream = Stream::from_fd(fd).map_err(|e| (Side::Read, strip(e)))?;
+    let stream = Stream::from_fd(fd).map_err(|e| (Side::Read, common::os_only(e)))?;
     let g = stream.lock();
     loop {
-        let r = g.salloc(128 << 10).map_err(|e| (Side::Read, strip(e)))?;
+        let r = g
+            .salloc(128 << 10)
+            .map_err(|e| (Side::Read, common::os_only(e)))?;
         if r.is_empty() {
             break;
         }
         fmt.feed(&r, out).map_err(|e| (Side::Write, e))?;
     }
     Ok(())
-}
-
-/// A stream error carries the stream's own name; the tool prints the
-/// operand, so keep only the OS error.
-fn strip(e: io::Error) -> io::Error {
-    match ferry::stream::os_error(&e) {
-        Some(n) => io::Error::from_raw_os_error(n),
-        None => e,
-    }
 }
 
 fn open_input(file: &OsString) -> io::Result<Input> {

@@ -39,23 +39,19 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut ops: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match p.next() {
+        let arg = match common::next_arg(t, &mut p, 2) {
             Ok(Some(a)) => a,
             Ok(None) => break,
-            Err(e) => {
-                t.bad_option(e);
-                return 2;
-            }
+            Err(code) => return code,
         };
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return code;
+        }
         match arg {
             Short('l') | Long("verbose") => mode = Mode::All,
             Short('s') | Long("quiet") | Long("silent") => mode = Mode::Silent,
-            Long("help") => {
-                print!("{HELP}");
-                return 0;
-            }
-            Short('v') | Long("version") => {
-                println!("ferry cmp {}", env!("CARGO_PKG_VERSION"));
+            Short('v') => {
+                println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
                 return 0;
             }
             Value(v) => ops.push(v),
@@ -126,14 +122,7 @@ fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
     } else {
         Stream::open(name, &OpenOptions::read_only())
     };
-    r.map_err(|e| t.file_error(&common::os_to_string(name), &strip(e)))
-}
-
-fn strip(e: io::Error) -> io::Error {
-    match ferry::stream::os_error(&e) {
-        Some(n) => io::Error::from_raw_os_error(n),
-        None => e,
-    }
+    r.map_err(|e| t.file_error(&common::os_to_string(name), &common::os_only(e)))
 }
 
 /// Bytes left to read in a regular file (for -l's column width).
@@ -171,7 +160,7 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -
             let mut left = *k;
             while left > 0 {
                 let r = s.salloc(left.min(CHUNK as u64) as usize).map_err(|e| {
-                    t.file_error(name, &strip(e));
+                    t.file_error(name, &common::os_only(e));
                     io::Error::other("")
                 });
                 let Ok(r) = r else { return Ok(2) };
@@ -291,14 +280,14 @@ fn finish_from(
         let ra = match ga.salloc(CHUNK) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(na, &strip(e));
+                t.file_error(na, &common::os_only(e));
                 return Ok(2);
             }
         };
         let rb = match gb.salloc(CHUNK) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(nb, &strip(e));
+                t.file_error(nb, &common::os_only(e));
                 return Ok(2);
             }
         };
@@ -321,7 +310,7 @@ fn finish_from(
                     let newlines = match counted {
                         Ok((n, _)) => n + in_chunk,
                         Err(e) => {
-                            t.file_error(na, &strip(e));
+                            t.file_error(na, &common::os_only(e));
                             return Ok(2);
                         }
                     };
@@ -382,7 +371,7 @@ fn finish_from(
             let (newlines, last_was_nl) = match counted {
                 Ok(x) => x,
                 Err(e) => {
-                    t.file_error(na, &strip(e));
+                    t.file_error(na, &common::os_only(e));
                     return Ok(2);
                 }
             };

@@ -73,6 +73,55 @@ impl Tool {
     }
 }
 
+/// The next command-line argument; a bad one is reported GNU-style and
+/// becomes `Err(status)`.
+pub fn next_arg<'p>(
+    t: &Tool,
+    p: &'p mut lexopt::Parser,
+    status: i32,
+) -> Result<Option<lexopt::Arg<'p>>, i32> {
+    p.next().map_err(|e| {
+        t.bad_option(e);
+        status
+    })
+}
+
+/// The standard `--help` / `--version` answers; None for any other
+/// argument.
+pub fn common_arg(t: &Tool, arg: &lexopt::Arg<'_>, help: &str) -> Option<i32> {
+    match arg {
+        lexopt::Arg::Long("help") => {
+            print!("{help}");
+            Some(0)
+        }
+        lexopt::Arg::Long("version") => {
+            println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
+            Some(0)
+        }
+        _ => None,
+    }
+}
+
+/// Reports an error writing standard output: a reader that went away ends
+/// the process by SIGPIPE (silently, as GNU tools end); anything else is
+/// `write error: …` and status 1.
+pub fn write_failed(t: &Tool, e: &io::Error) -> i32 {
+    if is_broken_pipe(e) {
+        die_of_sigpipe();
+    }
+    t.error(format_args!("write error: {}", describe(e)));
+    1
+}
+
+/// Drops the stream's own naming from an error, keeping the OS error:
+/// tools print the operand themselves.
+pub fn os_only(e: io::Error) -> io::Error {
+    match ferry::stream::os_error(&e) {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    }
+}
+
 /// An OS error's text as C's `strerror` gives it.
 pub fn describe(e: &io::Error) -> String {
     ferry::stream::describe(e)

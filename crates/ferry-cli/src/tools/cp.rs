@@ -51,14 +51,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut ops: Vec<PathBuf> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match p.next() {
+        let arg = match common::next_arg(t, &mut p, 1) {
             Ok(Some(a)) => a,
             Ok(None) => break,
-            Err(e) => {
-                t.bad_option(e);
-                return 1;
-            }
+            Err(code) => return code,
         };
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return code;
+        }
         match arg {
             Long("atomic") => o.atomic = true,
             Long("progress") => o.progress = true,
@@ -70,14 +70,6 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 }
             },
             Short('T') | Long("no-target-directory") => no_target_dir = true,
-            Long("help") => {
-                print!("{HELP}");
-                return 0;
-            }
-            Long("version") => {
-                println!("ferry cp {}", env!("CARGO_PKG_VERSION"));
-                return 0;
-            }
             Value(v) => ops.push(v.into()),
             other => {
                 t.bad_option(other.unexpected());

@@ -234,14 +234,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         1
     };
     loop {
-        let arg = match p.next() {
+        let arg = match common::next_arg(t, &mut p, 1) {
             Ok(Some(a)) => a,
             Ok(None) => break,
-            Err(e) => {
-                t.bad_option(e);
-                return 1;
-            }
+            Err(code) => return code,
         };
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return code;
+        }
         let kind = match arg {
             Short('b') | Long("bytes") | Short('c') | Long("characters") => Some(Kind::Bytes),
             Short('f') | Long("fields") => Some(Kind::Fields),
@@ -283,14 +283,6 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             Short('s') | Long("only-delimited") => only_delimited = true,
             Long("complement") => complement = true,
             Short('z') | Long("zero-terminated") => eol = 0,
-            Long("help") => {
-                print!("{HELP}");
-                return 0;
-            }
-            Long("version") => {
-                println!("ferry cut {}", env!("CARGO_PKG_VERSION"));
-                return 0;
-            }
             Value(v) => files.push(v),
             other => {
                 t.bad_option(other.unexpected());
@@ -350,11 +342,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         match run_file(f, &cut, &mut out) {
             Ok(()) => {}
             Err((true, e)) => {
-                if common::is_broken_pipe(&e) {
-                    common::die_of_sigpipe();
-                }
-                t.error(format_args!("write error: {}", common::describe(&e)));
-                return 1;
+                return common::write_failed(t, &e);
             }
             Err((false, e)) => {
                 t.file_error(&name, &e);
@@ -363,20 +351,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
     }
     if let Err(e) = out.flush() {
-        if common::is_broken_pipe(&e) {
-            common::die_of_sigpipe();
-        }
-        t.error(format_args!("write error: {}", common::describe(&e)));
-        return 1;
+        return common::write_failed(t, &e);
     }
     status
-}
-
-fn strip(e: io::Error) -> io::Error {
-    match ferry::stream::os_error(&e) {
-        Some(n) => io::Error::from_raw_os_error(n),
-        None => e,
-    }
 }
 
 /// Cuts one input. Err((true, _)) is a write error, (false, _) a read one.
@@ -386,12 +363,12 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     } else {
         Stream::open(f, &OpenOptions::read_only())
     };
-    let mut s = s.map_err(|e| (false, strip(e)))?;
+    let mut s = s.map_err(|e| (false, common::os_only(e)))?;
     let g = s.get_mut();
     // A line cut by the end of a region waits here for its end.
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let r = g.salloc(1 << 20).map_err(|e| (false, strip(e)))?;
+        let r = g.salloc(1 << 20).map_err(|e| (false, common::os_only(e)))?;
         if r.is_empty() {
             break;
         }

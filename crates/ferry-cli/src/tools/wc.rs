@@ -446,28 +446,20 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut files: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match p.next() {
+        let arg = match common::next_arg(t, &mut p, 1) {
             Ok(Some(a)) => a,
             Ok(None) => break,
-            Err(e) => {
-                t.bad_option(e);
-                return 1;
-            }
+            Err(code) => return code,
         };
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return code;
+        }
         match arg {
             Short('c') | Long("bytes") => w.bytes = true,
             Short('m') | Long("chars") => w.chars = true,
             Short('l') | Long("lines") => w.lines = true,
             Short('L') | Long("max-line-length") => w.maxlen = true,
             Short('w') | Long("words") => w.words = true,
-            Long("help") => {
-                print!("{HELP}");
-                return 0;
-            }
-            Long("version") => {
-                println!("ferry wc {}", env!("CARGO_PKG_VERSION"));
-                return 0;
-            }
             Value(v) => files.push(v),
             other => {
                 t.bad_option(other.unexpected());
@@ -506,19 +498,15 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 }
             }
         }
-        if flush(&mut out).is_err() {
-            return 1;
+        if let Err(e) = flush(&mut out) {
+            return common::write_failed(t, &e);
         }
     }
     if files.len() > 1 {
         line(&mut out, &total, &w, width, Some("total"));
     }
     if let Err(e) = flush(&mut out) {
-        if common::is_broken_pipe(&e) {
-            common::die_of_sigpipe();
-        }
-        t.error(format_args!("write error: {}", common::describe(&e)));
-        return 1;
+        return common::write_failed(t, &e);
     }
     status
 }
@@ -592,13 +580,6 @@ fn number_width(files: &[OsString], w: &Want) -> usize {
 
 type Failure = (io::Error, Option<Counts>);
 
-fn strip(e: io::Error) -> io::Error {
-    match ferry::stream::os_error(&e) {
-        Some(n) => io::Error::from_raw_os_error(n),
-        None => e,
-    }
-}
-
 fn count_file(
     f: &OsString,
     w: Want,
@@ -614,9 +595,9 @@ fn count_file(
         Ok(s) => s,
         // GNU opens a directory, fails to read it, and still prints zeros.
         Err(e) if ferry::stream::os_error(&e) == Some(libc::EISDIR) => {
-            return Err((strip(e), Some(Counts::default())))
+            return Err((common::os_only(e), Some(Counts::default())))
         }
-        Err(e) => return Err((strip(e), None)),
+        Err(e) => return Err((common::os_only(e), None)),
     };
     // Bytes only, of a regular file: its size, unread (as GNU does).
     if w.bytes && w.count() == 1 {
@@ -638,7 +619,7 @@ fn count_file(
             Ok(r) => r,
             Err(e) => {
                 let partial = std::mem::replace(&mut counter, Counter::new(w, charset)).finish();
-                return Err((strip(e), Some(partial)));
+                return Err((common::os_only(e), Some(partial)));
             }
         };
         if r.is_empty() {
