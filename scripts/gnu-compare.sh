@@ -5,7 +5,7 @@
 # the ratio. Until `ferry bench asf` exists this is how issue 4's figures are
 # made.
 #
-#   scripts/gnu-compare.sh [ROUNDS] [SIZE_MIB]
+#   scripts/gnu-compare.sh [ROUNDS] [SIZE_MIB]      (CASES="wc_l cmp" for some)
 set -euo pipefail
 rounds=${1:-5}
 size=${2:-1024}
@@ -55,6 +55,8 @@ inputs_cut_c1_10="text"; inputs_cp="rand"
 inputs_wc_l="text"; inputs_wc_w_C="text"; inputs_wc_w_UTF8="text"
 inputs_cmp="rand rand2"; inputs_cat_to_file="rand"; inputs_cat_to_pipe="rand"
 names=(wc_l wc_w_C wc_w_UTF8 cmp cut_c1_10 cat_to_file cat_to_pipe cp)
+# CASES="cmp cut_c1_10" runs only those.
+if [ -n "${CASES:-}" ]; then read -r -a names <<< "$CASES"; fi
 for ((r = 0; r < rounds; r++)); do
   for name in "${names[@]}"; do
     v="inputs_$name"; files=(); for i in ${!v}; do files+=("$dir/$i"); done

@@ -119,31 +119,37 @@ impl BufMut {
     }
 
     /// Bytes that fit without reallocating: `len + tail_room`.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.block.cap() - self.head
     }
 
     /// Free bytes before the data, for [`prepend`](BufMut::prepend).
+    #[inline]
     pub fn head_room(&self) -> usize {
         self.head
     }
 
     /// Free bytes after the data.
+    #[inline]
     pub fn tail_room(&self) -> usize {
         self.block.cap() - self.head - self.len
     }
 
     /// Pointer to the first data byte.
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.data_ptr().as_ptr()
     }
 
+    #[inline]
     fn data_ptr(&self) -> NonNull<u8> {
         // SAFETY: head <= cap, so the pointer is inside (or one past) the block.
         unsafe { NonNull::new_unchecked(self.block.data().as_ptr().add(self.head)) }
     }
 
     /// The written bytes.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: head..head+len is inside the block, initialised, and only
         // this BufMut can reach it.
@@ -151,6 +157,7 @@ impl BufMut {
     }
 
     /// The written bytes, writable.
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as `as_slice`, and `&mut self` makes the access unique.
         unsafe { std::slice::from_raw_parts_mut(self.data_ptr().as_ptr(), self.len) }
@@ -159,6 +166,7 @@ impl BufMut {
     /// The tail room, to be filled and then [`commit`](BufMut::commit)ted.
     /// It holds whatever was there before (zeros, or a pool slot's old
     /// bytes), never uninitialised memory.
+    #[inline]
     pub fn spare_capacity_mut(&mut self) -> &mut [u8] {
         let tail = self.tail_room();
         // SAFETY: head+len..cap is inside the block and initialised (blocks
@@ -177,6 +185,7 @@ impl BufMut {
     /// m.commit(3);
     /// assert_eq!(&m[..], b"abc");
     /// ```
+    #[inline]
     pub fn commit(&mut self, n: usize) {
         assert!(
             n <= self.tail_room(),
@@ -188,10 +197,16 @@ impl BufMut {
 
     /// Makes sure at least `additional` bytes of tail room exist, moving the
     /// data to a larger block (keeping alignment and head room) if needed.
+    #[inline]
     pub fn reserve(&mut self, additional: usize) {
         if self.tail_room() >= additional {
             return;
         }
+        self.grow_tail(additional);
+    }
+
+    #[cold]
+    fn grow_tail(&mut self, additional: usize) {
         let need = self
             .head
             .checked_add(self.len)
@@ -248,6 +263,7 @@ impl BufMut {
     }
 
     /// Appends `bytes`, growing if needed.
+    #[inline]
     pub fn extend_from_slice(&mut self, bytes: &[u8]) {
         self.reserve(bytes.len());
         self.spare_capacity_mut()[..bytes.len()].copy_from_slice(bytes);
@@ -255,11 +271,13 @@ impl BufMut {
     }
 
     /// Keeps the first `len` bytes (the rest becomes tail room).
+    #[inline]
     pub fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }
 
     /// Empties the data; head room and capacity stay.
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
