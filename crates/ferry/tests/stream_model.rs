@@ -82,6 +82,31 @@ struct Harness<'s> {
 }
 
 impl<'s> Harness<'s> {
+    /// Every region still held and every Buf taken kept its bytes; frees
+    /// the regions.
+    fn check_held(&mut self) -> Result<(), TestCaseError> {
+        for (r, want) in self.reads.drain(..) {
+            prop_assert_eq!(&r[..], &want[..], "a held region changed");
+        }
+        for (b, want) in &self.bufs {
+            prop_assert_eq!(&b[..], &want[..], "a Buf taken from a region changed");
+        }
+        Ok(())
+    }
+
+    fn new(s: &'s Stream, initial: &[u8]) -> Harness<'s> {
+        Harness {
+            s,
+            model: initial.to_vec(),
+            pos: 0,
+            pending: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            last_write: None,
+            bufs: Vec::new(),
+        }
+    }
+
     /// Frees every write region and brings the model up to date (reads of
     /// bytes under outstanding write regions are not defined).
     fn settle(&mut self) {
@@ -248,26 +273,12 @@ impl<'s> Harness<'s> {
 }
 
 fn run(s: &Stream, initial: &[u8], ops: Vec<Op>) -> Result<Vec<u8>, TestCaseError> {
-    let mut h = Harness {
-        s,
-        model: initial.to_vec(),
-        pos: 0,
-        pending: Vec::new(),
-        reads: Vec::new(),
-        writes: Vec::new(),
-        last_write: None,
-        bufs: Vec::new(),
-    };
+    let mut h = Harness::new(s, initial);
     for op in ops {
         h.step(op)?;
     }
     h.settle();
-    for (r, want) in h.reads.drain(..) {
-        prop_assert_eq!(&r[..], &want[..]);
-    }
-    for (b, want) in &h.bufs {
-        prop_assert_eq!(&b[..], &want[..], "a Buf taken from a region changed");
-    }
+    h.check_held()?;
     s.flush().unwrap();
     prop_assert_eq!(s.len().unwrap(), h.model.len() as u64);
     Ok(h.model)
@@ -371,25 +382,11 @@ proptest! {
             }
         });
         let s = Stream::from_fd(r.into()).unwrap();
-        let mut h = Harness {
-            s: &s,
-            model: init.clone(),
-            pos: 0,
-            pending: Vec::new(),
-            reads: Vec::new(),
-            writes: Vec::new(),
-            last_write: None,
-            bufs: Vec::new(),
-        };
+        let mut h = Harness::new(&s, &init);
         for op in ops {
             h.step(op)?;
         }
-        for (r, want) in h.reads.drain(..) {
-            prop_assert_eq!(&r[..], &want[..]);
-        }
-        for (b, want) in &h.bufs {
-            prop_assert_eq!(&b[..], &want[..]);
-        }
+        h.check_held()?;
         // Drain the rest so the writer can finish, and check it too.
         let mut rest = Vec::new();
         (&s).read_to_end(&mut rest).unwrap();

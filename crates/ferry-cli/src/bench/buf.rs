@@ -2,14 +2,13 @@
 
 use super::files::{make_file, read_all, warm, Content};
 use super::measure::{compare, interleave, timed, Scale, Variant};
-use super::report::{json, table, Row, Target, Unit};
+use super::report::{Row, Target, Unit};
 use crate::size::parse_size;
 use clap::Args;
 use ferry::{Aggregate, Buf, BufMut, Pool, PoolConfig};
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -18,59 +17,28 @@ pub struct BufArgs {
     /// Size of the scratch file for the read() comparison (K, M, G suffixes).
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     size: u64,
-    /// Rounds; every variant runs once per round, interleaved (at least 5).
-    #[arg(long, default_value_t = 7)]
-    runs: usize,
-    /// Directory for the scratch file (default: the system temp directory).
-    #[arg(long)]
-    dir: Option<PathBuf>,
+    #[command(flatten)]
+    c: super::Common,
     /// Leave out the file-read comparison.
     #[arg(long)]
     no_file: bool,
-    /// Print the results as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Smoke test: a thousandth of the iterations. Checks that every
-    /// variant runs; its figures mean nothing.
-    #[arg(long)]
-    quick: bool,
 }
 
 pub fn run(a: BufArgs) -> Result<(), String> {
-    if a.runs < 5 {
-        return Err(format!(
-            "bench buf: --runs {} is too few; use at least 5",
-            a.runs
-        ));
-    }
-    let scale = Scale(if a.quick { 0.001 } else { 1.0 });
+    a.c.check("buf")?;
+    let scale = Scale(if a.c.quick { 0.001 } else { 1.0 });
     let mut rows = Vec::new();
-    let progress = |what: &str| {
-        if !a.json {
-            eprintln!("  measuring {what} …");
-        }
-    };
-    progress("Buf clone and slice vs bytes::Bytes");
-    rows.extend(clone_and_slice(a.runs, scale)?);
-    progress("pool alloc+free vs malloc");
-    rows.extend(pool_vs_malloc(a.runs, scale)?);
-    progress("Aggregate::split_to");
-    rows.extend(aggregate_split(a.runs, scale)?);
+    a.c.say("Buf clone and slice vs bytes::Bytes");
+    rows.extend(clone_and_slice(a.c.runs, scale)?);
+    a.c.say("pool alloc+free vs malloc");
+    rows.extend(pool_vs_malloc(a.c.runs, scale)?);
+    a.c.say("Aggregate::split_to");
+    rows.extend(aggregate_split(a.c.runs, scale)?);
     if !a.no_file {
-        progress(&format!("read() of a {}-byte cached file", a.size));
-        rows.extend(file_read(a.runs, a.size, a.dir.as_deref())?);
+        a.c.say(&format!("read() of a {}-byte cached file", a.size));
+        rows.extend(file_read(a.c.runs, a.size, a.c.dir.as_deref())?);
     }
-    if a.json {
-        println!("{}", json(&rows));
-    } else {
-        println!(
-            "{}",
-            table(
-                &format!("ferry bench buf — medians of {} interleaved runs", a.runs),
-                &rows
-            )
-        );
-    }
+    a.c.print("buf", &rows);
     Ok(())
 }
 

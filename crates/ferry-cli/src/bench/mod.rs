@@ -8,6 +8,58 @@ mod report;
 mod stream_ops;
 
 use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Options every `ferry bench` takes.
+#[derive(Args)]
+pub struct Common {
+    /// Rounds; every variant runs once per round, interleaved (at least 5).
+    #[arg(long, default_value_t = 7)]
+    pub runs: usize,
+    /// Directory for the scratch files (default: the system temp directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Print the results as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Smoke test: a small fraction of the work. Checks that every variant
+    /// runs; its figures mean nothing.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+impl Common {
+    /// Refuses fewer than 5 rounds.
+    pub fn check(&self, bench: &str) -> Result<(), String> {
+        if self.runs < 5 {
+            return Err(format!(
+                "bench {bench}: --runs {} is too few; use at least 5",
+                self.runs
+            ));
+        }
+        Ok(())
+    }
+
+    /// Progress on standard error (not with --json).
+    pub fn say(&self, what: &str) {
+        if !self.json {
+            eprintln!("  measuring {what} …");
+        }
+    }
+
+    /// Prints the rows as a table or JSON.
+    pub fn print(&self, bench: &str, rows: &[report::Row]) {
+        if self.json {
+            println!("{}", report::json(rows));
+        } else {
+            let title = format!(
+                "ferry bench {bench} — medians of {} interleaved runs",
+                self.runs
+            );
+            println!("{}", report::table(&title, rows));
+        }
+    }
+}
 
 #[derive(Args)]
 pub struct BenchArgs {

@@ -3,14 +3,13 @@
 
 use super::files::{make_file, open_warm, Content, Scratch};
 use super::measure::{compare, interleave, Samples, Scale, Variant};
-use super::report::{json, table, Row, Target, Unit};
+use super::report::{Row, Target, Unit};
 use crate::size::parse_size;
 use clap::Args;
 use ferry::stream::Backend;
 use ferry::{OpenOptions, Stream};
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[derive(Args)]
@@ -18,56 +17,22 @@ pub struct StreamOpsArgs {
     /// Size of the file for the sequential scan (K, M, G suffixes).
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     size: u64,
-    /// Rounds; every variant runs once per round, interleaved (at least 5).
-    #[arg(long, default_value_t = 7)]
-    runs: usize,
-    /// Directory for the scratch files (default: the system temp directory).
-    #[arg(long)]
-    dir: Option<PathBuf>,
-    /// Print the results as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Smoke test: small files. Checks that every variant runs; its figures
-    /// mean nothing.
-    #[arg(long)]
-    quick: bool,
+    #[command(flatten)]
+    c: super::Common,
 }
 
 pub fn run(a: StreamOpsArgs) -> Result<(), String> {
-    if a.runs < 5 {
-        return Err(format!(
-            "bench stream-ops: --runs {} is too few; use at least 5",
-            a.runs
-        ));
-    }
-    let scale = Scale(if a.quick { 1.0 / 64.0 } else { 1.0 });
-    let say = |what: &str| {
-        if !a.json {
-            eprintln!("  measuring {what} …");
-        }
-    };
+    a.c.check("stream-ops")?;
+    let scale = Scale(if a.c.quick { 1.0 / 64.0 } else { 1.0 });
     let mut rows = Vec::new();
-    say("64-byte records");
-    rows.extend(records(a.runs, scale, a.dir.as_deref())?);
-    say("a sequential scan with salloc(1 MiB)");
-    let size = if a.quick { 4 << 20 } else { a.size };
-    rows.extend(scan(a.runs, size, a.dir.as_deref())?);
-    say("line iteration");
-    rows.extend(lines(a.runs, scale, a.dir.as_deref())?);
-    if a.json {
-        println!("{}", json(&rows));
-    } else {
-        println!(
-            "{}",
-            table(
-                &format!(
-                    "ferry bench stream-ops — medians of {} interleaved runs",
-                    a.runs
-                ),
-                &rows
-            )
-        );
-    }
+    a.c.say("64-byte records");
+    rows.extend(records(a.c.runs, scale, a.c.dir.as_deref())?);
+    a.c.say("a sequential scan with salloc(1 MiB)");
+    let size = if a.c.quick { 4 << 20 } else { a.size };
+    rows.extend(scan(a.c.runs, size, a.c.dir.as_deref())?);
+    a.c.say("line iteration");
+    rows.extend(lines(a.c.runs, scale, a.c.dir.as_deref())?);
+    a.c.print("stream-ops", &rows);
     Ok(())
 }
 

@@ -57,14 +57,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut files: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match common::next_arg(t, &mut p, 1) {
-            Ok(Some(a)) => a,
-            Ok(None) => break,
-            Err(code) => return code,
-        };
-        if let Some(code) = common::common_arg(t, &arg, HELP) {
-            return code;
-        }
+        let arg = common::next_arg!(t, p, HELP, 1);
         match arg {
             Short('A') | Long("show-all") => {
                 o.show_nonprinting = true;

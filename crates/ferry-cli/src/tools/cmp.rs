@@ -39,14 +39,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut ops: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
-        let arg = match common::next_arg(t, &mut p, 2) {
-            Ok(Some(a)) => a,
-            Ok(None) => break,
-            Err(code) => return code,
-        };
-        if let Some(code) = common::common_arg(t, &arg, HELP) {
-            return code;
-        }
+        let arg = common::next_arg!(t, p, HELP, 2);
         match arg {
             Short('l') | Long("verbose") => mode = Mode::All,
             Short('s') | Long("quiet") | Long("silent") => mode = Mode::Silent,

@@ -73,9 +73,28 @@ impl Tool {
     }
 }
 
+/// The next argument of a tool's option loop: answers `--help` and
+/// `--version` (returning 0), reports a bad option (returning `$status`),
+/// leaves the loop at the end.
+macro_rules! next_arg {
+    ($t:expr, $p:expr, $help:expr, $status:expr) => {
+        match $crate::tools::common::next_arg_of($t, &mut $p, $status) {
+            Ok(Some(a)) => {
+                if let Some(code) = $crate::tools::common::common_arg($t, &a, $help) {
+                    return code;
+                }
+                a
+            }
+            Ok(None) => break,
+            Err(code) => return code,
+        }
+    };
+}
+pub(crate) use next_arg;
+
 /// The next command-line argument; a bad one is reported GNU-style and
 /// becomes `Err(status)`.
-pub fn next_arg<'p>(
+pub fn next_arg_of<'p>(
     t: &Tool,
     p: &'p mut lexopt::Parser,
     status: i32,

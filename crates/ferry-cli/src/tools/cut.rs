@@ -234,14 +234,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         1
     };
     loop {
-        let arg = match common::next_arg(t, &mut p, 1) {
-            Ok(Some(a)) => a,
-            Ok(None) => break,
-            Err(code) => return code,
-        };
-        if let Some(code) = common::common_arg(t, &arg, HELP) {
-            return code;
-        }
+        let arg = common::next_arg!(t, p, HELP, 1);
         let kind = match arg {
             Short('b') | Long("bytes") | Short('c') | Long("characters") => Some(Kind::Bytes),
             Short('f') | Long("fields") => Some(Kind::Fields),
