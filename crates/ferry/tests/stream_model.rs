@@ -284,14 +284,19 @@ fn run(s: &Stream, initial: &[u8], ops: Vec<Op>) -> Result<Vec<u8>, TestCaseErro
     Ok(h.model)
 }
 
-/// Only the operations a read-only stream allows.
-fn read_op() -> impl Strategy<Value = Op> {
-    let len = prop_oneof![
+/// Read lengths: tiny, small, around a page, and larger than a buffer.
+fn read_lens() -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![
         0usize..20,
         0usize..300,
         4000usize..9000,
         60_000usize..200_000
-    ];
+    ]
+}
+
+/// Only the operations a read-only stream allows.
+fn read_op() -> impl Strategy<Value = Op> {
+    let len = read_lens();
     prop_oneof![
         4 => (len.clone(), any::<bool>()).prop_map(|(l, k)| Op::Read(l, k)),
         2 => any::<usize>().prop_map(Op::FreeRead),
@@ -304,12 +309,7 @@ fn read_op() -> impl Strategy<Value = Op> {
 
 /// Only what a pipe allows: reads without seeking.
 fn pipe_op() -> impl Strategy<Value = Op> {
-    let len = prop_oneof![
-        0usize..20,
-        0usize..300,
-        4000usize..9000,
-        60_000usize..200_000
-    ];
+    let len = read_lens();
     prop_oneof![
         4 => (len.clone(), any::<bool>()).prop_map(|(l, k)| Op::Read(l, k)),
         2 => any::<usize>().prop_map(Op::FreeRead),
