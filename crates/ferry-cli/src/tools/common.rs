@@ -12,6 +12,8 @@ pub struct Tool {
     pub name: String,
     /// diffutils (cmp, diff) prefix the --help hint with the tool's name.
     pub hint_prefix: bool,
+    /// grep shows its usage line between the message and the hint.
+    pub usage_line: bool,
 }
 
 impl Tool {
@@ -19,6 +21,7 @@ impl Tool {
         Tool {
             name: format!("ferry {name}"),
             hint_prefix: matches!(name, "cmp" | "diff"),
+            usage_line: name == "grep",
         }
     }
 
@@ -35,6 +38,14 @@ impl Tool {
     /// GNU's usage error: the message, then the `--help` hint.
     pub fn usage_error(&self, msg: fmt::Arguments<'_>) {
         self.error(msg);
+        self.hint();
+    }
+
+    /// The usage line (grep) and the `--help` hint.
+    pub fn hint(&self) {
+        if self.usage_line {
+            eprintln!("Usage: {} [OPTION]... PATTERNS [FILE]...", self.name);
+        }
         if self.hint_prefix {
             eprintln!(
                 "{}: Try '{} --help' for more information.",

@@ -127,6 +127,12 @@ impl WideTable {
     }
 }
 
+/// A multi-byte decoder's initial shift state.
+pub fn initial_state() -> libc::mbstate_t {
+    // SAFETY: mbstate_t is plain data; all zeros is the initial state.
+    unsafe { std::mem::zeroed() }
+}
+
 /// One step of a multi-byte decoder in another encoding, via `mbrtowc`.
 /// Returns (bytes used, code point) or None for an invalid byte (skip one)
 /// and Some((0, _)) when the bytes end in the middle of a character.

@@ -9,12 +9,14 @@ mod common;
 mod copy;
 mod cp;
 mod cut;
+mod diff;
+mod grep;
 mod locale;
 mod output;
 mod wc;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "wc"];
+pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "diff", "grep", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status.
@@ -25,6 +27,8 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
         "cmp" => cmp::main(&ctx, args),
         "cp" => cp::main(&ctx, args),
         "cut" => cut::main(&ctx, args),
+        "diff" => diff::main(&ctx, args),
+        "grep" => grep::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {
             ctx.error(format_args!("unknown tool"));

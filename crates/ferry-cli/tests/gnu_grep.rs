@@ -1,0 +1,207 @@
+//! `ferry grep` against GNU grep, in the C and UTF-8 locales.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
+
+/// Lines of words from a small vocabulary, so words, prefixes and whole
+/// lines repeat and every option has something to select.
+fn words(n_lines: usize, seed: u64) -> Vec<u8> {
+    const W: &[&str] = &[
+        "ab", "abc", "cab", "the", "The", "THE", "x.y", "a*b", "foo_bar", "foo", "é", "Été",
+        "日本", "", " ", "\t", "12", "a1", "(ab)", "[x]",
+    ];
+    let mut x = seed | 1;
+    let mut v = Vec::new();
+    for _ in 0..n_lines {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let k = (x % 6) as usize;
+        let mut line = Vec::new();
+        for j in 0..k {
+            if j > 0 {
+                line.push(if (x >> (j + 8)) & 3 == 0 { b'-' } else { b' ' });
+            }
+            line.extend_from_slice(W[((x >> (8 * j + 16)) % W.len() as u64) as usize].as_bytes());
+        }
+        v.extend_from_slice(&line);
+        v.push(b'\n');
+    }
+    v
+}
+
+fn corpus() -> (Corpus, Vec<String>) {
+    let c = Corpus::new();
+    std::fs::write(c.file("words"), words(3000, 5)).unwrap();
+    // Lines straddling the 4 MiB regions and a last line with no newline.
+    let mut big = words(200_000, 9);
+    big.extend_from_slice(b"tail ab the");
+    std::fs::write(c.file("big-words"), big).unwrap();
+    // A NUL far into a text file: binary from GNU's buffer holding it
+    // (checked on its own: GNU's buffer grows with the longest line of
+    // earlier files, and where it cuts then differs).
+    let mut late = b"zzz\n".repeat(40_000);
+    late.extend_from_slice(b"ab\0ab\nab\n");
+    std::fs::write(c.file("late-nul"), late).unwrap();
+    let mut files = c.files.clone();
+    files.retain(|f| f != "text" && f != "long-line");
+    files.push("words".into());
+    (c, files)
+}
+
+#[test]
+fn options_on_every_input_in_both_locales() {
+    let (c, files) = corpus();
+    let opts: &[&[&str]] = &[
+        &[],
+        &["-c"],
+        &["-n"],
+        &["-v"],
+        &["-i"],
+        &["-w"],
+        &["-x"],
+        &["-l"],
+        &["-L"],
+        &["-q"],
+        &["-o"],
+        &["-cv"],
+        &["-nv"],
+        &["-oi"],
+        &["-ow"],
+        &["-xc"],
+        &["-wc"],
+        &["-H"],
+        &["-in"],
+        &["-lv"],
+        &["-m", "3"],
+        &["-c", "-m", "2"],
+        &["-on"],
+    ];
+    let patterns: &[&[&str]] = &[
+        &["ab"],
+        &["the"],
+        &["-F", "x.y"],
+        &["-F", "a*b"],
+        &["x.y"],
+        &["^ab"],
+        &["ab$"],
+        &["-E", "ab|the"],
+        &["-E", "(ab)+c?"],
+        &["-E", "a{1,2}b"],
+        &["[[:digit:]]"],
+        &["[^a-z ]"],
+        &["é"],
+        &["日本"],
+        &["a*"],
+        &["\\(ab\\)"],
+        &["foo\\|cab"],
+        &["-e", "the", "-e", "12"],
+        &["-E", "\\<ab\\>"],
+        &[""],
+    ];
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        for o in opts {
+            for p in patterns {
+                // Each pattern on all the small files at once (names
+                // prefixed), and on the binary ones singly.
+                let mut a = s(o);
+                a.extend(s(p));
+                let mut all = a.clone();
+                all.extend(files.iter().cloned());
+                same("grep", &all, None, c.path(), &env);
+                for f in ["nul", "late-nul"] {
+                    let mut one = a.clone();
+                    one.push(f.to_string());
+                    same("grep", &one, None, c.path(), &env);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn large_input_across_regions() {
+    let (c, _) = corpus();
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        for a in [
+            &["-c", "the"][..],
+            &["-n", "ab$"],
+            &["-v", "-c", "a"],
+            &["-o", "-E", "ab|x.y"],
+            &["-w", "-c", "foo"],
+            &["-x", "-n", "12"],
+            &["-i", "-c", "the"],
+        ] {
+            let mut a = s(a);
+            a.push("big-words".into());
+            same("grep", &a, None, c.path(), &env);
+        }
+    }
+}
+
+#[test]
+fn stdin_errors_and_statuses() {
+    let (c, _) = corpus();
+    let text = words(5000, 3);
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        for a in [
+            &["ab"][..],
+            &["-c", "ab"],
+            &["-n", "the", "-"],
+            &["-H", "ab"],
+            &["ab", "-", "words"],
+            &["--label=IN", "-H", "ab"],
+            &["nomatchatall"],
+            &["-q", "ab"],
+            &["-q", "nomatch"],
+        ] {
+            same("grep", &s(a), Some(&text), c.path(), &env);
+        }
+        for a in [
+            &["ab", "missing"][..],
+            &["ab", "missing", "words"],
+            &["-s", "ab", "missing", "words"],
+            &["-q", "ab", "missing", "words"],
+            &["-q", "ab", "words", "missing"],
+            &["-q", "nomatch", "words", "missing"],
+            &["ab", "."],
+            &["-E", "a{1"],
+            &["-E", "(ab"],
+            &["\\(ab"],
+            &["[ab"],
+            &["-c", "ab", "words", "empty", "one-byte"],
+            &["-l", "ab", "words", "empty", "nul", "binary"],
+            &["-L", "ab", "words", "empty", "nul"],
+            &[],
+            &["--bogus", "x"],
+            &["-e"],
+        ] {
+            same("grep", &s(a), None, c.path(), &env);
+        }
+    }
+}
+
+#[test]
+fn pattern_files() {
+    let (c, _) = corpus();
+    std::fs::write(c.file("pats"), b"the\n12\n").unwrap();
+    std::fs::write(c.file("nopats"), b"").unwrap();
+    for a in [
+        &["-f", "pats", "words"][..],
+        &["-c", "-f", "pats", "words"],
+        &["-f", "nopats", "words"],
+        &["-v", "-c", "-f", "nopats", "words"],
+        &["-f", "missing", "words"],
+    ] {
+        same("grep", &s(a), None, c.path(), &[]);
+    }
+}
