@@ -63,17 +63,18 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             Short('a') | Long("text") => o.text = true,
             Long("normal") => o.unified = None,
             Short('u') => o.unified = Some(3),
-            Long("unified") => {
-                let v = p.optional_value();
-                match v.map(|v| v.to_string_lossy().parse::<usize>()) {
-                    None => o.unified = Some(3),
-                    Some(Ok(n)) => o.unified = Some(n),
-                    Some(Err(_)) => return bad_context(t, "--unified"),
-                }
-            }
-            Short('U') => match p.value().map(|v| v.to_string_lossy().parse::<usize>()) {
-                Ok(Ok(n)) => o.unified = Some(n),
-                Ok(Err(_)) => return bad_context(t, "-U"),
+            Long("unified") => match p.optional_value().map(|v| v.to_string_lossy().into_owned()) {
+                None => o.unified = Some(3),
+                Some(v) => match v.parse::<usize>() {
+                    Ok(n) => o.unified = Some(n),
+                    Err(_) => return bad_context(t, &v),
+                },
+            },
+            Short('U') => match p.value().map(|v| v.to_string_lossy().into_owned()) {
+                Ok(v) => match v.parse::<usize>() {
+                    Ok(n) => o.unified = Some(n),
+                    Err(_) => return bad_context(t, &v),
+                },
                 Err(e) => {
                     t.bad_option(e);
                     return 2;
@@ -129,8 +130,8 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     }
 }
 
-fn bad_context(t: &Tool, opt: &str) -> i32 {
-    t.usage_error(format_args!("invalid context length for {opt}"));
+fn bad_context(t: &Tool, value: &str) -> i32 {
+    t.usage_error(format_args!("invalid context length '{value}'"));
     2
 }
 
@@ -223,19 +224,26 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     };
     if same_file || a.data[..] == b.data[..] {
         if o.report_same {
-            out.write(format!("Files {} and {} are identical\n", a.name, b.name).as_bytes())?;
+            let l = |k: usize, s: &Side| o.labels.get(k).cloned().unwrap_or_else(|| s.name.clone());
+            out.write(format!("Files {} and {} are identical\n", l(0, &a), l(1, &b)).as_bytes())?;
         }
         return Ok(0);
     }
+    // Labels stand for the names everywhere.
+    let (an_shown, bn_shown) = (
+        o.labels.first().cloned().unwrap_or_else(|| a.name.clone()),
+        o.labels.get(1).cloned().unwrap_or_else(|| b.name.clone()),
+    );
     let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
     if o.brief || binary {
         let what = if o.brief { "Files" } else { "Binary files" };
-        out.write(format!("{what} {} and {} differ\n", a.name, b.name).as_bytes())?;
+        out.write(format!("{what} {an_shown} and {bn_shown} differ\n").as_bytes())?;
         return Ok(1);
     }
     let la = lines(&a.data);
     let lb = lines(&b.data);
-    let changes = edit_script(&la, &lb);
+    // GNU keeps as many common lines beside the changes as it shows.
+    let changes = edit_script(&la, &lb, o.unified.unwrap_or(0));
     match o.unified {
         None => normal(out, &la, &lb, &changes)?,
         Some(ctx) => {
@@ -289,7 +297,7 @@ pub struct Change {
 }
 
 /// The edit script from `la` to `lb`, its groups slid as GNU slides them.
-fn edit_script(la: &[&[u8]], lb: &[&[u8]]) -> Vec<Change> {
+fn edit_script(la: &[&[u8]], lb: &[&[u8]], horizon: usize) -> Vec<Change> {
     let mut interner: Interner<&[u8]> = Interner::new(la.len() + lb.len());
     let ta: Vec<Token> = la.iter().map(|l| interner.intern(l)).collect();
     let tb: Vec<Token> = lb.iter().map(|l| interner.intern(l)).collect();
@@ -305,8 +313,21 @@ fn edit_script(la: &[&[u8]], lb: &[&[u8]]) -> Vec<Change> {
             db[y.start as usize..y.end as usize].fill(true);
         },
     );
-    shift_boundaries(&ta, &mut da, &db);
-    shift_boundaries(&tb, &mut db, &da);
+    // GNU diff sets aside the files' common first and last lines (all but
+    // `horizon` of them) before it looks for changes, so its slides stop
+    // there: slide within the same window.
+    let prefix = ta.iter().zip(&tb).take_while(|(x, y)| x == y).count();
+    let suffix = ta[prefix..]
+        .iter()
+        .rev()
+        .zip(tb[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let lo = prefix - prefix.min(horizon);
+    let keep = suffix - suffix.min(horizon);
+    let (ha, hb) = (ta.len() - keep, tb.len() - keep);
+    shift_boundaries(&ta[lo..ha], &mut da[lo..ha], &db[lo..hb]);
+    shift_boundaries(&tb[lo..hb], &mut db[lo..hb], &da[lo..ha]);
     changes_of(&da, &db)
 }
 

@@ -1,0 +1,218 @@
+//! `ferry diff` against GNU diff: normal and unified output on generated
+//! pairs of files, and the statuses and messages.
+
+mod gnu;
+use gnu::{same, Corpus};
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A file of `n` lines drawn from `vocab` distinct lines (small vocab:
+/// many repeats, so many equally short edit scripts).
+fn lines(r: &mut Rng, n: usize, vocab: u64) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|_| format!("line {}\n", r.below(vocab)).into_bytes())
+        .collect()
+}
+
+/// `a` with random deletions, insertions and changes.
+fn edit(r: &mut Rng, a: &[Vec<u8>], edits: usize, vocab: u64) -> Vec<Vec<u8>> {
+    let mut b = a.to_vec();
+    for _ in 0..edits {
+        let at = r.below(b.len() as u64 + 1) as usize;
+        match r.below(3) {
+            0 if at < b.len() => {
+                b.remove(at);
+            }
+            1 => b.insert(at, format!("new {}\n", r.below(vocab)).into_bytes()),
+            _ if at < b.len() => b[at] = format!("changed {}\n", r.below(vocab)).into_bytes(),
+            _ => {}
+        }
+    }
+    b
+}
+
+fn write(c: &Corpus, name: &str, l: &[Vec<u8>], trailing_newline: bool) {
+    let mut v = l.concat();
+    if !trailing_newline && v.last() == Some(&b'\n') {
+        v.pop();
+    }
+    std::fs::write(c.file(name), v).unwrap();
+}
+
+const FORMATS: &[&[&str]] = &[&[], &["-u"], &["-U", "0"], &["-U1"], &["-q"], &["-s"]];
+
+#[test]
+fn generated_pairs_in_every_format() {
+    let c = Corpus::new();
+    let mut r = Rng(0x9e3779b97f4a7c15);
+    for case in 0..120 {
+        // Unique-ish lines (one best script) and heavily repeated lines
+        // (many: GNU's choice among them is what is checked).
+        let vocab = if case % 2 == 0 { 1_000_000 } else { 4 };
+        let n = [0usize, 1, 2, 5, 20, 200][case % 6];
+        let a = lines(&mut r, n, vocab);
+        let b = edit(&mut r, &a, 1 + case % 7, vocab);
+        write(&c, "a", &a, case % 5 != 0);
+        write(&c, "b", &b, case % 7 != 0);
+        for f in FORMATS {
+            let mut args = s(f);
+            args.extend(s(&["a", "b"]));
+            same("diff", &args, None, c.path(), &[]);
+        }
+    }
+}
+
+#[test]
+fn fixed_inputs_statuses_and_errors() {
+    let c = Corpus::new();
+    std::fs::write(
+        c.file("text2-copy"),
+        std::fs::read(c.file("text2")).unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir(c.file("dir")).unwrap();
+    std::fs::write(c.file("dir/text2"), b"other\n").unwrap();
+    let pairs: &[[&str; 2]] = &[
+        ["text2", "text2-copy"],
+        ["text2", "text2"],
+        ["empty", "one-byte"],
+        ["newline", "empty"],
+        ["crlf", "blank-lines"],
+        ["no-trailing-newline", "newline"],
+        ["utf8", "bad-utf8"],
+        ["binary", "text2"],
+        ["nul", "newline"],
+        ["long-line", "no-trailing-newline"],
+        ["text2", "dir"],
+        ["dir", "text2"],
+        ["missing", "text2"],
+        ["text2", "missing"],
+    ];
+    for p in pairs {
+        for f in FORMATS {
+            let mut args = s(f);
+            args.extend(s(p));
+            same("diff", &args, None, c.path(), &[]);
+        }
+        let mut args = s(&["-a"]);
+        args.extend(s(p));
+        same("diff", &args, None, c.path(), &[]);
+    }
+    let text = std::fs::read(c.file("text2")).unwrap();
+    same("diff", &s(&["-", "text"]), Some(&text), c.path(), &[]);
+    same("diff", &s(&["text2", "-"]), Some(&text), c.path(), &[]);
+    same(
+        "diff",
+        &s(&["-u", "--label", "L1", "--label", "L2", "text2", "crlf"]),
+        None,
+        c.path(),
+        &[],
+    );
+    for bad in [
+        &[][..],
+        &["text2"],
+        &["a", "b", "c"],
+        &["--bogus", "a", "b"],
+        &["-U", "x", "a", "b"],
+    ] {
+        same("diff", &s(bad), None, c.path(), &[]);
+    }
+}
+
+/// Applies a normal-format diff of `a` (as `diff` prints it) and returns
+/// the result and how many lines it deletes and inserts.
+fn apply_normal(a: &[u8], script: &[u8]) -> (Vec<u8>, usize) {
+    let lines: Vec<&[u8]> = a.split_inclusive(|&b| b == b'\n').collect();
+    let mut out = Vec::new();
+    let mut next = 0usize; // next line of `a` not yet copied
+    let mut edits = 0;
+    let num = |s: &str| -> usize { s.parse().unwrap() };
+    let range = |s: &str| -> (usize, usize) {
+        match s.split_once(',') {
+            Some((x, y)) => (num(x), num(y)),
+            None => (num(s), num(s)),
+        }
+    };
+    let mut it = script.split_inclusive(|&b| b == b'\n').peekable();
+    while let Some(head) = it.next() {
+        let h = String::from_utf8_lossy(head).trim_end().to_string();
+        let k = h
+            .find(['a', 'd', 'c'])
+            .unwrap_or_else(|| panic!("bad hunk header {h:?}"));
+        let (l, op) = (&h[..k], h.as_bytes()[k]);
+        let (l0, l1) = range(l);
+        // Copy the unchanged lines before the hunk.
+        let upto = if op == b'a' { l0 } else { l0 - 1 };
+        out.extend(lines[next..upto].concat());
+        next = if op == b'a' { l0 } else { l1 };
+        let mut last_inserted = false;
+        while let Some(line) = it.peek() {
+            if line.starts_with(b"< ") || line.starts_with(b"---") {
+                edits += usize::from(line.starts_with(b"< "));
+                last_inserted = false;
+                it.next();
+            } else if line.starts_with(b"> ") {
+                edits += 1;
+                out.extend_from_slice(&line[2..]);
+                last_inserted = true;
+                it.next();
+            } else if line.starts_with(b"\\ ") {
+                // The inserted line before had no newline.
+                if last_inserted && out.last() == Some(&b'\n') {
+                    out.pop();
+                }
+                it.next();
+            } else {
+                break;
+            }
+        }
+    }
+    out.extend(lines[next..].concat());
+    (out, edits)
+}
+
+/// Files that share few lines in scattered places have many edit scripts of
+/// about the same length, and GNU's heuristics pick one its own way. Here
+/// ferry's script must turn the first file into the second, and be no
+/// longer than GNU's by more than a tenth.
+#[test]
+fn scattered_differences_give_a_correct_short_script() {
+    let c = Corpus::new();
+    for (x, y) in [("text", "text2"), ("text2", "text"), ("text", "utf8")] {
+        let a = std::fs::read(c.file(x)).unwrap();
+        let b = std::fs::read(c.file(y)).unwrap();
+        let run = |prog: &str, pre: &[&str]| {
+            let mut args: Vec<String> = pre.iter().map(|s| s.to_string()).collect();
+            args.extend(["-a".to_string(), x.to_string(), y.to_string()]);
+            gnu::run(prog, &args, None, c.path(), &[])
+        };
+        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["diff"]);
+        let theirs = run("diff", &[]);
+        assert_eq!(ours.code, 1);
+        assert_eq!(theirs.code, 1);
+        let (got, our_edits) = apply_normal(&a, &ours.stdout);
+        assert!(got == b, "{x} -> {y}: ferry's script does not rebuild {y}");
+        let (gb, gnu_edits) = apply_normal(&a, &theirs.stdout);
+        assert!(gb == b, "the test's applier misreads GNU's script");
+        assert!(
+            our_edits * 10 <= gnu_edits * 11,
+            "{x} -> {y}: ferry edits {our_edits} lines, GNU {gnu_edits}"
+        );
+    }
+}
