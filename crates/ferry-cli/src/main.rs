@@ -3,6 +3,7 @@
 mod bench;
 mod size;
 mod tools;
+mod variants;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -31,6 +32,10 @@ fn main() -> ExitCode {
     let mut args = std::env::args_os();
     let _argv0 = args.next();
     if let Some(tool) = args.next().and_then(|a| a.into_string().ok()) {
+        if tool == "variant" {
+            let code = variants::main(args.collect());
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
         if tools::TOOLS.contains(&tool.as_str()) {
             let code = tools::run(&tool, args.collect());
             return ExitCode::from(code.clamp(0, 255) as u8);

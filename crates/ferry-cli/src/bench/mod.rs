@@ -1,6 +1,7 @@
 //! `ferry bench`: whole-program comparisons, ferry and its baseline side by
 //! side in one run, interleaved, medians of several runs, ratios quoted.
 
+mod asf;
 mod buf;
 mod files;
 mod measure;
@@ -75,11 +76,16 @@ enum Which {
     /// Alloc streams against std::io: 64-byte records, a sequential scan,
     /// line iteration, buffered and mapped backends.
     StreamOps(stream_ops::StreamOpsArgs),
+    /// The ASF paper's experiment: cat, cp, wc, cmp, cut, grep -c and diff
+    /// as std / compat / asi programs, the ferry command and the GNU tool
+    /// (ripgrep, uutils cat when installed), interleaved.
+    Asf(asf::AsfArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
     match args.which {
         Which::Buf(a) => buf::run(a),
         Which::StreamOps(a) => stream_ops::run(a),
+        Which::Asf(a) => asf::run(a),
     }
 }

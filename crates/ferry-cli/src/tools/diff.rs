@@ -13,7 +13,7 @@ use super::output::Out;
 use ferry::Buf;
 use imara_diff::intern::{Interner, Token};
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Write};
 use std::ops::Range;
 
 const HELP: &str = "Usage: ferry diff [OPTION]... FILES
@@ -258,6 +258,17 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     Ok(1)
 }
 
+/// A normal-format diff of `a` and `b` (no binary check): 0 if they are
+/// the same, 1 if not. For the benchmark variants.
+pub fn diff_normal(a: &[u8], b: &[u8], out: &mut dyn Write) -> io::Result<i32> {
+    if a == b {
+        return Ok(0);
+    }
+    let (la, lb) = (lines(a), lines(b));
+    normal(out, &la, &lb, &edit_script(&la, &lb, 0))?;
+    Ok(1)
+}
+
 /// The name an error about operand `name` shows (DIR/FILE for a directory).
 fn dir_name(name: &OsString, other: &OsString) -> String {
     if std::fs::metadata(name).is_ok_and(|m| m.is_dir()) {
@@ -455,16 +466,16 @@ fn range(r: &Range<usize>) -> String {
     }
 }
 
-fn line(out: &mut Out, prefix: &[u8], l: &[u8]) -> io::Result<()> {
-    out.write(prefix)?;
-    out.write(l)?;
+fn line(out: &mut dyn Write, prefix: &[u8], l: &[u8]) -> io::Result<()> {
+    out.write_all(prefix)?;
+    out.write_all(l)?;
     if l.last() != Some(&b'\n') {
-        out.write(b"\n\\ No newline at end of file\n")?;
+        out.write_all(b"\n\\ No newline at end of file\n")?;
     }
     Ok(())
 }
 
-fn normal(out: &mut Out, la: &[&[u8]], lb: &[&[u8]], changes: &[Change]) -> io::Result<()> {
+fn normal(out: &mut dyn Write, la: &[&[u8]], lb: &[&[u8]], changes: &[Change]) -> io::Result<()> {
     for c in changes {
         let head = if c.a.is_empty() {
             format!("{}a{}\n", c.a.start, range(&c.b))
@@ -473,12 +484,12 @@ fn normal(out: &mut Out, la: &[&[u8]], lb: &[&[u8]], changes: &[Change]) -> io::
         } else {
             format!("{}c{}\n", range(&c.a), range(&c.b))
         };
-        out.write(head.as_bytes())?;
+        out.write_all(head.as_bytes())?;
         for l in &la[c.a.clone()] {
             line(out, b"< ", l)?;
         }
         if !c.a.is_empty() && !c.b.is_empty() {
-            out.write(b"---\n")?;
+            out.write_all(b"---\n")?;
         }
         for l in &lb[c.b.clone()] {
             line(out, b"> ", l)?;

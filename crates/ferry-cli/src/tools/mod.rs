@@ -15,6 +15,8 @@ mod locale;
 mod output;
 mod wc;
 
+pub use diff::diff_normal;
+
 /// The tools, by name.
 pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "diff", "grep", "wc"];
 

@@ -70,3 +70,14 @@ impl Out {
         Ok(())
     }
 }
+
+impl io::Write for Out {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        Out::write(self, data)?;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Out::flush(self)
+    }
+}

@@ -27,6 +27,9 @@ pub struct Matcher {
     /// Forward DFA that reports every match end (MatchKind::All): the
     /// longest match from a start for `-o`, every shorter one for `-w`.
     ends: Option<(DFA, Cache)>,
+    /// A single literal pattern matched anywhere, case and all: found with
+    /// a vectorised substring search (no regex call per match).
+    literal: Option<memchr::memmem::Finder<'static>>,
 }
 
 impl Matcher {
@@ -37,6 +40,21 @@ impl Matcher {
         ignore_case: bool,
         whole: Whole,
     ) -> Result<Matcher, String> {
+        let special: &[u8] = match flavor.syntax {
+            Syntax::Fixed => b"",
+            Syntax::Basic => b"\\[].*^$",
+            Syntax::Extended => b"\\[].*^$+?{}()|",
+        };
+        let literal = match patterns {
+            [p] if whole == Whole::Any
+                && !ignore_case
+                && !p.is_empty()
+                && !p.iter().any(|b| special.contains(b)) =>
+            {
+                Some(memchr::memmem::Finder::new(p).into_owned())
+            }
+            _ => None,
+        };
         let mut alts = Vec::with_capacity(patterns.len());
         for p in patterns {
             alts.push(pattern::translate(p, &flavor)?);
@@ -86,6 +104,7 @@ impl Matcher {
             word: whole == Whole::Word,
             utf8: flavor.utf8,
             ends,
+            literal,
         })
     }
 
@@ -214,6 +233,9 @@ impl Matcher {
     /// is selected).
     #[inline]
     pub fn first_line_match(&mut self, hay: &[u8], at: usize) -> Option<usize> {
+        if let Some(f) = &self.literal {
+            return f.find(&hay[at..]).map(|i| at + i);
+        }
         if self.word {
             return self.find_at(hay, at).map(|(s, _)| s);
         }

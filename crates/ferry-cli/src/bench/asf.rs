@@ -1,0 +1,503 @@
+//! `ferry bench asf`: the Alloc Stream Facility paper's experiment on this
+//! machine (its Figures 10–11, and with `--backend buffered` its Tables
+//! 2–3): every tool as std / compat / asi programs, the real `ferry`
+//! command, the GNU tool and (where installed) ripgrep and uutils cat, run
+//! as processes, interleaved, inputs warmed right before each run.
+
+use super::files::{make_file, warm, Content, Scratch};
+use super::measure::{interleave, Samples, Variant};
+use crate::size::parse_size;
+use clap::{Args, ValueEnum};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Auto,
+    Mmap,
+    Buffered,
+}
+
+#[derive(Args)]
+pub struct AsfArgs {
+    /// Size of each generated input (K, M, G suffixes); diff uses at most
+    /// 100 MiB per file.
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
+    size: u64,
+    /// The alloc-stream backend the ferry programs use (FERRY_BACKEND).
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendArg,
+    /// Only these tools (comma-separated: cat,cat-pipe,cp,wc,wc-l,cmp,cut,grep-c,diff).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    #[command(flatten)]
+    c: super::Common,
+}
+
+/// Where a program's standard output goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sink {
+    /// A scratch file (created fresh for each run).
+    File,
+    /// A pipe drained by `splice` into /dev/null (a consumer that is never
+    /// the bottleneck).
+    Pipe,
+    /// Discarded (a few bytes of counts).
+    Null,
+}
+
+/// One program to time.
+struct Program {
+    name: String,
+    argv: Vec<String>,
+    sink: Sink,
+}
+
+/// One benchmarked tool: its inputs and its programs.
+struct Tool {
+    name: &'static str,
+    inputs: Vec<PathBuf>,
+    bytes: u64,
+    programs: Vec<Program>,
+}
+
+/// The first of `names` on PATH.
+fn which(names: &[&str]) -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    for n in names {
+        for d in std::env::split_paths(&path) {
+            let p = d.join(n);
+            if p.is_file() {
+                return Some(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    None
+}
+
+pub fn run(a: AsfArgs) -> Result<(), String> {
+    a.c.check("asf")?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let me = me.to_string_lossy().into_owned();
+    let size = if a.c.quick { 8 << 20 } else { a.size };
+    let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let backend = match a.backend {
+        BackendArg::Auto => "auto",
+        BackendArg::Mmap => "mmap",
+        BackendArg::Buffered => "buffered",
+    };
+    let mut missing = Vec::new();
+    let rg = which(&["rg"]);
+    let uu = which(&["uu-cat", "uu_cat", "uutils-cat"]);
+    if rg.is_none() {
+        missing.push("ripgrep (rg)");
+    }
+    if uu.is_none() {
+        missing.push("uutils cat (uu-cat, uu_cat or uutils-cat)");
+    }
+    for (t, bin) in [
+        ("GNU coreutils", "cat"),
+        ("GNU diffutils", "cmp"),
+        ("GNU grep", "grep"),
+    ] {
+        if which(&[bin]).is_none() {
+            missing.push(t);
+        }
+    }
+    if !a.c.json {
+        eprintln!("  generating inputs of {size} bytes in {} …", dir.display());
+    }
+    let text = make_file(size, Some(&dir), Content::Text, "asf-text")?;
+    let random = make_file(size, Some(&dir), Content::Random, "asf-random")?;
+    let random2 = copy_of(&random, "asf-random-copy")?;
+    let dsize = size.min(100 << 20);
+    let (da, db) = diff_pair(dsize, &dir)?;
+    let out = Scratch {
+        path: dir.join(format!("ferry-bench-asf-out-{}.dat", std::process::id())),
+    };
+    let o = out.path.to_string_lossy().into_owned();
+    let p = |x: &Scratch| x.path.to_string_lossy().into_owned();
+    let (t, r, r2, a1, b1) = (p(&text), p(&random), p(&random2), p(&da), p(&db));
+    let variant = |k: &str, tool: &str, ins: &[&str]| {
+        let mut v = vec![
+            me.clone(),
+            "variant".into(),
+            k.into(),
+            tool.into(),
+            o.clone(),
+        ];
+        v.extend(ins.iter().map(|s| s.to_string()));
+        v
+    };
+    let v3 = |tool: &str, ins: &[&str], sink: Sink| -> Vec<Program> {
+        ["std", "compat", "asi"]
+            .iter()
+            .map(|k| Program {
+                name: k.to_string(),
+                argv: variant(k, tool, ins),
+                sink: if sink == Sink::File { Sink::Null } else { sink },
+            })
+            .collect()
+    };
+    let prog = |name: &str, argv: &[&str], sink: Sink| Program {
+        name: name.into(),
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        sink,
+    };
+    let grep_word = "qz";
+    let mut tools = vec![
+        Tool {
+            name: "cat",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("cat", &[&t], Sink::File);
+                v.push(prog("ferry", &[&me, "cat", &t], Sink::File));
+                v.push(prog("GNU", &["cat", &t], Sink::File));
+                if let Some(u) = &uu {
+                    v.push(prog("uutils", &[u, &t], Sink::File));
+                }
+                v
+            },
+        },
+        Tool {
+            name: "cat-pipe",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("cat", &[&t], Sink::Pipe);
+                for p in &mut v {
+                    // Variants write to their standard output here.
+                    p.argv[4] = "-".into();
+                }
+                v.push(prog("ferry", &[&me, "cat", &t], Sink::Pipe));
+                v.push(prog("GNU", &["cat", &t], Sink::Pipe));
+                if let Some(u) = &uu {
+                    v.push(prog("uutils", &[u, &t], Sink::Pipe));
+                }
+                v
+            },
+        },
+        Tool {
+            name: "cp",
+            inputs: vec![random.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("cp", &[&r], Sink::Null);
+                v.push(prog("ferry", &[&me, "cp", &r, &o], Sink::Null));
+                v.push(prog("GNU", &["cp", &r, &o], Sink::Null));
+                v
+            },
+        },
+        Tool {
+            name: "wc",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("wc", &[&t], Sink::Null);
+                v.push(prog("ferry", &[&me, "wc", &t], Sink::Null));
+                v.push(prog("GNU", &["wc", &t], Sink::Null));
+                v
+            },
+        },
+        Tool {
+            name: "wc-l",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("wc-l", &[&t], Sink::Null);
+                v.push(prog("ferry", &[&me, "wc", "-l", &t], Sink::Null));
+                v.push(prog("GNU", &["wc", "-l", &t], Sink::Null));
+                v
+            },
+        },
+        Tool {
+            name: "cmp",
+            inputs: vec![random.path.clone(), random2.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("cmp", &[&r, &r2], Sink::Null);
+                v.push(prog("ferry", &[&me, "cmp", &r, &r2], Sink::Null));
+                v.push(prog("GNU", &["cmp", &r, &r2], Sink::Null));
+                v
+            },
+        },
+        Tool {
+            name: "cut",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("cut", &[&t], Sink::File);
+                v.push(prog("ferry", &[&me, "cut", "-c1-10", &t], Sink::File));
+                v.push(prog("GNU", &["cut", "-c1-10", &t], Sink::File));
+                v
+            },
+        },
+        Tool {
+            name: "grep-c",
+            inputs: vec![text.path.clone()],
+            bytes: size,
+            programs: {
+                let mut v = v3("grep-c", &[grep_word, &t], Sink::Null);
+                v.push(prog(
+                    "ferry",
+                    &[&me, "grep", "-c", grep_word, &t],
+                    Sink::Null,
+                ));
+                v.push(prog("GNU", &["grep", "-c", grep_word, &t], Sink::Null));
+                if let Some(rg) = &rg {
+                    v.push(prog("ripgrep", &[rg, "-c", grep_word, &t], Sink::Null));
+                }
+                v
+            },
+        },
+        Tool {
+            name: "diff",
+            inputs: vec![da.path.clone(), db.path.clone()],
+            bytes: 2 * dsize,
+            programs: {
+                let mut v = v3("diff", &[&a1, &b1], Sink::File);
+                v.push(prog("ferry", &[&me, "diff", &a1, &b1], Sink::File));
+                v.push(prog("GNU", &["diff", &a1, &b1], Sink::File));
+                v
+            },
+        },
+    ];
+    if !a.only.is_empty() {
+        tools.retain(|t| a.only.iter().any(|o| o == t.name));
+    }
+    let mut results = Vec::new();
+    for tool in &tools {
+        a.c.say(tool.name);
+        let mut variants: Vec<Variant<'_>> = tool
+            .programs
+            .iter()
+            .map(|p| {
+                let inputs = &tool.inputs;
+                let out = &out.path;
+                let bytes = tool.bytes as f64;
+                Variant::new(p.name.clone(), move || {
+                    let d = run_once(p, inputs, out, backend)?;
+                    Ok((d, bytes))
+                })
+            })
+            .collect();
+        let s = interleave(a.c.runs, &mut variants)?;
+        results.push((tool.name, tool.bytes, s));
+    }
+    drop(out);
+    if a.c.json {
+        println!("{}", json(&results, backend, &missing));
+    } else {
+        println!(
+            "ferry bench asf — inputs {size} bytes (diff: two of {dsize}), backend {backend}, medians of {} interleaved runs",
+            a.c.runs
+        );
+        println!("{}", table(&results));
+        for m in &missing {
+            println!("not found, left out: {m}");
+        }
+    }
+    Ok(())
+}
+
+fn copy_of(s: &Scratch, tag: &str) -> Result<Scratch, String> {
+    let path = s
+        .path
+        .with_file_name(format!("ferry-bench-{tag}-{}.dat", std::process::id()));
+    std::fs::copy(&s.path, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Scratch { path })
+}
+
+/// Two texts of ~60-byte lines differing in 1% of lines (changed,
+/// inserted or deleted).
+fn diff_pair(size: u64, dir: &Path) -> Result<(Scratch, Scratch), String> {
+    use std::io::Write;
+    let pa = dir.join(format!("ferry-bench-asf-diff-a-{}.dat", std::process::id()));
+    let pb = dir.join(format!("ferry-bench-asf-diff-b-{}.dat", std::process::id()));
+    let (sa, sb) = (Scratch { path: pa.clone() }, Scratch { path: pb.clone() });
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let mut fa = std::io::BufWriter::new(File::create(&pa).map_err(|e| err(&pa, e))?);
+    let mut fb = std::io::BufWriter::new(File::create(&pb).map_err(|e| err(&pb, e))?);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut written = 0u64;
+    let mut n = 0u64;
+    while written < size {
+        // Distinct lines (a line number and random words), ~60 bytes.
+        let mut line = format!("{n:09} ");
+        while line.len() < 59 {
+            let r = next();
+            line.push((b'a' + (r % 26) as u8) as char);
+            if r % 7 == 0 {
+                line.push(' ');
+            }
+        }
+        line.push('\n');
+        n += 1;
+        written += line.len() as u64;
+        fa.write_all(line.as_bytes()).map_err(|e| err(&pa, e))?;
+        match next() % 300 {
+            0 => {} // deleted
+            1 => fb
+                .write_all(format!("changed {line}").as_bytes())
+                .map_err(|e| err(&pb, e))?,
+            2 => {
+                fb.write_all(line.as_bytes()).map_err(|e| err(&pb, e))?;
+                fb.write_all(b"an inserted line\n")
+                    .map_err(|e| err(&pb, e))?;
+            }
+            _ => fb.write_all(line.as_bytes()).map_err(|e| err(&pb, e))?,
+        }
+    }
+    fa.flush().map_err(|e| err(&pa, e))?;
+    fb.flush().map_err(|e| err(&pb, e))?;
+    Ok((sa, sb))
+}
+
+/// Warms the inputs, then times one run of `p` to its end.
+fn run_once(
+    p: &Program,
+    inputs: &[PathBuf],
+    out: &Path,
+    backend: &str,
+) -> Result<Duration, String> {
+    for i in inputs {
+        let mut f = File::open(i).map_err(|e| format!("{}: {e}", i.display()))?;
+        warm(&mut f)?;
+    }
+    let _ = std::fs::remove_file(out);
+    let mut c = Command::new(&p.argv[0]);
+    c.args(&p.argv[1..])
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped());
+    if backend != "auto" {
+        c.env("FERRY_BACKEND", backend);
+    }
+    let t;
+    let status;
+    match p.sink {
+        Sink::Null => {
+            c.stdout(Stdio::null());
+            t = Instant::now();
+            status = c.output().map_err(|e| e.to_string())?;
+        }
+        Sink::File => {
+            let f = File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+            c.stdout(f);
+            t = Instant::now();
+            status = c.output().map_err(|e| e.to_string())?;
+        }
+        Sink::Pipe => {
+            c.stdout(Stdio::piped());
+            t = Instant::now();
+            let mut child = c.spawn().map_err(|e| e.to_string())?;
+            let pipe = child.stdout.take().ok_or("no pipe")?;
+            drain(pipe)?;
+            status = child.wait_with_output().map_err(|e| e.to_string())?;
+        }
+    }
+    let d = t.elapsed();
+    // cmp and diff say 1 for "different", grep 1 for "none": not failures.
+    match status.status.code() {
+        Some(0) | Some(1) => Ok(d),
+        _ => Err(format!(
+            "{:?} failed ({}): {}",
+            p.argv,
+            status.status,
+            String::from_utf8_lossy(&status.stderr).trim()
+        )),
+    }
+}
+
+/// Moves everything from the pipe into /dev/null inside the kernel.
+fn drain(pipe: std::process::ChildStdout) -> Result<(), String> {
+    let null = File::options()
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| e.to_string())?;
+    loop {
+        match rustix::pipe::splice(
+            &pipe,
+            None,
+            &null,
+            None,
+            1 << 20,
+            rustix::pipe::SpliceFlags::MOVE,
+        ) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("draining the pipe: {e}")),
+        }
+    }
+}
+
+fn med(s: &[Samples], name: &str) -> Option<f64> {
+    s.iter().find(|x| x.name == name).map(|x| x.median())
+}
+
+/// The paper's Figure 10/11 shape: per tool, each program's median time
+/// and throughput, and its speed-up over std and over the GNU tool.
+fn table(results: &[(&str, u64, Vec<Samples>)]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "| tool | program | median s | GB/s | × std | × GNU |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for (tool, bytes, samples) in results {
+        let std = med(samples, "std");
+        let gnu = med(samples, "GNU");
+        for x in samples {
+            let m = x.median(); // seconds per byte
+            let secs = m * *bytes as f64;
+            let ratio = |b: Option<f64>| b.map_or("—".to_string(), |b| format!("{:.2}×", b / m));
+            let _ = writeln!(
+                s,
+                "| {tool} | {} | {secs:.3} | {:.2} | {} | {} |",
+                x.name,
+                1.0 / m / 1e9,
+                ratio(std),
+                ratio(gnu)
+            );
+        }
+    }
+    s
+}
+
+fn json(results: &[(&str, u64, Vec<Samples>)], backend: &str, missing: &[&str]) -> String {
+    let mut rows = Vec::new();
+    for (tool, bytes, samples) in results {
+        let std = med(samples, "std");
+        let gnu = med(samples, "GNU");
+        for x in samples {
+            let m = x.median();
+            let num = |v: Option<f64>| {
+                v.filter(|v| v.is_finite())
+                    .map_or("null".into(), |v| format!("{v:e}"))
+            };
+            rows.push(format!(
+                "{{\"tool\":\"{tool}\",\"program\":\"{}\",\"median_s\":{},\"gbps\":{},\"vs_std\":{},\"vs_gnu\":{},\"runs\":{}}}",
+                x.name,
+                num(Some(m * *bytes as f64)),
+                num(Some(1.0 / m / 1e9)),
+                num(std.map(|b| b / m)),
+                num(gnu.map(|b| b / m)),
+                x.per_unit.len()
+            ));
+        }
+    }
+    let missing: Vec<String> = missing.iter().map(|m| format!("\"{m}\"")).collect();
+    format!(
+        "{{\"backend\":\"{backend}\",\"rows\":[{}],\"not_found\":[{}]}}",
+        rows.join(","),
+        missing.join(",")
+    )
+}

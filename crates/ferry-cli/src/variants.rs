@@ -1,0 +1,500 @@
+//! The paper's experiment (ASF Table 1, Figures 10–11): each tool's
+//! program logic three ways.
+//!
+//! - **std**: written as a Rust programmer would, on `std::fs::File` with
+//!   `BufReader` / `BufWriter`;
+//! - **compat**: that same source (the generic functions below), but its
+//!   reader and writer are ferry `Stream`s through their `std::io` adapters
+//!   — the "unmodified program linked to the new library" case;
+//! - **asi**: rewritten on the alloc-stream interface — `salloc` regions
+//!   (mapped for local files) and `Buf`s, written with no copy into a
+//!   library buffer.
+//!
+//! Run as `ferry variant {std|compat|asi} TOOL OUT INPUT…` (OUT `-` is
+//! standard output); `ferry bench asf` times them against the GNU tools.
+//! Tools: `cat`, `cp`, `wc` (lines, words, bytes; ASCII words), `wc-l`,
+//! `cmp`, `cut` (`-c1-10`), `grep-c` (INPUT… is `LITERAL FILE`), `diff`.
+
+use ferry::{Buf, OpenOptions, Stream};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::os::fd::AsFd;
+
+pub const KINDS: &[&str] = &["std", "compat", "asi"];
+pub const TOOLS: &[&str] = &["cat", "cp", "wc", "wc-l", "cmp", "cut", "grep-c", "diff"];
+
+/// `ferry variant KIND TOOL OUT INPUT…`; returns the exit status (cmp and
+/// diff: 0 same, 1 different, 2 trouble).
+pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args.len() < 4 || !KINDS.contains(&args[0].as_str()) || !TOOLS.contains(&args[1].as_str()) {
+        eprintln!(
+            "usage: ferry variant {{{}}} {{{}}} OUT INPUT...",
+            KINDS.join("|"),
+            TOOLS.join("|")
+        );
+        return 2;
+    }
+    let (kind, tool, out, ins) = (&args[0], &args[1], &args[2], &args[3..]);
+    match run(kind, tool, out, ins) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ferry variant {kind} {tool}: {e}");
+            2
+        }
+    }
+}
+
+fn need(ins: &[String], n: usize) -> io::Result<()> {
+    if ins.len() == n {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("wants {n} inputs"),
+        ))
+    }
+}
+
+fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
+    need(
+        ins,
+        if matches!(tool, "cmp" | "diff" | "grep-c") {
+            2
+        } else {
+            1
+        },
+    )?;
+    if tool == "cp" {
+        return match kind {
+            "std" => cp(
+                BufReader::new(File::open(&ins[0])?),
+                BufWriter::new(File::create(out)?),
+            ),
+            "compat" => cp(open_read(&ins[0])?, open_write(out)?),
+            _ => asi::cp(&ins[0], out),
+        }
+        .map(|()| 0);
+    }
+    let w: Box<dyn Write> = match (kind, out) {
+        ("compat", "-") => Box::new(Stream::stdout().map_err(io::Error::from)?),
+        ("compat", p) => Box::new(open_write(p)?),
+        (_, "-") => Box::new(BufWriter::new(io::stdout().lock())),
+        (_, p) => Box::new(BufWriter::new(File::create(p)?)),
+    };
+    if kind == "asi" {
+        return asi::run(tool, ins, out, w);
+    }
+    let std_open = |p: &str| -> io::Result<Box<dyn BufRead>> {
+        Ok(if kind == "std" {
+            Box::new(BufReader::new(File::open(p)?))
+        } else {
+            Box::new(open_read(p)?)
+        })
+    };
+    match tool {
+        "cat" => cat(std_open(&ins[0])?, w).map(|()| 0),
+        "wc" => wc(std_open(&ins[0])?, w, &ins[0], false).map(|()| 0),
+        "wc-l" => wc(std_open(&ins[0])?, w, &ins[0], true).map(|()| 0),
+        "cmp" => cmp(std_open(&ins[0])?, std_open(&ins[1])?, w, &ins[0], &ins[1]),
+        "cut" => cut(std_open(&ins[0])?, w).map(|()| 0),
+        "grep-c" => grep_c(std_open(&ins[1])?, w, ins[0].as_bytes()).map(|()| 0),
+        _ => diff(std_open(&ins[0])?, std_open(&ins[1])?, w),
+    }
+}
+
+fn open_read(p: &str) -> io::Result<Stream> {
+    Stream::open(p, &OpenOptions::read_only()).map_err(io::Error::from)
+}
+
+fn open_write(p: &str) -> io::Result<Stream> {
+    Stream::open(p, &OpenOptions::write_truncate()).map_err(io::Error::from)
+}
+
+// ---- the program logic, one source for std and compat ----
+
+fn cat(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
+    loop {
+        let n = {
+            let b = r.fill_buf()?;
+            if b.is_empty() {
+                break;
+            }
+            w.write_all(b)?;
+            b.len()
+        };
+        r.consume(n);
+    }
+    w.flush()
+}
+
+fn cp(r: impl BufRead, w: impl Write) -> io::Result<()> {
+    cat(r, w)
+}
+
+/// Counts as `wc` prints them in the C locale: lines, words (runs of
+/// non-space bytes, space being ` \t\n\v\f\r`), bytes.
+#[derive(Default)]
+struct Counts {
+    lines: u64,
+    words: u64,
+    bytes: u64,
+    in_word: bool,
+}
+
+impl Counts {
+    fn add(&mut self, b: &[u8], lines_only: bool) {
+        self.bytes += b.len() as u64;
+        self.lines += memchr::memchr_iter(b'\n', b).count() as u64;
+        if lines_only {
+            return;
+        }
+        for &c in b {
+            let space = matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+            if !space && !self.in_word {
+                self.words += 1;
+            }
+            self.in_word = !space;
+        }
+    }
+
+    fn print(&self, mut w: impl Write, name: &str, lines_only: bool) -> io::Result<()> {
+        if lines_only {
+            writeln!(w, "{} {name}", self.lines)?;
+        } else {
+            // GNU's width for one regular file: the byte count's digits.
+            let width = self.bytes.to_string().len();
+            writeln!(
+                w,
+                "{:>width$} {:>width$} {:>width$} {name}",
+                self.lines, self.words, self.bytes
+            )?;
+        }
+        w.flush()
+    }
+}
+
+fn wc(mut r: impl BufRead, w: impl Write, name: &str, lines_only: bool) -> io::Result<()> {
+    let mut c = Counts::default();
+    loop {
+        let n = {
+            let b = r.fill_buf()?;
+            c.add(b, lines_only);
+            b.len()
+        };
+        if n == 0 {
+            break;
+        }
+        r.consume(n);
+    }
+    c.print(w, name, lines_only)
+}
+
+/// The first difference as GNU cmp reports it (no output when equal).
+fn report_cmp(
+    mut w: impl Write,
+    an: &str,
+    bn: &str,
+    diff: Option<(u64, u64)>,
+    eof: Option<&str>,
+) -> io::Result<i32> {
+    if let Some((byte, line)) = diff {
+        writeln!(w, "{an} {bn} differ: byte {byte}, line {line}")?;
+        w.flush()?;
+        return Ok(1);
+    }
+    if let Some(short) = eof {
+        w.flush()?;
+        eprintln!("cmp: EOF on {short}");
+        return Ok(1);
+    }
+    w.flush()?;
+    Ok(0)
+}
+
+fn cmp(
+    mut a: impl BufRead,
+    mut b: impl BufRead,
+    w: impl Write,
+    an: &str,
+    bn: &str,
+) -> io::Result<i32> {
+    let (mut pos, mut lines) = (0u64, 1u64);
+    loop {
+        let (n, found, a_end, b_end) = {
+            let x = a.fill_buf()?;
+            let y = b.fill_buf()?;
+            let n = x.len().min(y.len());
+            let found = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q);
+            let upto = found.unwrap_or(n);
+            lines += memchr::memchr_iter(b'\n', &x[..upto]).count() as u64;
+            (n, found, x.is_empty(), y.is_empty())
+        };
+        if let Some(i) = found {
+            return report_cmp(w, an, bn, Some((pos + i as u64 + 1, lines)), None);
+        }
+        if a_end || b_end {
+            let eof = match (a_end, b_end) {
+                (true, true) => None,
+                (true, false) => Some(an),
+                _ => Some(bn),
+            };
+            return report_cmp(w, an, bn, None, eof);
+        }
+        pos += n as u64;
+        a.consume(n);
+        b.consume(n);
+    }
+}
+
+/// The first ten bytes of each line (`cut -c1-10` in the C locale).
+fn cut(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        w.write_all(&body[..body.len().min(10)])?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+}
+
+/// The number of lines holding `pat` (`grep -c -F PAT`).
+fn grep_c(mut r: impl BufRead, mut w: impl Write, pat: &[u8]) -> io::Result<()> {
+    let finder = memchr::memmem::Finder::new(pat);
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        n += u64::from(finder.find(&line).is_some());
+    }
+    writeln!(w, "{n}")?;
+    w.flush()
+}
+
+fn diff(mut a: impl BufRead, mut b: impl BufRead, mut w: impl Write) -> io::Result<i32> {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    a.read_to_end(&mut x)?;
+    b.read_to_end(&mut y)?;
+    let code = crate::tools::diff_normal(&x, &y, &mut w)?;
+    w.flush()?;
+    Ok(code)
+}
+
+// ---- the same programs rewritten on the alloc-stream interface ----
+
+mod asi {
+    use super::*;
+
+    const REGION: usize = 1 << 20;
+
+    /// Writes `data` straight from the region to `fd` (no library buffer).
+    fn write_fd(fd: impl AsFd, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            match rustix::io::write(&fd, data) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => data = &data[n..],
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn cp(from: &str, to: &str) -> io::Result<()> {
+        let mut s = open_read(from)?;
+        let out = File::create(to)?;
+        let g = s.get_mut();
+        loop {
+            let r = g.salloc(REGION).map_err(io::Error::from)?;
+            if r.is_empty() {
+                return Ok(());
+            }
+            write_fd(&out, &r)?;
+        }
+    }
+
+    pub fn run(tool: &str, ins: &[String], out: &str, mut w: Box<dyn Write>) -> io::Result<i32> {
+        match tool {
+            "cat" => {
+                // Regions go to the kernel as they are.
+                drop(w);
+                let target: Box<dyn AsFd> = if out == "-" {
+                    Box::new(io::stdout())
+                } else {
+                    Box::new(File::options().append(true).open(out)?)
+                };
+                let mut s = open_read(&ins[0])?;
+                let g = s.get_mut();
+                loop {
+                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    if r.is_empty() {
+                        return Ok(0);
+                    }
+                    write_fd(target.as_fd(), &r)?;
+                }
+            }
+            "wc" | "wc-l" => {
+                let lines_only = tool == "wc-l";
+                let mut c = Counts::default();
+                let mut s = open_read(&ins[0])?;
+                let g = s.get_mut();
+                loop {
+                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    if r.is_empty() {
+                        break;
+                    }
+                    if lines_only {
+                        c.bytes += r.len() as u64;
+                        c.lines += bytecount::count(&r, b'\n') as u64;
+                    } else {
+                        c.add(&r, false);
+                    }
+                }
+                c.print(w, &ins[0], lines_only).map(|()| 0)
+            }
+            "cmp" => {
+                // Regions of regular files are full until the end, so the
+                // shorter region marks the shorter file's end.
+                let (mut sa, mut sb) = (open_read(&ins[0])?, open_read(&ins[1])?);
+                let (ga, gb) = (sa.get_mut(), sb.get_mut());
+                let (mut pos, mut lines) = (0u64, 1u64);
+                loop {
+                    let x = ga.salloc(REGION).map_err(io::Error::from)?;
+                    let y = gb.salloc(REGION).map_err(io::Error::from)?;
+                    let n = x.len().min(y.len());
+                    if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
+                        lines += bytecount::count(&x[..i], b'\n') as u64;
+                        let at = Some((pos + i as u64 + 1, lines));
+                        return report_cmp(w, &ins[0], &ins[1], at, None);
+                    }
+                    lines += bytecount::count(&x[..n], b'\n') as u64;
+                    pos += n as u64;
+                    if x.len() == y.len() {
+                        if x.is_empty() {
+                            return report_cmp(w, &ins[0], &ins[1], None, None);
+                        }
+                        continue;
+                    }
+                    let eof = if x.len() < y.len() { &ins[0] } else { &ins[1] };
+                    return report_cmp(w, &ins[0], &ins[1], None, Some(eof));
+                }
+            }
+            "cut" => {
+                let mut s = open_read(&ins[0])?;
+                let g = s.get_mut();
+                let mut out = ferry::BufMut::with_capacity(REGION);
+                let mut carry: Vec<u8> = Vec::new();
+                let emit = |line: &[u8], out: &mut ferry::BufMut, w: &mut Box<dyn Write>| {
+                    if out.tail_room() < 11 {
+                        w.write_all(out)?;
+                        out.clear();
+                    }
+                    out.extend_from_slice(&line[..line.len().min(10)]);
+                    out.extend_from_slice(b"\n");
+                    Ok::<(), io::Error>(())
+                };
+                loop {
+                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    if r.is_empty() {
+                        break;
+                    }
+                    let mut data: &[u8] = &r;
+                    if !carry.is_empty() {
+                        match memchr::memchr(b'\n', data) {
+                            Some(i) => {
+                                carry.extend_from_slice(&data[..i]);
+                                emit(&carry, &mut out, &mut w)?;
+                                carry.clear();
+                                data = &data[i + 1..];
+                            }
+                            None => {
+                                carry.extend_from_slice(data);
+                                continue;
+                            }
+                        }
+                    }
+                    let mut start = 0;
+                    for i in memchr::memchr_iter(b'\n', data) {
+                        emit(&data[start..i], &mut out, &mut w)?;
+                        start = i + 1;
+                    }
+                    carry.extend_from_slice(&data[start..]);
+                }
+                if !carry.is_empty() {
+                    emit(&carry, &mut out, &mut w)?;
+                }
+                w.write_all(&out)?;
+                w.flush().map(|()| 0)
+            }
+            "grep-c" => {
+                let finder = memchr::memmem::Finder::new(ins[0].as_bytes());
+                let mut s = open_read(&ins[1])?;
+                let g = s.get_mut();
+                let mut n = 0u64;
+                let mut carry: Vec<u8> = Vec::new();
+                // Counts lines with a match in whole lines of `data`.
+                let count = |data: &[u8]| {
+                    let (mut k, mut at) = (0u64, 0usize);
+                    while let Some(i) = finder.find(&data[at..]) {
+                        k += 1;
+                        let hit = at + i;
+                        match memchr::memchr(b'\n', &data[hit..]) {
+                            Some(e) => at = hit + e + 1,
+                            None => break,
+                        }
+                    }
+                    k
+                };
+                loop {
+                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    if r.is_empty() {
+                        break;
+                    }
+                    let mut data: &[u8] = &r;
+                    if !carry.is_empty() {
+                        match memchr::memchr(b'\n', data) {
+                            Some(i) => {
+                                carry.extend_from_slice(&data[..=i]);
+                                n += count(&carry);
+                                carry.clear();
+                                data = &data[i + 1..];
+                            }
+                            None => {
+                                carry.extend_from_slice(data);
+                                continue;
+                            }
+                        }
+                    }
+                    let whole = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
+                    n += count(&data[..whole]);
+                    carry.extend_from_slice(&data[whole..]);
+                }
+                n += count(&carry);
+                writeln!(w, "{n}")?;
+                w.flush().map(|()| 0)
+            }
+            _ => {
+                // Both files mapped; lines are slices of the mappings.
+                let map = |p: &str| -> io::Result<Buf> {
+                    let f = File::open(p)?;
+                    let len = f.metadata()?.len();
+                    Buf::map_file(&f, 0..len)
+                };
+                let (a, b) = (map(&ins[0])?, map(&ins[1])?);
+                let code = crate::tools::diff_normal(&a, &b, &mut w)?;
+                w.flush()?;
+                Ok(code)
+            }
+        }
+    }
+}
