@@ -80,7 +80,7 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
         .map(|()| 0);
     }
     let w: Box<dyn Write> = match (kind, out) {
-        ("compat", "-") => Box::new(Stream::stdout().map_err(io::Error::from)?),
+        ("compat", "-") => Box::new(Stream::stdout()?),
         ("compat", p) => Box::new(open_write(p)?),
         (_, "-") => Box::new(BufWriter::new(io::stdout().lock())),
         (_, p) => Box::new(BufWriter::new(File::create(p)?)),
@@ -101,17 +101,17 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
         "wc-l" => wc(std_open(&ins[0])?, w, &ins[0], true).map(|()| 0),
         "cmp" => cmp(std_open(&ins[0])?, std_open(&ins[1])?, w, &ins[0], &ins[1]),
         "cut" => cut(std_open(&ins[0])?, w).map(|()| 0),
-        "grep-c" => grep_c(std_open(&ins[1])?, w, ins[0].as_bytes()).map(|()| 0),
+        "grep-c" => grep_c(std_open(&ins[1])?, w, ins[0].as_bytes()),
         _ => diff(std_open(&ins[0])?, std_open(&ins[1])?, w),
     }
 }
 
 fn open_read(p: &str) -> io::Result<Stream> {
-    Stream::open(p, &OpenOptions::read_only()).map_err(io::Error::from)
+    Stream::open(p, &OpenOptions::read_only())
 }
 
 fn open_write(p: &str) -> io::Result<Stream> {
-    Stream::open(p, &OpenOptions::write_truncate()).map_err(io::Error::from)
+    Stream::open(p, &OpenOptions::write_truncate())
 }
 
 // ---- the program logic, one source for std and compat ----
@@ -135,8 +135,8 @@ fn cp(r: impl BufRead, w: impl Write) -> io::Result<()> {
     cat(r, w)
 }
 
-/// Counts as `wc` prints them in the C locale: lines, words (runs of
-/// non-space bytes, space being ` \t\n\v\f\r`), bytes.
+/// Counts as `wc` prints them in the C locale: lines, words (printable
+/// non-space bytes start and continue one; ` \t\n\v\f\r` end it), bytes.
 #[derive(Default)]
 struct Counts {
     lines: u64,
@@ -153,11 +153,17 @@ impl Counts {
             return;
         }
         for &c in b {
-            let space = matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-            if !space && !self.in_word {
-                self.words += 1;
+            match c {
+                b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' => self.in_word = false,
+                0x21..=0x7e => {
+                    if !self.in_word {
+                        self.words += 1;
+                    }
+                    self.in_word = true;
+                }
+                // Unprintable bytes neither start nor end a word.
+                _ => {}
             }
-            self.in_word = !space;
         }
     }
 
@@ -193,7 +199,8 @@ fn wc(mut r: impl BufRead, w: impl Write, name: &str, lines_only: bool) -> io::R
     c.print(w, name, lines_only)
 }
 
-/// The first difference as GNU cmp reports it (no output when equal).
+/// The first difference as GNU cmp reports it in the C locale (no output
+/// when equal).
 fn report_cmp(
     mut w: impl Write,
     an: &str,
@@ -202,7 +209,7 @@ fn report_cmp(
     eof: Option<&str>,
 ) -> io::Result<i32> {
     if let Some((byte, line)) = diff {
-        writeln!(w, "{an} {bn} differ: byte {byte}, line {line}")?;
+        writeln!(w, "{an} {bn} differ: char {byte}, line {line}")?;
         w.flush()?;
         return Ok(1);
     }
@@ -266,7 +273,7 @@ fn cut(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
 }
 
 /// The number of lines holding `pat` (`grep -c -F PAT`).
-fn grep_c(mut r: impl BufRead, mut w: impl Write, pat: &[u8]) -> io::Result<()> {
+fn grep_c(mut r: impl BufRead, mut w: impl Write, pat: &[u8]) -> io::Result<i32> {
     let finder = memchr::memmem::Finder::new(pat);
     let mut line = Vec::new();
     let mut n = 0u64;
@@ -278,7 +285,9 @@ fn grep_c(mut r: impl BufRead, mut w: impl Write, pat: &[u8]) -> io::Result<()> 
         n += u64::from(finder.find(&line).is_some());
     }
     writeln!(w, "{n}")?;
-    w.flush()
+    w.flush()?;
+    // grep's status: 0 if a line was selected, 1 if none.
+    Ok(if n > 0 { 0 } else { 1 })
 }
 
 fn diff(mut a: impl BufRead, mut b: impl BufRead, mut w: impl Write) -> io::Result<i32> {
@@ -315,7 +324,7 @@ mod asi {
         let out = File::create(to)?;
         let g = s.get_mut();
         loop {
-            let r = g.salloc(REGION).map_err(io::Error::from)?;
+            let r = g.salloc(REGION)?;
             if r.is_empty() {
                 return Ok(());
             }
@@ -336,7 +345,7 @@ mod asi {
                 let mut s = open_read(&ins[0])?;
                 let g = s.get_mut();
                 loop {
-                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    let r = g.salloc(REGION)?;
                     if r.is_empty() {
                         return Ok(0);
                     }
@@ -349,7 +358,7 @@ mod asi {
                 let mut s = open_read(&ins[0])?;
                 let g = s.get_mut();
                 loop {
-                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    let r = g.salloc(REGION)?;
                     if r.is_empty() {
                         break;
                     }
@@ -369,8 +378,8 @@ mod asi {
                 let (ga, gb) = (sa.get_mut(), sb.get_mut());
                 let (mut pos, mut lines) = (0u64, 1u64);
                 loop {
-                    let x = ga.salloc(REGION).map_err(io::Error::from)?;
-                    let y = gb.salloc(REGION).map_err(io::Error::from)?;
+                    let x = ga.salloc(REGION)?;
+                    let y = gb.salloc(REGION)?;
                     let n = x.len().min(y.len());
                     if let Some(i) = x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
                         lines += bytecount::count(&x[..i], b'\n') as u64;
@@ -404,7 +413,7 @@ mod asi {
                     Ok::<(), io::Error>(())
                 };
                 loop {
-                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    let r = g.salloc(REGION)?;
                     if r.is_empty() {
                         break;
                     }
@@ -456,7 +465,7 @@ mod asi {
                     k
                 };
                 loop {
-                    let r = g.salloc(REGION).map_err(io::Error::from)?;
+                    let r = g.salloc(REGION)?;
                     if r.is_empty() {
                         break;
                     }
@@ -481,7 +490,8 @@ mod asi {
                 }
                 n += count(&carry);
                 writeln!(w, "{n}")?;
-                w.flush().map(|()| 0)
+                w.flush()?;
+                Ok(if n > 0 { 0 } else { 1 })
             }
             _ => {
                 // Both files mapped; lines are slices of the mappings.

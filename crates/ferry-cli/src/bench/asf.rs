@@ -114,6 +114,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     let random2 = copy_of(&random, "asf-random-copy")?;
     let dsize = size.min(100 << 20);
     let (da, db) = diff_pair(dsize, &dir)?;
+    rustix::fs::sync();
     let out = Scratch {
         path: dir.join(format!("ferry-bench-asf-out-{}.dat", std::process::id())),
     };
@@ -240,15 +241,14 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
-                let mut v = v3("grep-c", &[grep_word, &t], Sink::Null);
-                v.push(prog(
-                    "ferry",
-                    &[&me, "grep", "-c", grep_word, &t],
-                    Sink::Null,
-                ));
-                v.push(prog("GNU", &["grep", "-c", grep_word, &t], Sink::Null));
+                // Not /dev/null: GNU grep stops at the first match when its
+                // output is /dev/null.
+                let mut v = v3("grep-c", &[grep_word, &t], Sink::File);
+                let ferry_argv = [me.as_str(), "grep", "-c", grep_word, &t];
+                v.push(prog("ferry", &ferry_argv, Sink::File));
+                v.push(prog("GNU", &["grep", "-c", grep_word, &t], Sink::File));
                 if let Some(rg) = &rg {
-                    v.push(prog("ripgrep", &[rg, "-c", grep_word, &t], Sink::Null));
+                    v.push(prog("ripgrep", &[rg, "-c", grep_word, &t], Sink::File));
                 }
                 v
             },
@@ -374,6 +374,8 @@ fn run_once(
         warm(&mut f)?;
     }
     let _ = std::fs::remove_file(out);
+    // No write-back of an earlier run's output in this one's time.
+    rustix::fs::sync();
     let mut c = Command::new(&p.argv[0]);
     c.args(&p.argv[1..])
         .env("LC_ALL", "C")

@@ -56,6 +56,10 @@ pub fn copy(
         }
     }
     if out_pipe {
+        // A bigger pipe: each splice then moves up to 1 MiB of page
+        // references instead of 64 KiB (best effort; the size is capped by
+        // /proc/sys/fs/pipe-max-size for unprivileged users).
+        let _ = rustix::pipe::fcntl_setpipe_size(output, 1 << 20);
         loop {
             match rustix::pipe::splice(
                 input,
