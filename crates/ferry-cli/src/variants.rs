@@ -342,6 +342,8 @@ mod asi {
                 } else {
                     Box::new(File::options().append(true).open(out)?)
                 };
+                // A pipe grows to 1 MiB (as ferry's streams grow one).
+                let _ = rustix::pipe::fcntl_setpipe_size(target.as_fd(), 1 << 20);
                 let mut s = open_read(&ins[0])?;
                 let g = s.get_mut();
                 loop {

@@ -142,3 +142,50 @@ fn ferry_backend_overrides_the_choice() {
         assert!(!w.is_mapped(), "a stream that writes is buffered");
     }
 }
+
+#[test]
+fn read_to_end_takes_the_rest_of_the_file_on_every_backend() {
+    use std::io::{Read, Seek, SeekFrom};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    let data: Vec<u8> = (0..3_000_000u32)
+        .map(|i| (i * 7 + i / 1000) as u8)
+        .collect();
+    std::fs::write(&p, &data).unwrap();
+    for backend in [
+        ferry::stream::Backend::Mapped,
+        ferry::stream::Backend::Buffered,
+    ] {
+        for skip in [0u64, 1, 4096, 2_999_999, 3_000_000] {
+            let mut s = Stream::open(&p, &OpenOptions::read_only().backend(backend)).unwrap();
+            s.seek(SeekFrom::Start(skip)).unwrap();
+            let mut v = b"prefix".to_vec();
+            let n = s.read_to_end(&mut v).unwrap();
+            assert_eq!(n as u64, 3_000_000 - skip, "{backend:?} from {skip}");
+            assert_eq!(&v[..6], b"prefix");
+            assert!(v[6..] == data[skip as usize..], "{backend:?} from {skip}");
+            assert_eq!(s.position(), 3_000_000);
+        }
+    }
+}
+
+#[test]
+fn a_written_pipe_grows_to_a_megabyte() {
+    let (r, w) = rustix::pipe::pipe().unwrap();
+    let before = rustix::pipe::fcntl_getpipe_size(&w).unwrap();
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let s = Stream::from_fd(w).unwrap();
+    let (r2, w2) = rustix::pipe::pipe().unwrap();
+    // A pipe's two ends share one buffer: ask through the read end.
+    let after = rustix::pipe::fcntl_getpipe_size(&r).unwrap();
+    assert!(before < 1 << 20);
+    assert_eq!(after, (1usize << 20).min(max).max(before));
+    // A read-only stream leaves its pipe alone.
+    let _rs = Stream::from_fd(r2).unwrap();
+    assert_eq!(rustix::pipe::fcntl_getpipe_size(&w2).unwrap(), before);
+    drop(s);
+}

@@ -350,38 +350,18 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
 }
 
 /// Calls `f` on each complete line of `data` (without its terminator);
-/// returns where the unterminated rest begins. Terminators are found eight
-/// bytes at a time (exact per-byte zero test on `x ^ eol`): for short lines
-/// this beats restarting a vectorised search at every line.
+/// returns where the unterminated rest begins. One vectorised search runs
+/// through the whole region (`memchr_iter` keeps its place), rather than a
+/// search restarted at every line.
 fn for_each_line(
     data: &[u8],
     eol: u8,
     mut f: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<usize> {
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let pattern = u64::from_ne_bytes([eol; 8]);
     let mut start = 0;
-    let mut base = 0;
-    let mut groups = data.chunks_exact(8);
-    for g in &mut groups {
-        let x = u64::from_le_bytes(g.try_into().unwrap_or([0; 8]));
-        let y = x ^ pattern;
-        // Bit 7 of each byte: set exactly where that byte of y is zero.
-        let mut m = !(((y & LOW7) + LOW7) | y | LOW7);
-        while m != 0 {
-            let i = base + (m.trailing_zeros() / 8) as usize;
-            f(&data[start..i])?;
-            start = i + 1;
-            m &= m - 1;
-        }
-        base += 8;
-    }
-    for (k, &b) in groups.remainder().iter().enumerate() {
-        if b == eol {
-            let i = base + k;
-            f(&data[start..i])?;
-            start = i + 1;
-        }
+    for i in memchr::memchr_iter(eol, data) {
+        f(&data[start..i])?;
+        start = i + 1;
     }
     Ok(start)
 }

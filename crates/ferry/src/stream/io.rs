@@ -12,6 +12,44 @@ macro_rules! std_io {
                 let $s = &*self;
                 $stream.with_inner($x, |i| i.read_into(buf))
             }
+
+            /// Reserves what is left of a file first (as `std::fs::File`
+            /// does), so a whole-file read grows its vector once.
+            fn read_to_end(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+                let $s = &*self;
+                let left = $stream
+                    .len()
+                    .map(|l| l.saturating_sub($stream.position()))
+                    .unwrap_or(0);
+                if let Ok(left) = usize::try_from(left) {
+                    buf.try_reserve(left.saturating_add(1))
+                        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+                }
+                let start = buf.len();
+                let mut chunk = 64 << 10;
+                loop {
+                    if buf.capacity() - buf.len() < chunk {
+                        buf.reserve(chunk);
+                    }
+                    let old = buf.len();
+                    let room = (buf.capacity() - old).min(chunk);
+                    buf.resize(old + room, 0);
+                    let r = $stream.with_inner($x, |i| i.read_into(&mut buf[old..]));
+                    match r {
+                        Ok(0) => {
+                            buf.truncate(old);
+                            return Ok(old - start);
+                        }
+                        Ok(n) => buf.truncate(old + n),
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
+                        Err(e) => {
+                            buf.truncate(old);
+                            return Err(e);
+                        }
+                    }
+                    chunk = (chunk * 2).min(64 << 20);
+                }
+            }
         }
 
         impl Write for $ty {

@@ -12,6 +12,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
+/// What a stream writing a pipe asks the kernel to make its capacity.
+const PIPE_SIZE: usize = 1 << 20;
 impl Stream {
     /// Opens a file as a stream.
     ///
@@ -114,6 +116,13 @@ impl Stream {
                 restore: true,
             }
         } else {
+            if can_write && info.write == fileio::WriteKind::Pipe {
+                // Roadrunner's channel parameter, on today's kernel: a
+                // writer's pipe grows to 1 MiB (best effort; capped by
+                // /proc/sys/fs/pipe-max-size), so each write or splice
+                // moves up to a megabyte instead of 64 KiB.
+                let _ = rustix::pipe::fcntl_setpipe_size(&file, PIPE_SIZE);
+            }
             Source::Seq { file, info }
         };
         let mut inner = Inner::new(src, name, can_read, can_write, append);
