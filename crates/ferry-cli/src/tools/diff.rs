@@ -126,7 +126,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     });
     match r {
         Ok(code) => code,
-        Err(e) => common::write_failed(t, &e),
+        Err(e) => {
+            // diffutils words it as cmp does, and it is trouble (2).
+            if common::is_broken_pipe(&e) {
+                common::die_of_sigpipe();
+            }
+            t.error(format_args!("standard output: {}", common::describe(&e)));
+            2
+        }
     }
 }
 

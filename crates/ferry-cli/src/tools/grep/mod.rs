@@ -292,22 +292,22 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 if !o.no_messages {
                     // Lines already found go out before the message.
                     if let Err(e) = s.out.flush() {
-                        return common::write_failed(t, &e);
+                        return write_failed(t, &e);
                     }
                     t.file_error(&name, &e);
                 }
                 trouble = true;
             }
-            Err(Failure::Write(e)) => return common::write_failed(t, &e),
+            Err(Failure::Write(e)) => return write_failed(t, &e),
         }
         let selected = s.selected;
         let binary_msg = s.binary_message();
         if let Err(e) = s.finish() {
-            return common::write_failed(t, &e);
+            return write_failed(t, &e);
         }
         if binary_msg {
             if let Err(e) = out.flush() {
-                return common::write_failed(t, &e);
+                return write_failed(t, &e);
             }
             eprintln!("{}: {}: binary file matches", t.name, name);
         }
@@ -319,7 +319,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
     }
     if let Err(e) = out.flush() {
-        return common::write_failed(t, &e);
+        return write_failed(t, &e);
     }
     if trouble {
         2
@@ -328,6 +328,13 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     } else {
         1
     }
+}
+
+/// A write error on standard output: GNU grep's message, and its status
+/// for trouble (2).
+fn write_failed(t: &Tool, e: &io::Error) -> i32 {
+    common::write_failed(t, e);
+    2
 }
 
 /// Adds the lines of one pattern operand.
