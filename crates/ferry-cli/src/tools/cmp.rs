@@ -83,9 +83,12 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     match compare(t, &a, &b, skip, mode) {
         Ok(code) => code,
         Err(e) => {
+            // Only writes fail here (read errors are reported where they
+            // happen); diffutils words it this way.
             if common::is_broken_pipe(&e) {
                 common::die_of_sigpipe();
             }
+            t.error(format_args!("standard output: {}", common::describe(&e)));
             2
         }
     }
