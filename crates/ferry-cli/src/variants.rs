@@ -404,46 +404,29 @@ mod asi {
                 let mut s = open_read(&ins[0])?;
                 let g = s.get_mut();
                 let mut out = ferry::BufMut::with_capacity(REGION);
-                let mut carry: Vec<u8> = Vec::new();
-                let emit = |line: &[u8], out: &mut ferry::BufMut, w: &mut Box<dyn Write>| {
+                let mut emit = |line: &[u8]| {
                     if out.tail_room() < 11 {
-                        w.write_all(out)?;
+                        w.write_all(&out)?;
                         out.clear();
                     }
                     out.extend_from_slice(&line[..line.len().min(10)]);
                     out.extend_from_slice(b"\n");
                     Ok::<(), io::Error>(())
                 };
-                loop {
-                    let r = g.salloc(REGION)?;
-                    if r.is_empty() {
-                        break;
-                    }
-                    let mut data: &[u8] = &r;
-                    if !carry.is_empty() {
-                        match memchr::memchr(b'\n', data) {
-                            Some(i) => {
-                                carry.extend_from_slice(&data[..i]);
-                                emit(&carry, &mut out, &mut w)?;
-                                carry.clear();
-                                data = &data[i + 1..];
-                            }
-                            None => {
-                                carry.extend_from_slice(data);
-                                continue;
-                            }
+                crate::tools::for_each_block(
+                    &g,
+                    REGION,
+                    b'\n',
+                    |e| e,
+                    |block| {
+                        let mut start = 0;
+                        for i in memchr::memchr_iter(b'\n', block) {
+                            emit(&block[start..i])?;
+                            start = i + 1;
                         }
-                    }
-                    let mut start = 0;
-                    for i in memchr::memchr_iter(b'\n', data) {
-                        emit(&data[start..i], &mut out, &mut w)?;
-                        start = i + 1;
-                    }
-                    carry.extend_from_slice(&data[start..]);
-                }
-                if !carry.is_empty() {
-                    emit(&carry, &mut out, &mut w)?;
-                }
+                        Ok(true)
+                    },
+                )?;
                 w.write_all(&out)?;
                 w.flush().map(|()| 0)
             }
@@ -452,45 +435,25 @@ mod asi {
                 let mut s = open_read(&ins[1])?;
                 let g = s.get_mut();
                 let mut n = 0u64;
-                let mut carry: Vec<u8> = Vec::new();
-                // Counts lines with a match in whole lines of `data`.
-                let count = |data: &[u8]| {
-                    let (mut k, mut at) = (0u64, 0usize);
-                    while let Some(i) = finder.find(&data[at..]) {
-                        k += 1;
-                        let hit = at + i;
-                        match memchr::memchr(b'\n', &data[hit..]) {
-                            Some(e) => at = hit + e + 1,
-                            None => break,
-                        }
-                    }
-                    k
-                };
-                loop {
-                    let r = g.salloc(REGION)?;
-                    if r.is_empty() {
-                        break;
-                    }
-                    let mut data: &[u8] = &r;
-                    if !carry.is_empty() {
-                        match memchr::memchr(b'\n', data) {
-                            Some(i) => {
-                                carry.extend_from_slice(&data[..=i]);
-                                n += count(&carry);
-                                carry.clear();
-                                data = &data[i + 1..];
-                            }
-                            None => {
-                                carry.extend_from_slice(data);
-                                continue;
+                crate::tools::for_each_block(
+                    &g,
+                    REGION,
+                    b'\n',
+                    |e| e,
+                    |block| {
+                        // Each line with a match counts once.
+                        let mut at = 0usize;
+                        while let Some(i) = finder.find(&block[at..]) {
+                            n += 1;
+                            let hit = at + i;
+                            match memchr::memchr(b'\n', &block[hit..]) {
+                                Some(e) => at = hit + e + 1,
+                                None => break,
                             }
                         }
-                    }
-                    let whole = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
-                    n += count(&data[..whole]);
-                    carry.extend_from_slice(&data[whole..]);
-                }
-                n += count(&carry);
+                        Ok(true)
+                    },
+                )?;
                 writeln!(w, "{n}")?;
                 w.flush()?;
                 Ok(if n > 0 { 0 } else { 1 })

@@ -171,27 +171,5 @@ fn a_full_disk_is_trouble() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a"), b"one\ntwo\n").unwrap();
     std::fs::write(dir.path().join("b"), b"one\nTwo\n").unwrap();
-    for prog in [env!("CARGO_BIN_EXE_ferry"), "cmp"] {
-        let mut cmd = std::process::Command::new(prog);
-        if prog != "cmp" {
-            cmd.arg("cmp");
-        }
-        let full = std::fs::File::options()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let o = cmd
-            .args(["a", "b"])
-            .env("LC_ALL", "C")
-            .current_dir(dir.path())
-            .stdout(full)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{prog}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.ends_with("cmp: standard output: No space left on device\n"),
-            "{prog}: {err}"
-        );
-    }
+    gnu::full_disk("cmp", &["a", "b"], dir.path());
 }

@@ -375,34 +375,14 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     };
     let mut s = s.map_err(|e| (false, common::os_only(e)))?;
     let g = s.get_mut();
-    // A line cut by the end of a region waits here for its end.
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let r = g.salloc(1 << 20).map_err(|e| (false, common::os_only(e)))?;
-        if r.is_empty() {
-            break;
-        }
-        let mut data: &[u8] = &r;
-        if !carry.is_empty() {
-            match memchr::memchr(cut.eol, data) {
-                Some(i) => {
-                    carry.extend_from_slice(&data[..i]);
-                    cut.line(&carry, out).map_err(|e| (true, e))?;
-                    carry.clear();
-                    data = &data[i + 1..];
-                }
-                None => {
-                    carry.extend_from_slice(data);
-                    continue;
-                }
-            }
-        }
-        let start =
-            for_each_line(data, cut.eol, |line| cut.line(line, out)).map_err(|e| (true, e))?;
-        carry.extend_from_slice(&data[start..]);
-    }
-    if !carry.is_empty() {
-        cut.line(&carry, out).map_err(|e| (true, e))?;
-    }
-    Ok(())
+    super::blocks::for_each_block(
+        &g,
+        1 << 20,
+        cut.eol,
+        |e| (false, common::os_only(e)),
+        |block| {
+            for_each_line(block, cut.eol, |line| cut.line(line, out)).map_err(|e| (true, e))?;
+            Ok(true)
+        },
+    )
 }

@@ -3,6 +3,7 @@
 //! Each takes GNU's options and gives GNU's output and exit status; errors
 //! read like GNU's with the tool named `ferry NAME`.
 
+mod blocks;
 mod cat;
 mod cmp;
 mod common;
@@ -15,6 +16,7 @@ mod locale;
 mod output;
 mod wc;
 
+pub use blocks::for_each_block;
 pub use diff::diff_normal;
 
 /// The tools, by name.

@@ -101,6 +101,39 @@ pub fn same(tool: &str, args: &[String], stdin: Option<&[u8]>, dir: &Path, env: 
     assert_eq!(norm, gnu.stderr, "{}: messages differ", ctx());
 }
 
+/// Runs `ferry TOOL args` and `TOOL args` with standard output on
+/// /dev/full: both must end with status 2 and the same message (tool name
+/// aside), which must name the full disk.
+pub fn full_disk(tool: &str, args: &[&str], dir: &Path) {
+    let mut seen = Vec::new();
+    for ours in [true, false] {
+        let mut cmd = Command::new(if ours {
+            env!("CARGO_BIN_EXE_ferry")
+        } else {
+            tool
+        });
+        if ours {
+            cmd.arg(tool);
+        }
+        let full = std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = cmd
+            .args(args)
+            .env("LC_ALL", "C")
+            .current_dir(dir)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{tool} {args:?} (ferry: {ours})");
+        let err = String::from_utf8_lossy(&o.stderr).replace(&format!("ferry {tool}"), tool);
+        assert!(err.contains("No space left on device"), "{tool}: {err}");
+        seen.push(err);
+    }
+    assert_eq!(seen[0], seen[1], "{tool} {args:?}: messages differ");
+}
+
 /// The inputs every tool is checked on.
 pub struct Corpus {
     pub dir: tempfile::TempDir,

@@ -377,48 +377,15 @@ impl Search<'_> {
         if !self.o.text && has_hole(f, &s) {
             self.go_binary();
         }
+        // A last line without a newline is searched as if it had one.
         let g = s.get_mut();
-        // A line cut by the end of a region waits here for its end.
-        let mut carry: Vec<u8> = Vec::new();
-        loop {
-            let r = g
-                .salloc(4 << 20)
-                .map_err(|e| Failure::Read(common::os_only(e)))?;
-            if r.is_empty() {
-                break;
-            }
-            let mut data: &[u8] = &r;
-            if !carry.is_empty() {
-                match memchr::memchr(b'\n', data) {
-                    Some(i) => {
-                        carry.extend_from_slice(&data[..=i]);
-                        data = &data[i + 1..];
-                        let block = std::mem::take(&mut carry);
-                        let flow = self.block(&block);
-                        carry = block;
-                        carry.clear();
-                        if flow? == Flow::Stop {
-                            return Ok(());
-                        }
-                    }
-                    None => {
-                        carry.extend_from_slice(data);
-                        continue;
-                    }
-                }
-            }
-            let whole = memchr::memrchr(b'\n', data).map_or(0, |i| i + 1);
-            if self.block(&data[..whole])? == Flow::Stop {
-                return Ok(());
-            }
-            carry.extend_from_slice(&data[whole..]);
-        }
-        if !carry.is_empty() {
-            // The last line has no newline: search it as if it had one.
-            carry.push(b'\n');
-            self.block(&carry)?;
-        }
-        Ok(())
+        super::blocks::for_each_block(
+            &g,
+            4 << 20,
+            b'\n',
+            |e| Failure::Read(common::os_only(e)),
+            |block| Ok(self.block(block)? == Flow::Go),
+        )
     }
 
     fn go_binary(&mut self) {

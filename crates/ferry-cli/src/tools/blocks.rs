@@ -1,0 +1,55 @@
+//! Whole lines from an alloc stream, a region at a time: what line tools
+//! (cut, grep, the benchmark programs) share. Regions are handed over as
+//! they are (no copy) up to their last line end; only a line cut by a
+//! region's end is gathered in a small carry buffer.
+
+use ferry::StreamGuard;
+use std::io;
+
+/// Calls `f` with blocks of whole lines, each ending in `eol`, read from
+/// `g` in regions of `region` bytes. A last line without `eol` comes last,
+/// with `eol` added. `f` returns false to stop early. A read error becomes
+/// `E` through `read_err`.
+pub fn for_each_block<E>(
+    g: &StreamGuard<'_>,
+    region: usize,
+    eol: u8,
+    read_err: impl Fn(io::Error) -> E,
+    mut f: impl FnMut(&[u8]) -> Result<bool, E>,
+) -> Result<(), E> {
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let r = g.salloc(region).map_err(&read_err)?;
+        if r.is_empty() {
+            break;
+        }
+        let mut data: &[u8] = &r;
+        if !carry.is_empty() {
+            match memchr::memchr(eol, data) {
+                Some(i) => {
+                    carry.extend_from_slice(&data[..=i]);
+                    data = &data[i + 1..];
+                    let go = f(&carry)?;
+                    carry.clear();
+                    if !go {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    carry.extend_from_slice(data);
+                    continue;
+                }
+            }
+        }
+        let whole = memchr::memrchr(eol, data).map_or(0, |i| i + 1);
+        if whole > 0 && !f(&data[..whole])? {
+            return Ok(());
+        }
+        carry.extend_from_slice(&data[whole..]);
+    }
+    if !carry.is_empty() {
+        carry.push(eol);
+        f(&carry)?;
+    }
+    Ok(())
+}
