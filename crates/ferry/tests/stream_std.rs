@@ -189,3 +189,97 @@ fn a_written_pipe_grows_to_a_megabyte() {
     assert_eq!(rustix::pipe::fcntl_getpipe_size(&w2).unwrap(), before);
     drop(s);
 }
+
+/// The streams a reader test runs on: the bytes as a mapped file, a
+/// buffered file with 4 KiB buffers, memory, and a pipe fed by a thread.
+fn reader_streams(data: &[u8], dir: &std::path::Path) -> Vec<(&'static str, Stream)> {
+    use ferry::stream::Backend;
+    let p = dir.join("lines");
+    std::fs::write(&p, data).unwrap();
+    let (r, w) = rustix::pipe::pipe().unwrap();
+    let feed = data.to_vec();
+    std::thread::spawn(move || {
+        let mut w = std::fs::File::from(w);
+        let _ = w.write_all(&feed);
+    });
+    vec![
+        (
+            "mapped",
+            Stream::open(&p, &OpenOptions::read_only().backend(Backend::Mapped)).unwrap(),
+        ),
+        (
+            "buffered",
+            Stream::open(
+                &p,
+                &OpenOptions::read_only()
+                    .backend(Backend::Buffered)
+                    .buffer_size(4096),
+            )
+            .unwrap(),
+        ),
+        ("memory", Stream::from_bytes(data.to_vec())),
+        ("pipe", Stream::from_fd(r).unwrap()),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// `read_until` and `read_line` (ferry's own, one call into the stream
+    /// each) give what std's `BufReader` gives on the same bytes: the same
+    /// pieces, the same errors for invalid UTF-8, the same string kept.
+    #[test]
+    fn read_until_and_read_line_match_std(
+        pieces in proptest::collection::vec(
+            (0usize..9000, proptest::prelude::any::<u8>(), 0u8..4), 0..12),
+        ops in proptest::collection::vec(0u8..4, 1..40),
+    ) {
+        use std::io::{BufRead, BufReader};
+        // Lines of every length (some longer than a buffer), ended by `\n`,
+        // by `;` or by nothing; some carry invalid UTF-8.
+        let mut data = Vec::new();
+        for (len, byte, end) in &pieces {
+            let b = if *byte >= 0x80 && *byte < 0xc0 { *byte } else { b'a' + byte % 26 };
+            data.extend(std::iter::repeat_n(b, *len));
+            match end { 0 => data.push(b'\n'), 1 => data.push(b';'), _ => {} }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for (name, mut s) in reader_streams(&data, dir.path()) {
+            let mut std_r = BufReader::with_capacity(1000, &data[..]);
+            for op in &ops {
+                match op {
+                    0 | 1 => {
+                        let delim = if *op == 0 { b'\n' } else { b';' };
+                        let (mut a, mut b) = (b"x".to_vec(), b"x".to_vec());
+                        let ra = s.read_until(delim, &mut a).unwrap();
+                        let rb = std_r.read_until(delim, &mut b).unwrap();
+                        proptest::prop_assert_eq!((ra, &a), (rb, &b), "{} read_until", name);
+                    }
+                    _ => {
+                        let (mut a, mut b) = (String::from("k"), String::from("k"));
+                        let ra = s.read_line(&mut a).map_err(|e| e.kind());
+                        let rb = std_r.read_line(&mut b).map_err(|e| e.kind());
+                        proptest::prop_assert_eq!((ra, &a), (rb, &b), "{} read_line", name);
+                    }
+                }
+            }
+            // What is left reads the same too.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            std::io::Read::read_to_end(&mut s, &mut a).unwrap();
+            std::io::Read::read_to_end(&mut std_r, &mut b).unwrap();
+            proptest::prop_assert!(a == b, "{} rest", name);
+        }
+    }
+}
+
+#[test]
+fn read_to_end_from_a_pipe_takes_everything() {
+    use std::io::Read;
+    let data: Vec<u8> = (0..5_000_000u32).map(|i| (i % 251) as u8).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, mut s) = reader_streams(&data, dir.path()).pop().unwrap();
+    let mut v = vec![7u8];
+    assert_eq!(s.read_to_end(&mut v).unwrap(), data.len());
+    assert_eq!(v[0], 7);
+    assert!(v[1..] == data[..]);
+}

@@ -32,20 +32,16 @@ macro_rules! std_io {
                         buf.reserve(chunk);
                     }
                     let old = buf.len();
-                    let room = (buf.capacity() - old).min(chunk);
-                    buf.resize(old + room, 0);
-                    let r = $stream.with_inner($x, |i| i.read_into(&mut buf[old..]));
+                    let spare = buf.spare_capacity_mut();
+                    let room = spare.len().min(chunk);
+                    let r = $stream.with_inner($x, |i| i.read_into_uninit(&mut spare[..room]));
                     match r {
-                        Ok(0) => {
-                            buf.truncate(old);
-                            return Ok(old - start);
-                        }
-                        Ok(n) => buf.truncate(old + n),
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(old),
-                        Err(e) => {
-                            buf.truncate(old);
-                            return Err(e);
-                        }
+                        Ok(0) => return Ok(old - start),
+                        // SAFETY: `read_into_uninit` initialized the first
+                        // `n` spare bytes, which lie within the capacity.
+                        Ok(n) => unsafe { buf.set_len(old + n) },
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
                     }
                     chunk = (chunk * 2).min(64 << 20);
                 }
@@ -56,6 +52,24 @@ macro_rules! std_io {
             fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
                 let $s = &*self;
                 $stream.with_inner($x, |i| i.write_from(buf))
+            }
+
+            /// One call into the stream for the whole slice (small writes
+            /// are a copy into the current write buffer).
+            #[inline]
+            fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+                let $s = &*self;
+                $stream.with_inner($x, |i| {
+                    while !buf.is_empty() {
+                        match i.write_from(buf) {
+                            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                            Ok(n) => buf = &buf[n..],
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(())
+                })
             }
 
             fn flush(&mut self) -> io::Result<()> {
@@ -85,6 +99,60 @@ fn fill_buf_of(stream: &Stream) -> io::Result<&[u8]> {
     Ok(unsafe { std::slice::from_raw_parts(ptr.as_ptr(), len) })
 }
 
+/// `BufRead::read_until` in one call into the stream: the current buffer
+/// is searched in place and the line copied out once.
+#[inline]
+fn read_until_of(stream: &Stream, x: bool, delim: u8, out: &mut Vec<u8>) -> io::Result<usize> {
+    stream.with_inner(x, |i| {
+        let mut total = 0;
+        loop {
+            let (ptr, len) = match i.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // SAFETY: `fill_buf` returned the unread part of the current read
+            // buffer, unchanged until the next call on the state below.
+            let b = unsafe { std::slice::from_raw_parts(ptr.as_ptr(), len) };
+            let (n, done) = match memchr::memchr(delim, b) {
+                Some(k) => (k + 1, true),
+                None => (len, len == 0),
+            };
+            out.extend_from_slice(&b[..n]);
+            i.consume(n);
+            total += n;
+            if done {
+                return Ok(total);
+            }
+        }
+    })
+}
+
+/// `BufRead::read_line` on [`read_until_of`], with std's rule: invalid
+/// UTF-8 appends nothing and is an `InvalidData` error.
+fn read_line_of(stream: &Stream, x: bool, line: &mut String) -> io::Result<usize> {
+    let mut v = std::mem::take(line).into_bytes();
+    let old = v.len();
+    let r = read_until_of(stream, x, b'\n', &mut v);
+    match String::from_utf8(v) {
+        Ok(s) => {
+            *line = s;
+            r
+        }
+        Err(e) => {
+            let mut v = e.into_bytes();
+            v.truncate(old);
+            *line = String::from_utf8(v).unwrap_or_default();
+            r.and_then(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ))
+            })
+        }
+    }
+}
+
 /// `fill_buf` hands out the stream's current buffer itself (no copy).
 impl BufRead for Stream {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
@@ -93,6 +161,14 @@ impl BufRead for Stream {
 
     fn consume(&mut self, amt: usize) {
         self.inner.get_mut().consume(amt)
+    }
+
+    fn read_until(&mut self, delim: u8, buf: &mut Vec<u8>) -> io::Result<usize> {
+        read_until_of(self, true, delim, buf)
+    }
+
+    fn read_line(&mut self, buf: &mut String) -> io::Result<usize> {
+        read_line_of(self, true, buf)
     }
 }
 
@@ -104,6 +180,14 @@ impl BufRead for StreamGuard<'_> {
 
     fn consume(&mut self, amt: usize) {
         self.with(|i| i.consume(amt))
+    }
+
+    fn read_until(&mut self, delim: u8, buf: &mut Vec<u8>) -> io::Result<usize> {
+        read_until_of(self.stream, true, delim, buf)
+    }
+
+    fn read_line(&mut self, buf: &mut String) -> io::Result<usize> {
+        read_line_of(self.stream, true, buf)
     }
 }
 

@@ -59,6 +59,27 @@ impl Source {
         }
     }
 
+    /// [`Source::read`] into memory not yet initialized: the first `n`
+    /// bytes of `buf` are initialized when it returns `Ok(n)`.
+    pub(crate) fn read_uninit(
+        &mut self,
+        off: u64,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> io::Result<usize> {
+        match self {
+            Source::File { file, .. } => fileio::read_at_uninit(file.as_fd(), buf, off),
+            Source::Seq { file, .. } => fileio::read_uninit(file.as_fd(), buf),
+            Source::Memory { data } => {
+                let start = usize::try_from(off).unwrap_or(usize::MAX).min(data.len());
+                let n = (data.len() - start).min(buf.len());
+                for (o, &b) in buf[..n].iter_mut().zip(&data[start..start + n]) {
+                    o.write(b);
+                }
+                Ok(n)
+            }
+        }
+    }
+
     /// Writes all of `bytes` at `off` (positional; `None` in append mode:
     /// at the end) or next (sequential). Returns the bytes written and the
     /// error that stopped it.

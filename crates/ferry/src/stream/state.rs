@@ -605,7 +605,31 @@ impl Inner {
 
     /// `BufRead::fill_buf`: the unread bytes of the current buffer (filling
     /// it if empty). Valid until the next call on the stream.
+    #[inline]
     pub(crate) fn fill_buf(&mut self) -> io::Result<(NonNull<u8>, usize)> {
+        // Fast path: unread bytes in the current read buffer, nothing
+        // deferred, no new fault anywhere in ferry's mappings.
+        if self.mode == Mode::Read
+            && self.deferred.is_none()
+            && (!self.mapped || fault_count() == self.seen_faults)
+        {
+            let rc = &self.rc;
+            let at = self.pos.wrapping_sub(rc.off);
+            if rc.slot != NO_SLOT && at < rc.len as u64 {
+                // SAFETY: `at < len`: inside the current read buffer, which
+                // `base` points at and which lives while it is current.
+                let p = unsafe { rc.base.add(at as usize) };
+                return Ok((
+                    NonNull::new(p.cast_mut()).unwrap_or(NonNull::dangling()),
+                    rc.len - at as usize,
+                ));
+            }
+        }
+        self.fill_buf_slow()
+    }
+
+    #[inline(never)]
+    fn fill_buf_slow(&mut self) -> io::Result<(NonNull<u8>, usize)> {
         self.take_deferred()?;
         if self.mapped {
             self.check_damage()?;
@@ -623,6 +647,7 @@ impl Inner {
     }
 
     /// `BufRead::consume`.
+    #[inline]
     pub(crate) fn consume(&mut self, n: usize) {
         let avail = self.read_window().map_or(0, |w| w.2);
         self.pos += n.min(avail) as u64;
@@ -671,6 +696,54 @@ impl Inner {
             }
         }
         self.free_read(lease.slot);
+        Ok(n)
+    }
+
+    /// [`Inner::read_into`] for memory not yet initialized (`read_to_end`'s
+    /// spare capacity): returns `n`, and the first `n` bytes of `out` are
+    /// then initialized. Large reads go straight from the file.
+    pub(crate) fn read_into_uninit(
+        &mut self,
+        out: &mut [std::mem::MaybeUninit<u8>],
+    ) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if self.mode == Mode::Read {
+            if let Some((c, at, avail, _)) = self.read_window() {
+                if avail > 0 {
+                    let n = avail.min(out.len());
+                    if let Data::Read { buf, .. } = &self.slots[c as usize].data {
+                        for (o, &b) in out[..n].iter_mut().zip(&buf[at..at + n]) {
+                            o.write(b);
+                        }
+                    }
+                    self.pos += n as u64;
+                    return Ok(n);
+                }
+            }
+        }
+        if out.len() < self.bufsize {
+            for o in out.iter_mut() {
+                o.write(0);
+            }
+            // SAFETY: every byte of `out` was just initialized.
+            let init = unsafe { &mut *(out as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+            return self.read_into(init);
+        }
+        self.take_deferred()?;
+        if !self.can_read {
+            return Err(self.err("reading", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Read {
+            self.set_mode(Mode::Read)?;
+        }
+        self.retire_read();
+        let n = self
+            .src
+            .read_uninit(self.pos, out)
+            .map_err(|e| named("reading", &self.name, e))?;
+        self.pos += n as u64;
         Ok(n)
     }
 
@@ -950,6 +1023,7 @@ impl Inner {
     /// `Write::write`: copies `data` into the current write buffer as a
     /// region freed at once; large writes with nothing pending go straight
     /// to the file.
+    #[inline]
     pub(crate) fn write_from(&mut self, data: &[u8]) -> io::Result<usize> {
         if data.is_empty() {
             return Ok(0);
@@ -979,6 +1053,11 @@ impl Inner {
                 }
             }
         }
+        self.write_from_slow(data)
+    }
+
+    #[inline(never)]
+    fn write_from_slow(&mut self, data: &[u8]) -> io::Result<usize> {
         self.take_deferred()?;
         if !self.can_write {
             return Err(self.err("writing", errno(libc::EBADF)));

@@ -104,6 +104,28 @@ pub(crate) fn read_at(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> io::Resul
     Ok(retry(|| rustix::io::pread(fd, &mut *buf, off))?)
 }
 
+/// One `pread` into memory not yet initialized (EINTR retried); returns
+/// how many bytes it filled, from the start of `buf`.
+pub(crate) fn read_at_uninit(
+    fd: BorrowedFd<'_>,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+    off: u64,
+) -> io::Result<usize> {
+    Ok(retry(|| {
+        rustix::io::pread(fd, &mut *buf, off).map(|(init, _)| init.len())
+    })?)
+}
+
+/// One `read` into memory not yet initialized (EINTR retried).
+pub(crate) fn read_uninit(
+    fd: BorrowedFd<'_>,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> io::Result<usize> {
+    Ok(retry(|| {
+        rustix::io::read(fd, &mut *buf).map(|(init, _)| init.len())
+    })?)
+}
+
 /// One `read` (EINTR retried).
 pub(crate) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     Ok(retry(|| rustix::io::read(fd, &mut *buf))?)
