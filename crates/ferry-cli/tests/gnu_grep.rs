@@ -147,6 +147,41 @@ fn large_input_across_regions() {
     }
 }
 
+/// Counting a file of 64 MiB or more runs on two cores, half a block
+/// each; a NUL in either half (or near a half's edge) must still turn the
+/// file binary exactly where GNU does.
+#[test]
+fn counting_a_large_file_on_two_cores() {
+    let c = gnu::Corpus::new();
+    let base = words(400_000, 11);
+    let mut base = base.repeat(((72 << 20) / base.len()).max(1) + 1);
+    base.truncate(72 << 20);
+    std::fs::write(c.file("clean"), &base).unwrap();
+    // NULs: in the second half of the first 16 MiB block, right at the
+    // start of a later block, and in the last line (no newline after it).
+    let mut nul = base.clone();
+    nul[12 << 20] = 0;
+    std::fs::write(c.file("nul-second-half"), &nul).unwrap();
+    let mut nul = base.clone();
+    nul[(32 << 20) + 3] = 0;
+    std::fs::write(c.file("nul-later-block"), &nul).unwrap();
+    let mut nul = base.clone();
+    nul.extend_from_slice(b"ab\0 the");
+    std::fs::write(c.file("nul-at-end"), &nul).unwrap();
+    for f in ["clean", "nul-second-half", "nul-later-block", "nul-at-end"] {
+        for a in [
+            &["-c", "the"][..],
+            &["-vc", "ab"],
+            &["-c", "-w", "foo"],
+            &["-ci", "THE"],
+        ] {
+            let mut a = s(a);
+            a.push(f.into());
+            same("grep", &a, None, c.path(), &[("LC_ALL", "C")]);
+        }
+    }
+}
+
 #[test]
 fn stdin_errors_and_statuses() {
     let (c, _) = corpus();

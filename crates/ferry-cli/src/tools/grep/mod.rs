@@ -264,6 +264,13 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             }
         }
     };
+    // A second matcher for the second core (counting large files).
+    let mut m2 = if o.report == Report::Count && o.max_count.is_none() {
+        m.as_ref()
+            .and_then(|_| Matcher::new(&patterns, flavor, ignore_case, whole).ok())
+    } else {
+        None
+    };
     let mut out = Out::new();
     let mut any = false;
     let mut trouble = false;
@@ -276,6 +283,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         let mut s = Search {
             o: &o,
             m: m.as_mut(),
+            m2: m2.as_mut(),
             out: &mut out,
             name: &name,
             with_name,
@@ -352,6 +360,8 @@ enum Failure {
 struct Search<'a> {
     o: &'a Opts,
     m: Option<&'a mut Matcher>,
+    /// With a second core: counts the second half of each block.
+    m2: Option<&'a mut Matcher>,
     out: &'a mut Out,
     name: &'a str,
     with_name: bool,
@@ -377,15 +387,56 @@ impl Search<'_> {
         if !self.o.text && has_hole(f, &s) {
             self.go_binary();
         }
+        // Counting a large file: both cores, each on half of every block.
+        let two = self.m2.is_some()
+            && !self.o.text
+            && s.len().is_ok_and(|l| l >= 64 << 20)
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
         // A last line without a newline is searched as if it had one.
         let g = s.get_mut();
         super::blocks::for_each_block(
             &g,
-            4 << 20,
+            if two { 16 << 20 } else { 4 << 20 },
             b'\n',
             |e| Failure::Read(common::os_only(e)),
-            |block| Ok(self.block(block)? == Flow::Go),
+            |block| {
+                let flow = if two {
+                    self.count_two(block)?
+                } else {
+                    self.block(block)?
+                };
+                Ok(flow == Flow::Go)
+            },
         )
+    }
+
+    /// Counts the selected lines of a block on two cores. A half with a NUL
+    /// sends the block down the ordinary path, which turns binary where GNU
+    /// does.
+    fn count_two(&mut self, data: &[u8]) -> Result<Flow, Failure> {
+        if self.binary || data.len() < 1 << 20 {
+            return self.block(data);
+        }
+        let mid = memchr::memchr(b'\n', &data[data.len() / 2..])
+            .map_or(data.len(), |i| data.len() / 2 + i + 1);
+        let (a, b) = data.split_at(mid);
+        let invert = self.o.invert;
+        let (Some(m), Some(m2)) = (self.m.as_deref_mut(), self.m2.as_deref_mut()) else {
+            return self.block(data);
+        };
+        let (ca, cb) = std::thread::scope(|sc| {
+            let h = sc.spawn(move || count_text(m2, b, invert));
+            let ca = count_text(m, a, invert);
+            (ca, h.join().ok().flatten())
+        });
+        match (ca, cb) {
+            (Some(ca), Some(cb)) => {
+                self.offset += data.len() as u64;
+                self.selected += ca + cb;
+                Ok(Flow::Go)
+            }
+            _ => self.block(data),
+        }
     }
 
     fn go_binary(&mut self) {
@@ -405,8 +456,26 @@ impl Search<'_> {
             && (self.encoding_held_back || (self.binary && self.selected > self.selected_at_binary))
     }
 
-    /// Searches a block of whole lines (each ending in a newline).
-    fn block(&mut self, data: &[u8]) -> Result<Flow, Failure> {
+    /// Searches a block of whole lines (each ending in a newline). While
+    /// the file may still turn binary, it goes in pieces of about 256 KiB
+    /// so that the NUL check and the search read the piece from the cache.
+    fn block(&mut self, mut data: &[u8]) -> Result<Flow, Failure> {
+        const PIECE: usize = 256 << 10;
+        while data.len() > PIECE && !self.binary && !self.o.text {
+            let end = match memchr::memrchr(b'\n', &data[..PIECE]) {
+                Some(i) => i + 1,
+                None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
+            };
+            if self.piece(&data[..end])? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+            data = &data[end..];
+        }
+        self.piece(data)
+    }
+
+    /// Searches whole lines, turning binary at a NUL as GNU does.
+    fn piece(&mut self, data: &[u8]) -> Result<Flow, Failure> {
         let start = self.offset;
         self.offset += data.len() as u64;
         if data.is_empty() {
@@ -612,6 +681,47 @@ fn valid_for_glibc(s: &[u8]) -> bool {
         }
     }
     true
+}
+
+/// The number of selected lines in `data` (whole lines), or `None` if it
+/// holds a NUL. Goes in pieces that stay in the cache between the NUL check
+/// and the search.
+fn count_text(m: &mut Matcher, mut data: &[u8], invert: bool) -> Option<u64> {
+    const PIECE: usize = 256 << 10;
+    let mut n = 0u64;
+    while !data.is_empty() {
+        let end = if data.len() <= PIECE {
+            data.len()
+        } else {
+            match memchr::memrchr(b'\n', &data[..PIECE]) {
+                Some(i) => i + 1,
+                None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
+            }
+        };
+        let piece = &data[..end];
+        if memchr::memchr(0, piece).is_some() {
+            return None;
+        }
+        let mut hits = 0u64;
+        let mut pos = 0;
+        while pos < piece.len() {
+            let Some(h) = m.first_line_match(piece, pos) else {
+                break;
+            };
+            if h >= piece.len() {
+                break;
+            }
+            hits += 1;
+            pos = memchr::memchr(b'\n', &piece[h..]).map_or(piece.len(), |i| h + i + 1);
+        }
+        n += if invert {
+            memchr::memchr_iter(b'\n', piece).count() as u64 - hits
+        } else {
+            hits
+        };
+        data = &data[end..];
+    }
+    Some(n)
 }
 
 /// A regular file with a hole before its end (GNU reads that as NULs and
