@@ -283,3 +283,30 @@ fn read_to_end_from_a_pipe_takes_everything() {
     assert_eq!(v[0], 7);
     assert!(v[1..] == data[..]);
 }
+
+/// `fill_buf_min` on files (mapped, 4 KiB buffers) and a pipe: at least
+/// the bytes asked for, the right ones, across every buffer edge.
+#[test]
+fn fill_buf_min_on_every_kind_of_stream() {
+    use std::io::BufRead;
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i * 31 % 253) as u8).collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, mut s) in reader_streams(&data, dir.path()) {
+        let mut g = s.get_mut();
+        let (mut at, mut x) = (0usize, 9u32);
+        while at < data.len() {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let want = 1 + (x >> 8) as usize % 20_000;
+            let got = g.fill_buf_min(want).unwrap();
+            assert!(
+                got.len() >= want.min(data.len() - at),
+                "{name}: {want} at {at}"
+            );
+            assert!(got == &data[at..at + got.len()], "{name} at {at}");
+            let take = want.min(got.len()) / 2 + 1;
+            g.consume(take);
+            at += take;
+        }
+        assert!(g.fill_buf_min(10).unwrap().is_empty(), "{name}");
+    }
+}

@@ -119,6 +119,94 @@ impl<'a> StreamGuard<'a> {
             })
     }
 
+    /// `BufRead::fill_buf` with at least `min` unread bytes, unless the
+    /// stream ends first (then what is left; empty at the end). The bytes
+    /// are the stream's buffer (no copy) and stay until the next call
+    /// through this guard; `consume` takes them.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::BufRead;
+    /// let mut s = ferry::Stream::from_bytes(b"abcdef".to_vec());
+    /// let mut g = s.get_mut();
+    /// assert_eq!(g.fill_buf_min(4)?, b"abcdef");
+    /// g.consume(4);
+    /// assert_eq!(g.fill_buf_min(10)?, b"ef"); // the end comes first
+    /// # Ok(()) }
+    /// ```
+    pub fn fill_buf_min(&mut self, min: usize) -> io::Result<&[u8]> {
+        let (p, n) = self.with(|i| i.fill_buf_min(min))?;
+        // SAFETY: the unread part of the current read buffer, unchanged
+        // until the next call on the stream; the borrow holds `&mut self`.
+        Ok(unsafe { std::slice::from_raw_parts(p.as_ptr(), n) })
+    }
+
+    /// The room left in the stream's current write buffer, to write into in
+    /// place; [`commit_space`](StreamGuard::commit_space) then takes the
+    /// first bytes as written (the write-side twin of `fill_buf` and
+    /// `consume`). Nothing is reserved: any other call on the stream
+    /// forgets the room. Empty in append mode and while write regions are
+    /// outstanding (write those bytes with `Write` instead).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut s = ferry::Stream::memory();
+    /// let mut g = s.get_mut();
+    /// let room = g.write_space()?;
+    /// room[..3].copy_from_slice(b"abc");
+    /// g.commit_space(3)?;
+    /// drop(g);
+    /// assert_eq!(s.into_vec()?, b"abc");
+    /// # Ok(()) }
+    /// ```
+    pub fn write_space(&mut self) -> io::Result<&mut [u8]> {
+        let (p, n) = self.with(|i| i.write_space())?;
+        // SAFETY: bytes of the current write buffer past its used part,
+        // handed to no region; the borrow holds `&mut self`, so nothing else
+        // writes them meanwhile.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), n) })
+    }
+
+    /// Takes the first `n` bytes of [`write_space`](StreamGuard::write_space)
+    /// as written (`InvalidInput` if `n` is more than the room).
+    pub fn commit_space(&mut self, n: usize) -> io::Result<()> {
+        self.with(|i| i.commit_space(n))
+    }
+
+    /// Rebuilds a region from [`Region::into_raw`], to use or free it.
+    ///
+    /// # Safety
+    /// `raw` came from `into_raw` on a region of this same stream, and is
+    /// rebuilt once.
+    pub unsafe fn region_from_raw(&self, raw: super::RawRegion) -> Region<'_> {
+        Region {
+            stream: self.stream,
+            ptr: raw.ptr,
+            len: raw.len,
+            slot: raw.slot,
+            offset: raw.offset,
+            exclusive: true,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Rebuilds a write region from [`RegionMut::into_raw`].
+    ///
+    /// # Safety
+    /// `raw` came from `into_raw` on a write region of this same stream, and
+    /// is rebuilt once.
+    pub unsafe fn region_mut_from_raw(&self, raw: super::RawRegionMut) -> RegionMut<'_> {
+        RegionMut {
+            stream: self.stream,
+            ptr: raw.ptr,
+            len: raw.len,
+            seq: raw.seq,
+            offset: raw.offset,
+            exclusive: true,
+            _not_send: PhantomData,
+        }
+    }
+
     /// Lines as `Buf`s (one reference-count bump each, no copy).
     pub fn buf_lines(&mut self) -> super::Lines<'_> {
         super::Lines {

@@ -57,7 +57,7 @@ pub use error::{describe, os_error, StreamError};
 pub use guard::StreamGuard;
 pub use io::Lines;
 pub use options::{Backend, Mode, OpenOptions};
-pub use region::{Region, RegionMut};
+pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
 
 use lock::StreamLock;
 use state::Inner;
@@ -94,6 +94,13 @@ impl Stream {
             lock: StreamLock::new(),
             inner: UnsafeCell::new(inner),
         }
+    }
+
+    /// The state of a stream nobody else can see yet (while opening).
+    pub(crate) fn inner_mut_for_open(&self) -> &mut Inner {
+        // SAFETY: called only on a stream just made, before it is shared:
+        // no other reference into the state exists.
+        unsafe { &mut *self.inner.get() }
     }
 
     /// Runs `f` on the state: under the lock, or without it when the caller

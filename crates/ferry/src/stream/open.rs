@@ -96,6 +96,47 @@ impl Stream {
         Stream::from_fd_named(fd, name)
     }
 
+    /// [`Stream::from_fd`], choosing the backend as [`Stream::open`] does:
+    /// with `Backend::Auto` (or `Mapped`) a read-only descriptor of a local
+    /// regular file is mapped. `name` names the stream in errors.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ferry::{stream::Backend, Stream};
+    /// let dir = tempfile::tempdir()?;
+    /// std::fs::write(dir.path().join("f"), b"mapped")?;
+    /// let fd = std::fs::File::open(dir.path().join("f"))?.into();
+    /// let s = Stream::from_fd_with(fd, "f", Backend::Auto)?;
+    /// assert!(s.is_mapped());
+    /// assert_eq!(&s.salloc(6)?[..], b"mapped");
+    /// # Ok(()) }
+    /// ```
+    pub fn from_fd_with(fd: OwnedFd, name: &str, backend: Backend) -> io::Result<Stream> {
+        let name: Arc<str> = name.into();
+        let backend = match Backend::from_env().map_err(|e| named("opening", &name, e))? {
+            Some(b) if backend == Backend::Auto => b,
+            _ => backend,
+        };
+        let s = Stream::from_fd_named(fd, name)?;
+        {
+            let i = s.inner_mut_for_open();
+            let map = i.can_read
+                && !i.can_write
+                && match &i.src {
+                    Source::File { info, .. } => match backend {
+                        Backend::Mapped => info.regular,
+                        Backend::Buffered => false,
+                        Backend::Auto => info.regular && !info.remote,
+                    },
+                    _ => false,
+                };
+            if map {
+                i.set_mapped();
+            }
+        }
+        Ok(s)
+    }
+
     pub(crate) fn from_fd_named(fd: OwnedFd, name: Arc<str>) -> io::Result<Stream> {
         let flags = rustix::fs::fcntl_getfl(&fd).map_err(|e| named("opening", &name, e.into()))?;
         let acc = flags & rustix::fs::OFlags::RWMODE;

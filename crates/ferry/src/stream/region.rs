@@ -82,6 +82,100 @@ impl Region<'_> {
     }
 }
 
+impl Region<'_> {
+    /// Detaches the region from its borrow of the stream, for a caller the
+    /// borrow checker cannot follow (the C ABI's `fy_sfree(stream, ptr)`).
+    /// The region stays allocated until
+    /// [`StreamGuard::region_from_raw`](super::StreamGuard::region_from_raw)
+    /// rebuilds it and it is freed; the stream must outlive that.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut s = ferry::Stream::from_bytes(b"hello".to_vec());
+    /// let raw = s.salloc(4)?.into_raw();
+    /// assert_eq!(raw.len(), 4);
+    /// let g = s.get_mut();
+    /// // SAFETY: `raw` is a region of this stream, rebuilt once.
+    /// let r = unsafe { g.region_from_raw(raw) };
+    /// assert_eq!(&r[..], b"hell");
+    /// r.free()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn into_raw(self) -> RawRegion {
+        let raw = RawRegion {
+            ptr: self.ptr,
+            len: self.len,
+            slot: self.slot,
+            offset: self.offset,
+        };
+        std::mem::forget(self);
+        raw
+    }
+}
+
+/// A read region detached from its stream's borrow ([`Region::into_raw`]).
+#[derive(Debug)]
+pub struct RawRegion {
+    pub(crate) ptr: NonNull<u8>,
+    pub(crate) len: usize,
+    pub(crate) slot: u32,
+    pub(crate) offset: u64,
+}
+
+impl RawRegion {
+    /// The first byte.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the region holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The stream offset of the first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+/// A write region detached from its stream's borrow
+/// ([`RegionMut::into_raw`]).
+#[derive(Debug)]
+pub struct RawRegionMut {
+    pub(crate) ptr: NonNull<u8>,
+    pub(crate) len: usize,
+    pub(crate) seq: u64,
+    pub(crate) offset: u64,
+}
+
+impl RawRegionMut {
+    /// The first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the region holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The stream offset of the first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
 impl Deref for Region<'_> {
     type Target = [u8];
     #[inline]
@@ -185,6 +279,37 @@ impl RegionMut<'_> {
             let r = i.free_write(seq);
             r.and(i.take_deferred())
         })
+    }
+}
+
+impl RegionMut<'_> {
+    /// Detaches the region from its borrow of the stream (see
+    /// [`Region::into_raw`]); [`StreamGuard::region_mut_from_raw`]
+    /// (super::StreamGuard::region_mut_from_raw) rebuilds it. Until it is
+    /// freed, later regions wait to reach the file.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let mut s = ferry::Stream::memory();
+    /// let raw = s.salloc_mut(2)?.into_raw();
+    /// // SAFETY: the region's two bytes are ours until it is freed.
+    /// unsafe { raw.as_ptr().copy_from(b"ok".as_ptr(), 2) };
+    /// let g = s.get_mut();
+    /// // SAFETY: `raw` is a write region of this stream, rebuilt once.
+    /// unsafe { g.region_mut_from_raw(raw) }.free()?;
+    /// drop(g);
+    /// assert_eq!(s.into_vec()?, b"ok");
+    /// # Ok(()) }
+    /// ```
+    pub fn into_raw(self) -> RawRegionMut {
+        let raw = RawRegionMut {
+            ptr: self.ptr,
+            len: self.len,
+            seq: self.seq,
+            offset: self.offset,
+        };
+        std::mem::forget(self);
+        raw
     }
 }
 

@@ -1020,6 +1020,87 @@ impl Inner {
         Ok(ptr)
     }
 
+    /// The room left in the current write buffer at `pos`, for writing in
+    /// place (nothing is reserved: bytes count once [`Inner::commit_space`]
+    /// takes them). Empty in append mode and while write regions are
+    /// outstanding: then bytes go through `write_from`.
+    pub(crate) fn write_space(&mut self) -> io::Result<(NonNull<u8>, usize)> {
+        self.take_deferred()?;
+        if !self.can_write {
+            return Err(self.err("writing", errno(libc::EBADF)));
+        }
+        if self.mode != Mode::Write {
+            self.set_mode(Mode::Write)?;
+        }
+        if self.append || !self.wq.is_empty() {
+            return Ok((NonNull::dangling(), 0));
+        }
+        if let Some(room) = self.space_now().filter(|r| r.1 > 0) {
+            return Ok(room);
+        }
+        // A full (or no) buffer: start the next one with an empty region.
+        let lease = self.salloc_write(1)?;
+        self.realloc_write(lease.seq, 0)?;
+        self.free_write(lease.seq)?;
+        Ok(self.space_now().unwrap_or((NonNull::dangling(), 0)))
+    }
+
+    fn space_now(&mut self) -> Option<(NonNull<u8>, usize)> {
+        if self.mode != Mode::Write || self.append || !self.wq.is_empty() {
+            return None;
+        }
+        let c = self.wcur?;
+        match &self.slots[c as usize].data {
+            Data::Write(w) if w.off + w.used as u64 == self.pos => Some((
+                NonNull::new(w.ptr.as_ptr().wrapping_add(w.used)).unwrap_or(w.ptr),
+                w.cap - w.used,
+            )),
+            _ => None,
+        }
+    }
+
+    /// Takes the first `n` bytes of [`Inner::write_space`] as written.
+    pub(crate) fn commit_space(&mut self, n: usize) -> io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        match self.space_now() {
+            Some((_, room)) if n <= room => {}
+            _ => {
+                return Err(self.err(
+                    "writing",
+                    io::Error::new(io::ErrorKind::InvalidInput, "commit beyond the write space"),
+                ))
+            }
+        }
+        if let Some(c) = self.wcur {
+            if let Data::Write(w) = &mut self.slots[c as usize].data {
+                w.used += n;
+                w.committed = w.used;
+                self.pos += n as u64;
+                self.committed_end = self.committed_end.max(self.pos);
+            }
+        }
+        Ok(())
+    }
+
+    /// `fill_buf` with at least `min` unread bytes in the current buffer,
+    /// unless the stream ends first (then what is left; empty at the end).
+    pub(crate) fn fill_buf_min(&mut self, min: usize) -> io::Result<(NonNull<u8>, usize)> {
+        let (p, n) = self.fill_buf()?;
+        if n >= min || n == 0 {
+            return Ok((p, n));
+        }
+        if self.read_window().is_some_and(|w| w.3) {
+            return Ok((p, n)); // the buffer already ends at end of file
+        }
+        self.fill(min)?;
+        match self.read_window() {
+            Some((c, at, avail, _)) if avail > 0 => Ok((self.read_ptr(c, at), avail)),
+            _ => Ok((NonNull::dangling(), 0)),
+        }
+    }
+
     /// `Write::write`: copies `data` into the current write buffer as a
     /// region freed at once; large writes with nothing pending go straight
     /// to the file.

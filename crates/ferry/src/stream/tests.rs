@@ -143,3 +143,122 @@ fn threads_share_a_memory_stream() {
         next[t] += 1;
     }
 }
+
+#[test]
+fn write_space_fills_in_place_between_other_writes() {
+    // A model: the bytes in the order they were taken.
+    let mut model = Vec::new();
+    let mut s = Stream::memory();
+    let mut x = 7u32;
+    for round in 0..(if cfg!(miri) { 60 } else { 400 }) {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        let n = (x >> 8) as usize % 3000;
+        let bytes: Vec<u8> = (0..n).map(|i| (i as u32 ^ x) as u8).collect();
+        let mut g = s.get_mut();
+        match round % 3 {
+            0 => {
+                let room = g.write_space().unwrap();
+                let k = n.min(room.len());
+                room[..k].copy_from_slice(&bytes[..k]);
+                g.commit_space(k).unwrap();
+                model.extend_from_slice(&bytes[..k]);
+            }
+            1 => {
+                g.write_all(&bytes).unwrap();
+                model.extend_from_slice(&bytes);
+            }
+            _ => {
+                let mut r = g.salloc_mut(n).unwrap();
+                r.copy_from_slice(&bytes);
+                r.free().unwrap();
+                model.extend_from_slice(&bytes);
+            }
+        }
+    }
+    assert_eq!(s.into_vec().unwrap(), model);
+}
+
+#[test]
+fn write_space_is_never_overcommitted_and_waits_for_regions() {
+    let mut s = Stream::memory();
+    let mut g = s.get_mut();
+    let room = g.write_space().unwrap().len();
+    assert!(room > 0);
+    assert_eq!(
+        g.commit_space(room + 1).unwrap_err().kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+    let raw = g.salloc_mut(3).unwrap().into_raw();
+    // A region is outstanding: no space in place (it would jump the queue).
+    assert!(g.write_space().unwrap().is_empty());
+    // SAFETY: `raw` is this stream's write region, rebuilt once.
+    let mut r = unsafe { g.region_mut_from_raw(raw) };
+    r.copy_from_slice(b"abc");
+    r.free().unwrap();
+    let room = g.write_space().unwrap();
+    room[0] = b'd';
+    g.commit_space(1).unwrap();
+    drop(g);
+    assert_eq!(s.into_vec().unwrap(), b"abcd");
+}
+
+#[test]
+fn raw_regions_free_in_any_order_and_land_in_allocation_order() {
+    let mut s = Stream::memory();
+    let g = s.get_mut();
+    let raws: Vec<_> = (0..6u8)
+        .map(|i| {
+            let r = g.salloc_mut(10).unwrap().into_raw();
+            // SAFETY: the region's 10 bytes are ours until freed.
+            unsafe { std::ptr::write_bytes(r.as_ptr(), b'a' + i, 10) };
+            r
+        })
+        .collect();
+    for i in [3usize, 0, 5, 1, 4, 2] {
+        let raw = unsafe { std::ptr::read(&raws[i]) };
+        // SAFETY: each raw region of this stream is rebuilt once.
+        unsafe { g.region_mut_from_raw(raw) }.free().unwrap();
+    }
+    std::mem::forget(raws);
+    drop(g);
+    let want: Vec<u8> = (0..6u8).flat_map(|i| [b'a' + i; 10]).collect();
+    assert_eq!(s.into_vec().unwrap(), want);
+}
+
+#[test]
+fn raw_read_regions_keep_their_bytes() {
+    let data = pattern(200_000);
+    let mut s = Stream::from_bytes(data.clone());
+    let g = s.get_mut();
+    let a = g.salloc(70_000).unwrap().into_raw();
+    let b = g.salloc(70_000).unwrap().into_raw();
+    assert_eq!((a.offset(), b.offset(), b.len()), (0, 70_000, 70_000));
+    // SAFETY: regions of this stream, each rebuilt once.
+    let rb = unsafe { g.region_from_raw(b) };
+    assert_eq!(&rb[..], &data[70_000..140_000]);
+    rb.free().unwrap();
+    let ra = unsafe { g.region_from_raw(a) };
+    assert_eq!(&ra[..], &data[..70_000]);
+    let buf = ra.into_buf();
+    assert_eq!(&buf[..], &data[..70_000]);
+}
+
+#[test]
+fn fill_buf_min_gathers_across_buffers() {
+    let data = pattern(100_000);
+    let mut s = Stream::from_bytes(data.clone());
+    let mut g = s.get_mut();
+    let mut at = 0;
+    let mut x = 3u32;
+    while at < data.len() {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        let want = 1 + (x >> 8) as usize % 40_000;
+        let got = g.fill_buf_min(want).unwrap();
+        assert!(got.len() >= want.min(data.len() - at), "{want} at {at}");
+        assert_eq!(got, &data[at..at + got.len()]);
+        let take = want.min(got.len()) / 2 + 1;
+        g.consume(take);
+        at += take;
+    }
+    assert!(g.fill_buf_min(10).unwrap().is_empty());
+}
