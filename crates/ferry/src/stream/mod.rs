@@ -96,13 +96,6 @@ impl Stream {
         }
     }
 
-    /// The state of a stream nobody else can see yet (while opening).
-    pub(crate) fn inner_mut_for_open(&self) -> &mut Inner {
-        // SAFETY: called only on a stream just made, before it is shared:
-        // no other reference into the state exists.
-        unsafe { &mut *self.inner.get() }
-    }
-
     /// Runs `f` on the state: under the lock, or without it when the caller
     /// stands for exclusive access (`&mut Stream`, a guard, or a region made
     /// through one of those).

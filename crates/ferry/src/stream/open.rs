@@ -117,9 +117,9 @@ impl Stream {
             Some(b) if backend == Backend::Auto => b,
             _ => backend,
         };
-        let s = Stream::from_fd_named(fd, name)?;
+        let mut s = Stream::from_fd_named(fd, name)?;
         {
-            let i = s.inner_mut_for_open();
+            let i = s.inner.get_mut();
             let map = i.can_read
                 && !i.can_write
                 && match &i.src {
