@@ -310,3 +310,47 @@ fn fill_buf_min_on_every_kind_of_stream() {
         assert!(g.fill_buf_min(10).unwrap().is_empty(), "{name}");
     }
 }
+
+/// Appending after a seek: the bytes and the offset go to the end (the
+/// C library's "a" streams rely on it).
+#[test]
+fn append_after_a_seek_lands_at_the_end() {
+    use std::io::{Seek, SeekFrom, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("log");
+    std::fs::write(&p, b"0123456789").unwrap();
+    let mut s = Stream::open(&p, &OpenOptions::new().append(true)).unwrap();
+    s.write_all(b"AB").unwrap();
+    s.seek(SeekFrom::Start(0)).unwrap();
+    s.write_all(b"CD").unwrap();
+    assert_eq!(s.position(), 14);
+    s.close().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"0123456789ABCD");
+}
+
+/// A sequential stream over a regular file writes at the descriptor's
+/// own offset, after what another writer of that descriptor put there.
+#[test]
+fn a_sequential_stream_shares_the_descriptor_offset() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shared");
+    let f = std::fs::File::create(&p).unwrap();
+    let mut other = f.try_clone().unwrap();
+    let mut s =
+        Stream::from_fd_with(f.into(), "shared", ferry::stream::Backend::Sequential).unwrap();
+    s.write_all(b"first ").unwrap();
+    s.flush().unwrap();
+    other.write_all(b"other ").unwrap();
+    s.write_all(b"last").unwrap();
+    s.close().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"first other last");
+    let s = Stream::from_fd_with(
+        std::fs::File::open(&p).unwrap().into(),
+        "shared",
+        ferry::stream::Backend::Sequential,
+    )
+    .unwrap();
+    let e = s.seek_to(std::io::SeekFrom::Start(1)).unwrap_err();
+    assert_eq!(ferry::stream::os_error(&e), Some(libc::ESPIPE));
+}

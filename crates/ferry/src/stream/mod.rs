@@ -96,6 +96,17 @@ impl Stream {
         }
     }
 
+    /// The stream's descriptor (`None` for memory streams). It stays the
+    /// stream's: closing it behind the stream's back makes its calls fail.
+    ///
+    /// ```
+    /// let s = ferry::Stream::memory();
+    /// assert_eq!(s.raw_fd(), None);
+    /// ```
+    pub fn raw_fd(&self) -> Option<i32> {
+        self.with_inner(false, |i| i.src.raw_fd())
+    }
+
     /// Runs `f` on the state: under the lock, or without it when the caller
     /// stands for exclusive access (`&mut Stream`, a guard, or a region made
     /// through one of those).

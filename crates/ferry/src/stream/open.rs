@@ -64,10 +64,10 @@ impl Stream {
             && !opts.is_write()
             && match backend {
                 Backend::Mapped => true,
-                Backend::Buffered => false,
+                Backend::Buffered | Backend::Sequential => false,
                 Backend::Auto => !info.remote,
             };
-        let src = if info.regular {
+        let src = if info.regular && backend != Backend::Sequential {
             Source::File {
                 file,
                 info,
@@ -117,7 +117,7 @@ impl Stream {
             Some(b) if backend == Backend::Auto => b,
             _ => backend,
         };
-        let mut s = Stream::from_fd_named(fd, name)?;
+        let mut s = Stream::from_fd_inner(fd, name, backend == Backend::Sequential)?;
         {
             let i = s.inner.get_mut();
             let map = i.can_read
@@ -125,7 +125,7 @@ impl Stream {
                 && match &i.src {
                     Source::File { info, .. } => match backend {
                         Backend::Mapped => info.regular,
-                        Backend::Buffered => false,
+                        Backend::Buffered | Backend::Sequential => false,
                         Backend::Auto => info.regular && !info.remote,
                     },
                     _ => false,
@@ -138,6 +138,10 @@ impl Stream {
     }
 
     pub(crate) fn from_fd_named(fd: OwnedFd, name: Arc<str>) -> io::Result<Stream> {
+        Stream::from_fd_inner(fd, name, false)
+    }
+
+    fn from_fd_inner(fd: OwnedFd, name: Arc<str>, seq: bool) -> io::Result<Stream> {
         let flags = rustix::fs::fcntl_getfl(&fd).map_err(|e| named("opening", &name, e.into()))?;
         let acc = flags & rustix::fs::OFlags::RWMODE;
         let can_read = acc == rustix::fs::OFlags::RDONLY || acc == rustix::fs::OFlags::RDWR;
@@ -149,7 +153,7 @@ impl Stream {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
         let mut start = 0;
-        let src = if info.regular {
+        let src = if info.regular && !seq {
             start = fileio::tell(file.as_fd()).map_err(|e| named("opening", &name, e))?;
             Source::File {
                 file,
@@ -217,6 +221,32 @@ impl Stream {
             true,
             false,
         ))
+    }
+
+    /// Flushes a memory stream and borrows its bytes (`InvalidInput` for
+    /// other streams): what `open_memstream` publishes at each flush.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut s = ferry::Stream::memory();
+    /// s.write_all(b"so far")?;
+    /// assert_eq!(s.memory_contents()?, b"so far");
+    /// s.write_all(b", more")?;
+    /// assert_eq!(s.into_vec()?, b"so far, more");
+    /// # Ok(()) }
+    /// ```
+    pub fn memory_contents(&mut self) -> io::Result<&[u8]> {
+        let inner = self.inner.get_mut();
+        inner.flush()?;
+        match &inner.src {
+            Source::Memory { data } => Ok(data),
+            _ => Err(named(
+                "taking the bytes of",
+                &inner.name,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a memory stream"),
+            )),
+        }
     }
 
     /// Flushes a memory stream and returns its bytes (`InvalidInput` for

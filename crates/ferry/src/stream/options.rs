@@ -27,6 +27,11 @@ pub enum Backend {
     /// to buffered). A file that shrinks under the mapping is an
     /// `UnexpectedEof` error, never a crash.
     Mapped,
+    /// `read`/`write` at the descriptor's own offset, in order, even on a
+    /// regular file: for a descriptor other writers share (standard output
+    /// redirected to a file that a child process or `dprintf` also writes).
+    /// Such a stream cannot seek (ESPIPE).
+    Sequential,
 }
 
 impl Backend {

@@ -59,6 +59,15 @@ impl Source {
         }
     }
 
+    /// The descriptor, if the source has one.
+    pub(crate) fn raw_fd(&self) -> Option<i32> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Source::File { file, .. } | Source::Seq { file, .. } => Some(file.as_raw_fd()),
+            Source::Memory { .. } => None,
+        }
+    }
+
     /// [`Source::read`] into memory not yet initialized: the first `n`
     /// bytes of `buf` are initialized when it returns `Ok(n)`.
     pub(crate) fn read_uninit(

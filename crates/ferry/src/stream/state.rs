@@ -849,7 +849,13 @@ impl Inner {
         if self.mode != Mode::Write {
             self.set_mode(Mode::Write)?;
         }
-        if self.append && self.wq.is_empty() && self.wbufs.is_empty() {
+        // Appending: a region starts at the end (a seek may have moved the
+        // offset; with buffered bytes pending and no seek, it is already
+        // there and the size need not be asked).
+        if self.append
+            && self.wq.is_empty()
+            && (self.wbufs.is_empty() || self.pos != self.committed_end)
+        {
             self.pos = self.len()?;
         }
         let slot = self.write_room(len);

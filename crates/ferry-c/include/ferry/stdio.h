@@ -1,0 +1,338 @@
+/*
+ * ferry/stdio.h — source-compatible stdio on ferry streams.
+ *
+ * Include it instead of <stdio.h> (or compile with -include ferry/stdio.h)
+ * and link with -lferry: the program's FILEs become ferry streams, with
+ * no change to its source. The system's <stdio.h> is included first, so
+ * every type and constant (EOF, BUFSIZ, fpos_t, _IOFBF, SEEK_SET, ...) is
+ * the system's; the macros below then point the names at ferry.
+ *
+ * Only the stream buffers data: fread, getc, read (ferry/unistd.h) and
+ * fy_salloc (ferry/asi.h) all take the next bytes of the same buffer, so
+ * the interfaces mix freely on one stream. getc and putc are inline: a
+ * compare and a pointer bump on the stream's current buffer (a mapped
+ * file's pages when reading a file). setvbuf and setbuf are accepted and
+ * add no copy: the stream keeps its own buffers (only the mode counts).
+ *
+ * As glibc: line-buffered terminals, unbuffered stderr, every stream
+ * flushed at exit, errno values as glibc's.
+ */
+#ifndef FERRY_STDIO_H
+#define FERRY_STDIO_H
+
+#include <stdio.h>
+#include <stdarg.h>
+#include <sys/types.h>
+#include <sys/single_threaded.h>
+#include <ferry/asi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The front of a stream, which the inline getc and putc use: the unread
+ * bytes of the current read buffer and the room left in the current
+ * write region. The rest of the stream is private to the library. */
+struct fy_file {
+    unsigned char *rpos, *rend;
+    unsigned char *wpos, *wend;
+};
+typedef struct fy_file fy_FILE;
+
+extern fy_FILE *fy_stdin, *fy_stdout, *fy_stderr;
+
+fy_FILE *fy_fopen(const char *path, const char *mode);
+fy_FILE *fy_fdopen(int fd, const char *mode);
+fy_FILE *fy_freopen(const char *path, const char *mode, fy_FILE *f);
+int fy_fclose(fy_FILE *f);
+int fy_fileno(fy_FILE *f);
+fy_FILE *fy_tmpfile(void);
+fy_FILE *fy_popen(const char *command, const char *mode);
+int fy_pclose(fy_FILE *f);
+fy_FILE *fy_fmemopen(void *buf, size_t size, const char *mode);
+fy_FILE *fy_open_memstream(char **ptr, size_t *size);
+
+size_t fy_fread(void *ptr, size_t size, size_t n, fy_FILE *f);
+size_t fy_fwrite(const void *ptr, size_t size, size_t n, fy_FILE *f);
+size_t fy_fread_unlocked(void *ptr, size_t size, size_t n, fy_FILE *f);
+size_t fy_fwrite_unlocked(const void *ptr, size_t size, size_t n, fy_FILE *f);
+
+int fy_fgetc(fy_FILE *f);
+int fy_fputc(int c, fy_FILE *f);
+int fy_ungetc(int c, fy_FILE *f);
+char *fy_fgets(char *s, int n, fy_FILE *f);
+char *fy_fgets_unlocked(char *s, int n, fy_FILE *f);
+int fy_fputs(const char *s, fy_FILE *f);
+int fy_fputs_unlocked(const char *s, fy_FILE *f);
+int fy_puts(const char *s);
+ssize_t fy_getline(char **line, size_t *cap, fy_FILE *f);
+ssize_t fy_getdelim(char **line, size_t *cap, int delim, fy_FILE *f);
+
+int fy_vfprintf(fy_FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+int fy_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+int fy_vdprintf(int fd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+int fy_vfscanf(fy_FILE *f, const char *fmt, va_list ap) __attribute__((format(scanf, 2, 0)));
+int fy_vscanf(const char *fmt, va_list ap) __attribute__((format(scanf, 1, 0)));
+
+int fy_fseek(fy_FILE *f, long off, int whence);
+int fy_fseeko(fy_FILE *f, off_t off, int whence);
+long fy_ftell(fy_FILE *f);
+off_t fy_ftello(fy_FILE *f);
+void fy_rewind(fy_FILE *f);
+int fy_fgetpos(fy_FILE *f, fpos_t *pos);
+int fy_fsetpos(fy_FILE *f, const fpos_t *pos);
+
+int fy_fflush(fy_FILE *f);
+int fy_fflush_unlocked(fy_FILE *f);
+int fy_feof(fy_FILE *f);
+int fy_ferror(fy_FILE *f);
+void fy_clearerr(fy_FILE *f);
+int fy_setvbuf(fy_FILE *f, char *buf, int mode, size_t size);
+void fy_setbuf(fy_FILE *f, char *buf);
+void fy_setbuffer(fy_FILE *f, char *buf, size_t size);
+void fy_setlinebuf(fy_FILE *f);
+void fy_perror(const char *s);
+
+void fy_flockfile(fy_FILE *f);
+void fy_funlockfile(fy_FILE *f);
+int fy_ftrylockfile(fy_FILE *f);
+
+/* The variadic functions, on their va_list forms. */
+static inline int fy_fprintf(fy_FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fy_vfprintf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int fy_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fy_vfprintf(fy_stdout, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int fy_dprintf(int fd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fy_vdprintf(fd, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int fy_fscanf(fy_FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fy_vfscanf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int fy_scanf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fy_vfscanf(fy_stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* Slow paths of the inline functions below. */
+int fy__uflow(fy_FILE *f);
+int fy__oflow(fy_FILE *f, int c);
+
+static inline int fy_getc_unlocked(fy_FILE *f)
+{
+    return __builtin_expect(f->rpos < f->rend, 1) ? *f->rpos++ : fy__uflow(f);
+}
+
+static inline int fy_putc_unlocked(int c, fy_FILE *f)
+{
+    return __builtin_expect(f->wpos < f->wend, 1) ? (*f->wpos++ = (unsigned char)c)
+                                                  : fy__oflow(f, c);
+}
+
+/* With one thread nothing can race the stream (glibc's own rule, from
+ * __libc_single_threaded); otherwise the locked call. */
+static inline int fy_getc(fy_FILE *f)
+{
+    if (__builtin_expect(__libc_single_threaded, 1) && f->rpos < f->rend)
+        return *f->rpos++;
+    return fy_fgetc(f);
+}
+
+static inline int fy_putc(int c, fy_FILE *f)
+{
+    if (__builtin_expect(__libc_single_threaded, 1) && f->wpos < f->wend)
+        return *f->wpos++ = (unsigned char)c;
+    return fy_fputc(c, f);
+}
+
+static inline int fy_getchar(void) { return fy_getc(fy_stdin); }
+static inline int fy_putchar(int c) { return fy_putc(c, fy_stdout); }
+static inline int fy_getchar_unlocked(void) { return fy_getc_unlocked(fy_stdin); }
+static inline int fy_putchar_unlocked(int c) { return fy_putc_unlocked(c, fy_stdout); }
+static inline int fy_fgetc_unlocked(fy_FILE *f) { return fy_getc_unlocked(f); }
+static inline int fy_fputc_unlocked(int c, fy_FILE *f) { return fy_putc_unlocked(c, f); }
+int fy_feof_unlocked(fy_FILE *f);
+int fy_ferror_unlocked(fy_FILE *f);
+void fy_clearerr_unlocked(fy_FILE *f);
+int fy_fileno_unlocked(fy_FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* The renaming. */
+#undef FILE
+#define FILE fy_FILE
+#undef stdin
+#define stdin fy_stdin
+#undef stdout
+#define stdout fy_stdout
+#undef stderr
+#define stderr fy_stderr
+#undef fopen
+#define fopen fy_fopen
+#undef fdopen
+#define fdopen fy_fdopen
+#undef freopen
+#define freopen fy_freopen
+#undef fclose
+#define fclose fy_fclose
+#undef fileno
+#define fileno fy_fileno
+#undef fileno_unlocked
+#define fileno_unlocked fy_fileno_unlocked
+#undef tmpfile
+#define tmpfile fy_tmpfile
+#undef popen
+#define popen fy_popen
+#undef pclose
+#define pclose fy_pclose
+#undef fmemopen
+#define fmemopen fy_fmemopen
+#undef open_memstream
+#define open_memstream fy_open_memstream
+#undef fread
+#define fread fy_fread
+#undef fwrite
+#define fwrite fy_fwrite
+#undef fread_unlocked
+#define fread_unlocked fy_fread_unlocked
+#undef fwrite_unlocked
+#define fwrite_unlocked fy_fwrite_unlocked
+#undef fgetc
+#define fgetc fy_fgetc
+#undef getc
+#define getc fy_getc
+#undef getchar
+#define getchar fy_getchar
+#undef fputc
+#define fputc fy_fputc
+#undef putc
+#define putc fy_putc
+#undef putchar
+#define putchar fy_putchar
+#undef getc_unlocked
+#define getc_unlocked fy_getc_unlocked
+#undef getchar_unlocked
+#define getchar_unlocked fy_getchar_unlocked
+#undef putc_unlocked
+#define putc_unlocked fy_putc_unlocked
+#undef putchar_unlocked
+#define putchar_unlocked fy_putchar_unlocked
+#undef fgetc_unlocked
+#define fgetc_unlocked fy_fgetc_unlocked
+#undef fputc_unlocked
+#define fputc_unlocked fy_fputc_unlocked
+#undef ungetc
+#define ungetc fy_ungetc
+#undef fgets
+#define fgets fy_fgets
+#undef fgets_unlocked
+#define fgets_unlocked fy_fgets_unlocked
+#undef fputs
+#define fputs fy_fputs
+#undef fputs_unlocked
+#define fputs_unlocked fy_fputs_unlocked
+#undef puts
+#define puts fy_puts
+#undef getline
+#define getline fy_getline
+#undef getdelim
+#define getdelim fy_getdelim
+#undef fprintf
+#define fprintf fy_fprintf
+#undef printf
+#define printf fy_printf
+#undef vfprintf
+#define vfprintf fy_vfprintf
+#undef vprintf
+#define vprintf fy_vprintf
+#undef dprintf
+#define dprintf fy_dprintf
+#undef vdprintf
+#define vdprintf fy_vdprintf
+#undef fscanf
+#define fscanf fy_fscanf
+#undef scanf
+#define scanf fy_scanf
+#undef vfscanf
+#define vfscanf fy_vfscanf
+#undef vscanf
+#define vscanf fy_vscanf
+#undef fseek
+#define fseek fy_fseek
+#undef fseeko
+#define fseeko fy_fseeko
+#undef ftell
+#define ftell fy_ftell
+#undef ftello
+#define ftello fy_ftello
+#undef rewind
+#define rewind fy_rewind
+#undef fgetpos
+#define fgetpos fy_fgetpos
+#undef fsetpos
+#define fsetpos fy_fsetpos
+#undef fflush
+#define fflush fy_fflush
+#undef fflush_unlocked
+#define fflush_unlocked fy_fflush_unlocked
+#undef feof
+#define feof fy_feof
+#undef ferror
+#define ferror fy_ferror
+#undef clearerr
+#define clearerr fy_clearerr
+#undef feof_unlocked
+#define feof_unlocked fy_feof_unlocked
+#undef ferror_unlocked
+#define ferror_unlocked fy_ferror_unlocked
+#undef clearerr_unlocked
+#define clearerr_unlocked fy_clearerr_unlocked
+#undef setvbuf
+#define setvbuf fy_setvbuf
+#undef setbuf
+#define setbuf fy_setbuf
+#undef setbuffer
+#define setbuffer fy_setbuffer
+#undef setlinebuf
+#define setlinebuf fy_setlinebuf
+#undef perror
+#define perror fy_perror
+#undef flockfile
+#define flockfile fy_flockfile
+#undef funlockfile
+#define funlockfile fy_funlockfile
+#undef ftrylockfile
+#define ftrylockfile fy_ftrylockfile
+
+#endif

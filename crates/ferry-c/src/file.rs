@@ -1,0 +1,753 @@
+//! The C stream object: one ferry `Stream` behind a FILE, an ASI stream
+//! and the emulated descriptors that name it.
+//!
+//! ```text
+//!  C program ── getc/putc (inline) ──► rpos..rend / wpos..wend ─┐
+//!            ── fread, printf, read(2), fy_salloc ─► lock, settle ┴─► Stream (the only buffers)
+//! ```
+//!
+//! The front (`rpos`, `rend`, `wpos`, `wend`) is a window on the stream's
+//! own buffer: the unread bytes of its current read buffer, or the room
+//! left in its current write buffer. Inline code moves `rpos` and `wpos`;
+//! every other call first *settles* the window (tells the stream how far
+//! the inline code got) and then works on the stream, so all interfaces
+//! see one offset and one set of bytes.
+
+use ferry::stream::{os_error, Backend};
+use ferry::stream::{RawRegion, RawRegionMut};
+use ferry::{Stream, StreamGuard};
+use libc::c_int;
+use parking_lot::lock_api::RawReentrantMutex;
+use parking_lot::{RawMutex, RawThreadId};
+use std::cell::UnsafeCell;
+use std::io::{self, BufRead, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::{Mutex, Once};
+
+/// The buffering mode (setvbuf).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Buffering {
+    Full,
+    Line,
+    None,
+}
+
+/// What the front pointers currently show.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Window {
+    Empty,
+    /// Unread bytes of the stream's current read buffer (`rbase` is where
+    /// the stream's offset still is).
+    Read,
+    /// Bytes pushed back with ungetc (`push`).
+    Push,
+    /// Room in the stream's current write buffer (`wbase` is where the
+    /// stream's offset still is).
+    Write,
+}
+
+/// An ASI region handed to C, held until `fy_sfree`.
+pub(crate) enum Held {
+    Read(RawRegion),
+    Write(RawRegionMut),
+    /// Pushed-back bytes handed out by salloc (they came before the
+    /// stream's next byte).
+    Push(Box<[u8]>),
+}
+
+/// Streams that need more than the stream at close or flush.
+pub(crate) enum Kind {
+    Plain,
+    /// popen: the child to wait for.
+    Child(std::process::Child),
+    /// open_memstream: where to publish the bytes.
+    MemStream {
+        ptr: *mut *mut libc::c_char,
+        size: *mut usize,
+    },
+    /// fmemopen: the caller's buffer (or ours), mirrored at each flush.
+    Fmem {
+        buf: *mut u8,
+        size: usize,
+        owned: bool,
+    },
+}
+
+pub(crate) struct State {
+    pub stream: Option<Stream>,
+    /// The errno every call fails with when there is no stream (a
+    /// directory opened for reading, a closed or invalid std stream).
+    pub fail: c_int,
+    /// 0, 1 or 2 for the std streams, opened on first use.
+    pub std_fd: c_int,
+    pub window: Window,
+    pub rbase: *mut u8,
+    pub wbase: *mut u8,
+    /// Pushed-back bytes, next first.
+    pub push: Vec<u8>,
+    pub eof: bool,
+    pub err: bool,
+    pub buffering: Buffering,
+    pub fd: c_int,
+    pub readable: bool,
+    pub writable: bool,
+    pub seekable: bool,
+    pub regions: Vec<(usize, Held)>,
+    pub kind: Kind,
+    /// Emulated descriptors (ferry/unistd.h) naming this stream.
+    pub fd_refs: u32,
+    /// The FILE is visible to C (fopen and friends); else only descriptors.
+    pub is_file: bool,
+    pub heap: bool,
+    pub closed: bool,
+}
+
+/// The stream object. Its first four fields are `struct fy_file` in
+/// ferry/stdio.h.
+#[repr(C)]
+pub struct FyFile {
+    pub rpos: *mut u8,
+    pub rend: *mut u8,
+    pub wpos: *mut u8,
+    pub wend: *mut u8,
+    pub(crate) lock: RawReentrantMutex<RawMutex, RawThreadId>,
+    pub(crate) st: UnsafeCell<State>,
+}
+
+/// A std stream lives in a static; its stream is opened on first use.
+pub struct StaticFile(pub UnsafeCell<FyFile>);
+// SAFETY: every access to the state goes through the FILE's lock (or the
+// single-threaded inline paths, which glibc's own rule makes safe).
+unsafe impl Sync for StaticFile {}
+
+const fn blank_state(std_fd: c_int) -> State {
+    State {
+        stream: None,
+        fail: 0,
+        std_fd,
+        window: Window::Empty,
+        rbase: std::ptr::null_mut(),
+        wbase: std::ptr::null_mut(),
+        push: Vec::new(),
+        eof: false,
+        err: false,
+        buffering: if std_fd == 2 {
+            Buffering::None
+        } else {
+            Buffering::Full
+        },
+        fd: std_fd,
+        readable: std_fd == 0,
+        writable: std_fd != 0,
+        seekable: false,
+        regions: Vec::new(),
+        kind: Kind::Plain,
+        fd_refs: 0,
+        is_file: true,
+        heap: false,
+        closed: false,
+    }
+}
+
+pub(crate) const fn std_file(fd: c_int) -> FyFile {
+    FyFile {
+        rpos: std::ptr::null_mut(),
+        rend: std::ptr::null_mut(),
+        wpos: std::ptr::null_mut(),
+        wend: std::ptr::null_mut(),
+        lock: RawReentrantMutex::INIT,
+        st: UnsafeCell::new(blank_state(fd)),
+    }
+}
+
+pub static STDIN: StaticFile = StaticFile(UnsafeCell::new(std_file(0)));
+pub static STDOUT: StaticFile = StaticFile(UnsafeCell::new(std_file(1)));
+pub static STDERR: StaticFile = StaticFile(UnsafeCell::new(std_file(2)));
+
+/// Every FILE that may hold unwritten bytes (for fflush(NULL) and exit).
+static OPEN: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static AT_EXIT: Once = Once::new();
+
+extern "C" fn flush_all_at_exit() {
+    flush_all();
+}
+
+fn register_exit() {
+    AT_EXIT.call_once(|| {
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::atexit(flush_all_at_exit) };
+    });
+}
+
+pub(crate) fn all_files() -> Vec<*mut FyFile> {
+    let mut v: Vec<*mut FyFile> = vec![STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()];
+    if let Ok(o) = OPEN.lock() {
+        v.extend(o.iter().map(|&p| p as *mut FyFile));
+    }
+    v
+}
+
+/// fflush(NULL): every stream; EOF if any failed.
+pub(crate) fn flush_all() -> c_int {
+    let mut r = 0;
+    for f in all_files() {
+        // SAFETY: registered FILEs are live until fclose unregisters them.
+        let f = unsafe { &*f };
+        let g = f.locked();
+        // SAFETY: the lock is held.
+        let st = unsafe { g.state() };
+        if st.stream.is_some() && st.writable && flush(f, st).is_err() {
+            r = libc::EOF;
+        }
+    }
+    r
+}
+
+/// Flushes the line-buffered output streams (glibc does before reading a
+/// line-buffered or unbuffered input stream).
+pub(crate) fn flush_line_buffered(except: *const FyFile) {
+    for f in all_files() {
+        if std::ptr::eq(f, except) {
+            continue;
+        }
+        // SAFETY: registered FILEs are live until fclose unregisters them.
+        let f = unsafe { &*f };
+        if !f.lock.try_lock() {
+            continue; // another thread is using it: it will flush itself
+        }
+        // SAFETY: the lock is held (taken just above).
+        let st = unsafe { &mut *f.st.get() };
+        if st.stream.is_some() && st.writable && st.buffering == Buffering::Line {
+            let _ = flush(f, st);
+        }
+        // SAFETY: taken above by this thread.
+        unsafe { f.lock.unlock() };
+    }
+}
+
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: errno is thread-local and always valid to write.
+    unsafe { *libc::__errno_location() = e };
+}
+
+pub(crate) fn errno_of(e: &io::Error) -> c_int {
+    os_error(e).unwrap_or(match e.kind() {
+        io::ErrorKind::UnexpectedEof => libc::EIO,
+        io::ErrorKind::InvalidInput => libc::EINVAL,
+        io::ErrorKind::OutOfMemory => libc::ENOMEM,
+        io::ErrorKind::WriteZero => libc::ENOSPC,
+        _ => libc::EIO,
+    })
+}
+
+/// The lock, held; unlocks on drop.
+pub(crate) struct Held_<'a>(&'a FyFile);
+
+impl Held_<'_> {
+    /// # Safety
+    /// One `&mut State` at a time: callers do not nest it.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn state(&self) -> &mut State {
+        // SAFETY: the lock is held; the caller keeps to one borrow.
+        unsafe { &mut *self.0.st.get() }
+    }
+}
+
+impl Drop for Held_<'_> {
+    fn drop(&mut self) {
+        // SAFETY: locked by this thread in `locked`.
+        unsafe { self.0.lock.unlock() };
+    }
+}
+
+impl FyFile {
+    pub(crate) fn locked(&self) -> Held_<'_> {
+        self.lock.lock();
+        Held_(self)
+    }
+
+    fn front(&self) -> *mut FyFile {
+        self as *const FyFile as *mut FyFile
+    }
+
+    pub(crate) fn clear_front(&self) {
+        let f = self.front();
+        // SAFETY: the front is plain data; the lock is held by the caller.
+        unsafe {
+            (*f).rpos = std::ptr::null_mut();
+            (*f).rend = std::ptr::null_mut();
+            (*f).wpos = std::ptr::null_mut();
+            (*f).wend = std::ptr::null_mut();
+        }
+    }
+
+    pub(crate) fn set_read_window(&self, st: &mut State, w: Window, base: *mut u8, len: usize) {
+        let f = self.front();
+        st.window = w;
+        st.rbase = base;
+        // SAFETY: lock held; `base..base+len` is the window's memory.
+        unsafe {
+            (*f).rpos = base;
+            (*f).rend = base.wrapping_add(len);
+            (*f).wpos = std::ptr::null_mut();
+            (*f).wend = std::ptr::null_mut();
+        }
+    }
+
+    pub(crate) fn set_write_window(&self, st: &mut State, base: *mut u8, len: usize) {
+        let f = self.front();
+        st.window = Window::Write;
+        st.wbase = base;
+        // SAFETY: lock held; `base..base+len` is the stream's write room.
+        unsafe {
+            (*f).wpos = base;
+            (*f).wend = base.wrapping_add(len);
+            (*f).rpos = std::ptr::null_mut();
+            (*f).rend = std::ptr::null_mut();
+        }
+    }
+
+    pub(crate) fn rpos(&self) -> *mut u8 {
+        // SAFETY: plain read of the front; lock held by the caller.
+        unsafe { (*self.front()).rpos }
+    }
+
+    pub(crate) fn advance_rpos(&self, n: usize) {
+        // SAFETY: lock held; callers stay within rpos..rend.
+        unsafe { (*self.front()).rpos = (*self.front()).rpos.add(n) };
+    }
+
+    pub(crate) fn wpos(&self) -> *mut u8 {
+        // SAFETY: as above.
+        unsafe { (*self.front()).wpos }
+    }
+}
+
+/// Tells the stream how far the inline code got, and empties the window.
+pub(crate) fn settle(f: &FyFile, st: &mut State) -> io::Result<()> {
+    let r = match st.window {
+        Window::Empty => Ok(()),
+        Window::Read => {
+            let n = f.rpos() as usize - st.rbase as usize;
+            if let Some(s) = st.stream.as_mut() {
+                s.get_mut().consume(n);
+            }
+            Ok(())
+        }
+        Window::Push => {
+            let n = f.rpos() as usize - st.rbase as usize;
+            st.push.drain(..n.min(st.push.len()));
+            Ok(())
+        }
+        Window::Write => {
+            let n = f.wpos() as usize - st.wbase as usize;
+            match st.stream.as_mut() {
+                Some(s) => s.get_mut().commit_space(n),
+                None => Ok(()),
+            }
+        }
+    };
+    st.window = Window::Empty;
+    f.clear_front();
+    r
+}
+
+/// The stream, opening a std stream on first use; the errno otherwise.
+pub(crate) fn stream_of(st: &mut State) -> Result<&mut Stream, c_int> {
+    if st.stream.is_none() && st.fail == 0 && st.std_fd >= 0 && !st.closed && !st.heap {
+        open_std(st);
+    }
+    match st.stream.as_mut() {
+        Some(s) => Ok(s),
+        None => Err(if st.fail != 0 { st.fail } else { libc::EBADF }),
+    }
+}
+
+fn open_std(st: &mut State) {
+    register_exit();
+    let fd = st.std_fd;
+    // SAFETY: F_GETFL on any number is harmless; it tells if fd is open.
+    if unsafe { libc::fcntl(fd, libc::F_GETFL) } < 0 {
+        st.fail = libc::EBADF;
+        return;
+    }
+    // SAFETY: fd 0, 1 or 2 is open (checked) and belongs to this stream
+    // from now on, as stdin/stdout/stderr own them in C (fclose closes it).
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let name = ["standard input", "standard output", "standard error"][fd as usize];
+    // Output goes through write(2) at the descriptor's offset, as glibc's
+    // does: a child process, dprintf or write(1, ...) share that offset.
+    let backend = if fd == 0 {
+        Backend::Auto
+    } else {
+        Backend::Sequential
+    };
+    match Stream::from_fd_with(owned, name, backend) {
+        Ok(s) => {
+            // SAFETY: isatty on an open descriptor.
+            if fd != 2 && unsafe { libc::isatty(fd) } == 1 {
+                st.buffering = Buffering::Line;
+            }
+            st.seekable = fd == 0 && is_seekable(fd);
+            st.stream = Some(s);
+        }
+        Err(e) => st.fail = errno_of(&e),
+    }
+}
+
+pub(crate) fn is_seekable(fd: c_int) -> bool {
+    // SAFETY: lseek with SEEK_CUR and 0 does not move the offset.
+    unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) >= 0 }
+}
+
+/// The stream for an operation that reads (EBADF when not readable).
+pub(crate) fn for_read(st: &mut State) -> Result<&mut Stream, c_int> {
+    if !st.readable && st.stream.is_some() {
+        return Err(libc::EBADF);
+    }
+    let readable = st.readable;
+    let s = stream_of(st)?;
+    if !readable {
+        return Err(libc::EBADF);
+    }
+    Ok(s)
+}
+
+/// The stream for an operation that writes (EBADF when not writable).
+pub(crate) fn for_write(st: &mut State) -> Result<&mut Stream, c_int> {
+    let writable = st.writable;
+    let s = stream_of(st)?;
+    if !writable {
+        return Err(libc::EBADF);
+    }
+    Ok(s)
+}
+
+/// Records an error on the stream (ferror) and in errno.
+pub(crate) fn fail(st: &mut State, e: c_int) {
+    st.err = true;
+    set_errno(e);
+}
+
+/// fflush on one stream (lock held).
+pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
+    if let Err(e) = settle(f, st) {
+        let e = errno_of(&e);
+        fail(st, e);
+        return Err(e);
+    }
+    let Some(s) = st.stream.as_mut() else {
+        return Ok(());
+    };
+    if st.writable {
+        if let Err(e) = s.flush() {
+            let e = errno_of(&e);
+            fail(st, e);
+            return Err(e);
+        }
+    }
+    publish(st);
+    Ok(())
+}
+
+/// open_memstream and fmemopen: mirror the bytes where the caller sees them.
+pub(crate) fn publish(st: &mut State) {
+    let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
+    match st.kind {
+        Kind::MemStream { ptr, size } => {
+            let Some(s) = st.stream.as_mut() else { return };
+            let Ok(bytes) = s.memory_contents() else {
+                return;
+            };
+            let len = bytes.len();
+            // SAFETY: `ptr` and `size` are the caller's, valid while the
+            // stream is open (open_memstream's contract); the buffer is
+            // malloc'd so the caller can free() it.
+            unsafe {
+                let old = *ptr;
+                let new = libc::realloc(old.cast(), len + 1) as *mut u8;
+                if new.is_null() {
+                    return;
+                }
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), new, len);
+                *new.add(len) = 0;
+                *ptr = new.cast();
+                *size = pos.min(len);
+            }
+        }
+        Kind::Fmem { buf, size, .. } => {
+            if !st.writable {
+                return;
+            }
+            let Some(s) = st.stream.as_mut() else { return };
+            let Ok(bytes) = s.memory_contents() else {
+                return;
+            };
+            let n = bytes.len().min(size);
+            // SAFETY: `buf` holds `size` bytes (fmemopen's contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, n);
+                if n < size {
+                    *buf.add(n) = 0;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A new heap FILE over `stream`, registered for fflush(NULL) and exit.
+pub(crate) fn new_file(
+    stream: Option<Stream>,
+    fail: c_int,
+    fd: c_int,
+    readable: bool,
+    writable: bool,
+    kind: Kind,
+    is_file: bool,
+) -> *mut FyFile {
+    register_exit();
+    let mut st = blank_state(-1);
+    st.heap = true;
+    st.stream = stream;
+    st.fail = fail;
+    st.fd = fd;
+    st.readable = readable;
+    st.writable = writable;
+    st.buffering = Buffering::Full;
+    st.seekable = match &kind {
+        Kind::MemStream { .. } | Kind::Fmem { .. } => true,
+        _ => fd >= 0 && is_seekable(fd),
+    };
+    st.kind = kind;
+    st.is_file = is_file;
+    if fd >= 0 && st.stream.is_some() {
+        // SAFETY: isatty on a descriptor the stream owns.
+        if unsafe { libc::isatty(fd) } == 1 {
+            st.buffering = Buffering::Line;
+        }
+    }
+    let f = Box::into_raw(Box::new(FyFile {
+        rpos: std::ptr::null_mut(),
+        rend: std::ptr::null_mut(),
+        wpos: std::ptr::null_mut(),
+        wend: std::ptr::null_mut(),
+        lock: RawReentrantMutex::INIT,
+        st: UnsafeCell::new(st),
+    }));
+    if let Ok(mut o) = OPEN.lock() {
+        o.push(f as usize);
+    }
+    f
+}
+
+/// Closes a FILE: flush, close the stream, wait for a popen child, free.
+/// Returns 0, or the errno of the first failure. For std streams the
+/// object stays (static) but is closed.
+///
+/// # Safety
+/// `f` is a live FILE, not used again (heap ones are freed).
+pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
+    // SAFETY: the caller hands over a live FILE.
+    let file = unsafe { &*f };
+    let mut status = 0;
+    let mut first_err = None;
+    {
+        let g = file.locked();
+        // SAFETY: lock held; one borrow.
+        let st = unsafe { g.state() };
+        if st.closed {
+            return Err(libc::EBADF);
+        }
+        if st.stream.is_some() && flush(file, st).is_err() {
+            first_err = Some(errno_value());
+        }
+        // Regions never freed: read ones go back; write ones are written
+        // only if freed, so the close reports them.
+        let regions = std::mem::take(&mut st.regions);
+        if let Some(s) = st.stream.as_mut() {
+            let g = s.get_mut();
+            for (_, h) in regions {
+                match h {
+                    // SAFETY: regions of this stream, each rebuilt once.
+                    Held::Read(r) => drop(unsafe { g.region_from_raw(r) }),
+                    Held::Push(_) => {}
+                    Held::Write(r) => {
+                        // Dropping frees it: its bytes are the program's,
+                        // allocated and never freed; glibc has no such
+                        // thing, so count it as an error of the close.
+                        drop(unsafe { g.region_mut_from_raw(r) });
+                        first_err.get_or_insert(libc::EBUSY);
+                    }
+                }
+            }
+        }
+        publish(st);
+        if let Some(s) = st.stream.take() {
+            if let Err(e) = close_stream(s) {
+                first_err.get_or_insert(e);
+            }
+        }
+        if let Kind::Child(c) = &mut st.kind {
+            status = match c.wait() {
+                Ok(s) => std::os::unix::process::ExitStatusExt::into_raw(s),
+                Err(e) => {
+                    first_err.get_or_insert(errno_of(&e));
+                    -1
+                }
+            };
+        }
+        if let Kind::Fmem {
+            buf, owned: true, ..
+        } = st.kind
+        {
+            // SAFETY: our own malloc'd buffer for fmemopen(NULL, ...).
+            unsafe { libc::free(buf.cast()) };
+        }
+        st.closed = true;
+        st.fail = libc::EBADF;
+        file.clear_front();
+        st.window = Window::Empty;
+    }
+    if let Ok(mut o) = OPEN.lock() {
+        o.retain(|&p| p != f as usize);
+    }
+    // SAFETY: the lock was released above; a heap FILE is ours to free.
+    let heap = unsafe { (*file.st.get()).heap };
+    if heap {
+        // SAFETY: made by Box::into_raw in new_file; unregistered above.
+        drop(unsafe { Box::from_raw(f) });
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(status),
+    }
+}
+
+/// Closes a stream. The program may have closed its descriptor itself
+/// (glibc then fails the stream's calls with EBADF, as ferry does): then
+/// the stream must not close a number that is no longer its own.
+pub(crate) fn close_stream(s: Stream) -> Result<(), c_int> {
+    // SAFETY: F_GETFD on any number is harmless.
+    let gone = s
+        .raw_fd()
+        .is_some_and(|fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0);
+    if gone {
+        std::mem::forget(s);
+        return Err(libc::EBADF);
+    }
+    s.close().map_err(|e| errno_of(&e))
+}
+
+/// Runs `op` on the locked, settled FILE with its stream; an error sets
+/// ferror and errno and gives `bad`.
+pub(crate) fn with_stream<R>(
+    f: *mut FyFile,
+    bad: R,
+    pick: fn(&mut State) -> Result<&mut Stream, c_int>,
+    op: impl FnOnce(&FyFile, &mut State) -> Result<R, c_int>,
+) -> R {
+    if f.is_null() {
+        set_errno(libc::EINVAL);
+        return bad;
+    }
+    // SAFETY: a FILE pointer from this library (the C contract).
+    let file = unsafe { &*f };
+    let g = file.locked();
+    // SAFETY: lock held; one borrow.
+    let st = unsafe { g.state() };
+    if let Err(e) = settle(file, st) {
+        fail(st, errno_of(&e));
+        return bad;
+    }
+    if let Err(e) = pick(st) {
+        fail(st, e);
+        return bad;
+    }
+    match op(file, st) {
+        Ok(r) => r,
+        Err(e) => {
+            fail(st, e);
+            bad
+        }
+    }
+}
+
+/// The guard of the FILE's stream (present: checked by `with_stream`).
+pub(crate) fn guard(st: &mut State) -> Result<StreamGuard<'_>, c_int> {
+    st.stream.as_mut().map(|s| s.get_mut()).ok_or(libc::EBADF)
+}
+
+/// Writes `data` with the FILE's buffering rules.
+pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
+    let buffering = st.buffering;
+    if let Kind::Fmem { size, .. } = st.kind {
+        let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
+        if pos + data.len() > size {
+            let fit = size.saturating_sub(pos);
+            let mut g = guard(st)?;
+            g.write_all(&data[..fit]).map_err(|e| errno_of(&e))?;
+            return Err(libc::ENOSPC);
+        }
+    }
+    let mut g = guard(st)?;
+    g.write_all(data).map_err(|e| errno_of(&e))?;
+    let must_flush = match buffering {
+        Buffering::Full => false,
+        Buffering::Line => memchr_nl(data),
+        Buffering::None => true,
+    };
+    if must_flush {
+        g.flush().map_err(|e| errno_of(&e))?;
+    }
+    Ok(())
+}
+
+fn memchr_nl(d: &[u8]) -> bool {
+    d.contains(&b'\n')
+}
+
+/// Reads up to `out.len()` bytes: pushed-back ones first, then the stream.
+/// Sets eof at the end.
+pub(crate) fn read_bytes(st: &mut State, out: &mut [u8]) -> Result<usize, c_int> {
+    let mut got = 0;
+    if !st.push.is_empty() {
+        let n = st.push.len().min(out.len());
+        out[..n].copy_from_slice(&st.push[..n]);
+        st.push.drain(..n);
+        got = n;
+    }
+    let mut g = guard(st)?;
+    while got < out.len() {
+        match std::io::Read::read(&mut g, &mut out[got..]) {
+            Ok(0) => {
+                drop(g);
+                st.eof = true;
+                return Ok(got);
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                drop(g);
+                if got > 0 {
+                    fail(st, errno_of(&e));
+                    return Ok(got);
+                }
+                return Err(errno_of(&e));
+            }
+        }
+    }
+    Ok(got)
+}
+
+/// Offers the file to its first ASI or stdio slow path: nothing else.
+pub(crate) fn file_ref<'a>(f: *mut FyFile) -> Option<&'a FyFile> {
+    // SAFETY: a FILE pointer from this library, or NULL.
+    unsafe { f.as_ref() }
+}
+
+/// The calling thread's errno.
+pub(crate) fn errno_value() -> c_int {
+    // SAFETY: errno is thread-local and always valid to read.
+    unsafe { *libc::__errno_location() }
+}

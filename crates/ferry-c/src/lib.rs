@@ -1,0 +1,27 @@
+//! ferry's C ABI (`libferry.so`, `libferry.a`, headers in `include/ferry`):
+//!
+//! - `ferry/asi.h`: the Alloc Stream Interface (salloc / sfree and
+//!   friends) as the paper's Figure 5 has it;
+//! - `ferry/stdio.h`: stdio, source-compatible: a program that includes it
+//!   instead of `<stdio.h>` runs on ferry streams unmodified;
+//! - `ferry/unistd.h`: emulated Unix I/O (open, read, write, lseek, pread,
+//!   pwrite, close, dup) on the same streams;
+//! - `ferry/buf.h`: ferry's shared immutable buffers.
+//!
+//! One stream serves all four: only the stream buffers data, so a program
+//! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
+//! offset. The FFI boundary is unsafe by nature; each block says why it
+//! holds.
+
+// Every `extern "C"` function here takes C pointers on the contract its
+// header states (a FILE from this library, a buffer of the given size, a
+// NUL-terminated string); C has no `unsafe` to mark that with.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+pub mod asi;
+pub mod buf;
+pub mod file;
+pub mod stdio;
+pub mod unistd;
+
+pub use file::FyFile;

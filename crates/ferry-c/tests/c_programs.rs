@@ -1,0 +1,229 @@
+//! The C test suite. Each program in tests/c/ is compiled twice — against
+//! glibc and, unmodified, against ferry/stdio.h (`-include`) linked with
+//! libferry — and both builds must print the same bytes and exit with the
+//! same status. Programs in tests/c/ferry-only/ use ASI, emulated Unix I/O
+//! or the buffers (glibc has none of them): they check themselves and must
+//! exit 0 and print "ok".
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// Builds libferry (this profile) once and returns the directory holding
+/// libferry.so.
+fn libdir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test path");
+        // target/<profile>/deps/this-test → target/<profile>
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target dir")
+            .to_path_buf();
+        let profile = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("debug")
+            .to_string();
+        let cargo = option_env!("CARGO").unwrap_or("cargo");
+        let mut c = Command::new(cargo);
+        c.args(["build", "-p", "ferry-c"]);
+        if profile == "release" {
+            c.arg("--release");
+        }
+        let st = c.status().expect("running cargo build -p ferry-c");
+        assert!(st.success(), "building libferry failed");
+        assert!(
+            dir.join("libferry.so").exists(),
+            "no libferry.so in {}",
+            dir.display()
+        );
+        dir
+    })
+}
+
+fn include() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+fn src(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(name)
+}
+
+/// Compiles `source` into `out`, for glibc or for ferry.
+fn compile(source: &Path, out: &Path, ferry: bool, extra: &[&str]) {
+    let mut c = Command::new("cc");
+    c.args([
+        "-std=gnu11",
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-Wno-unused-result",
+        "-pthread",
+    ]);
+    c.arg("-o").arg(out).arg(source);
+    if ferry {
+        let lib = libdir();
+        c.arg("-I").arg(include());
+        c.args(["-include", "ferry/stdio.h"]);
+        c.args(extra);
+        c.arg("-L").arg(lib).arg("-lferry");
+        c.arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    let o = c.output().expect("running cc");
+    assert!(
+        o.status.success(),
+        "compiling {} ({}) failed:\n{}",
+        source.display(),
+        if ferry { "ferry" } else { "glibc" },
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+struct Out {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+fn run(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str]) -> Out {
+    let mut c = Command::new(exe);
+    c.arg(dir).args(args).current_dir(dir);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("running a test program");
+    let mut sin = child.stdin.take().expect("piped");
+    let data = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = sin.write_all(&data);
+    });
+    let o = child.wait_with_output().expect("waiting");
+    let _ = feeder.join();
+    Out {
+        status: o.status.code(),
+        stdout: o.stdout,
+        stderr: o.stderr,
+    }
+}
+
+/// Both builds of `name`, run in fresh directories with the same input:
+/// the same output, the same status.
+fn same(name: &str, stdin: &[u8], args: &[&str]) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let g = work.path().join("glibc");
+    let f = work.path().join("ferry");
+    compile(&src(name), &g, false, &[]);
+    compile(&src(name), &f, true, &[]);
+    let (dg, df) = (work.path().join("dg"), work.path().join("df"));
+    std::fs::create_dir(&dg).unwrap();
+    std::fs::create_dir(&df).unwrap();
+    let a = run(&g, &dg, stdin, args);
+    let b = run(&f, &df, stdin, args);
+    let show = |o: &Out| {
+        format!(
+            "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    // The programs print the directory they ran in; make it one name.
+    let norm = |v: &[u8], d: &Path| {
+        String::from_utf8_lossy(v)
+            .replace(&d.display().to_string(), "DIR")
+            .into_bytes()
+    };
+    let (ao, bo) = (norm(&a.stdout, &dg), norm(&b.stdout, &df));
+    let (ae, be) = (norm(&a.stderr, &dg), norm(&b.stderr, &df));
+    assert!(
+        a.status == b.status && ao == bo && ae == be,
+        "{name}: glibc and ferry differ\n=== glibc\n{}\n=== ferry\n{}",
+        show(&a),
+        show(&b)
+    );
+}
+
+/// A ferry-only program: exits 0 and prints "ok".
+fn checks_itself(name: &str, extra: &[&str]) {
+    let work = tempfile::tempdir().expect("tempdir");
+    let f = work.path().join("ferry");
+    compile(&src(name), &f, true, extra);
+    let d = work.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let o = run(&f, &d, b"", &[]);
+    assert!(
+        o.status == Some(0) && o.stdout.ends_with(b"ok\n"),
+        "{name}: status {:?}\n{}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn files_reads_writes_and_seeks() {
+    same("files.c", b"", &[]);
+}
+
+#[test]
+fn error_cases() {
+    same("errors.c", b"", &[]);
+}
+
+#[test]
+fn printf_of_every_conversion() {
+    same("printf.c", b"", &[]);
+}
+
+#[test]
+fn scanf_of_numbers_and_strings() {
+    let input = b"42 -17 0x1f 017 3.25 -1e-3 word [abc] rest of line\n\
+                  12abc 7 x 99999999999999999999 1.5e400 end\n";
+    same("scanf.c", input, &[]);
+}
+
+#[test]
+fn standard_input_from_a_pipe() {
+    let mut input = Vec::new();
+    for i in 0..20_000 {
+        input.extend_from_slice(format!("line {i} {}\n", "x".repeat(i % 300)).as_bytes());
+    }
+    input.extend_from_slice(b"last line without newline");
+    same("stdin.c", &input, &[]);
+    same("stdin.c", b"", &[]);
+}
+
+#[test]
+fn other_streams() {
+    same("streams.c", b"", &[]);
+}
+
+#[test]
+fn output_is_flushed_at_exit() {
+    same("exit.c", b"", &[]);
+}
+
+#[test]
+fn threads_never_split_a_line() {
+    same("threads.c", b"", &[]);
+}
+
+#[test]
+fn stdio_unix_io_and_asi_on_one_stream() {
+    checks_itself("ferry-only/mixed.c", &["-include", "ferry/unistd.h"]);
+}
+
+#[test]
+fn the_alloc_stream_interface() {
+    checks_itself("ferry-only/asi.c", &[]);
+}
+
+#[test]
+fn buffers() {
+    checks_itself("ferry-only/buf.c", &[]);
+}
