@@ -28,7 +28,7 @@ struct fy_file {
 void fy_flockfile(struct fy_file *f);
 void fy_funlockfile(struct fy_file *f);
 ssize_t fy__wwindow(struct fy_file *f);
-size_t fy_fwrite(const void *p, size_t size, size_t n, struct fy_file *f);
+size_t fy__fwrite(const void *p, size_t size, size_t n, struct fy_file *f);
 const unsigned char *fy__rpeek(struct fy_file *f, size_t want, size_t *avail, int *at_end);
 void fy__rconsume(struct fy_file *f, size_t used, int eof);
 void fy__seterr(struct fy_file *f, int e);
@@ -83,7 +83,7 @@ int fy__vfprintf_c(struct fy_file *f, const char *fmt, va_list ap)
         vsnprintf(text, (size_t)n + 1, fmt, aq);
         va_end(aq);
     }
-    size_t w = n ? fy_fwrite(text, 1, (size_t)n, f) : 0;
+    size_t w = n ? fy__fwrite(text, 1, (size_t)n, f) : 0;
     if (text != small)
         free(text);
     fy_funlockfile(f);

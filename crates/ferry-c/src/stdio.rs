@@ -294,8 +294,10 @@ fn total(size: size_t, n: size_t) -> Option<usize> {
     size.checked_mul(n)
 }
 
+/// fread's slow path (the inline `fy_fread` copies straight out of the
+/// read window when the request fits in it).
 #[no_mangle]
-pub extern "C" fn fy_fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut FyFile) -> size_t {
+pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut FyFile) -> size_t {
     let Some(len) = total(size, n) else {
         set_errno(libc::EOVERFLOW);
         return 0;
@@ -303,12 +305,57 @@ pub extern "C" fn fy_fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut Fy
     if len == 0 {
         return 0;
     }
-    with_stream(f, 0, for_read, |_, st| {
+    with_stream(f, 0, for_read, |file, st| {
         // SAFETY: the caller's buffer of size*n bytes.
         let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
-        read_bytes(st, out).map(|got| got / size)
+        if !st.push.is_empty() || len >= DIRECT {
+            return read_bytes(st, out).map(|got| got / size);
+        }
+        // Through the stream's current buffer, whose rest then stays open
+        // as the read window: the next small fread is an inline memcpy.
+        let mut got = 0;
+        let mut g = guard(st)?;
+        loop {
+            let (p, avail) = match g.fill_buf() {
+                Ok(b) => (b.as_ptr() as *mut u8, b.len()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    drop(g);
+                    if got > 0 {
+                        fail(st, errno_of(&e));
+                        return Ok(got / size);
+                    }
+                    return Err(errno_of(&e));
+                }
+            };
+            if avail == 0 {
+                drop(g);
+                st.eof = true;
+                return Ok(got / size);
+            }
+            let k = avail.min(len - got);
+            // SAFETY: k bytes of the stream's buffer into the caller's.
+            unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr().add(got), k) };
+            got += k;
+            if got == len {
+                drop(g);
+                if k < avail {
+                    // The rest is unread: the window (consumed on settle).
+                    file.set_read_window(st, Window::Read, p, avail);
+                    file.advance_rpos(k);
+                } else {
+                    guard(st)?.consume(k);
+                }
+                return Ok(n);
+            }
+            g.consume(k);
+        }
     })
 }
+
+/// Reads at least this large go straight from the stream into the
+/// caller's memory (no window).
+const DIRECT: usize = 256 << 10;
 
 #[no_mangle]
 pub extern "C" fn fy_fread_unlocked(
@@ -317,11 +364,16 @@ pub extern "C" fn fy_fread_unlocked(
     n: size_t,
     f: *mut FyFile,
 ) -> size_t {
-    fy_fread(ptr, size, n, f)
+    fy__fread(ptr, size, n, f)
 }
 
 #[no_mangle]
-pub extern "C" fn fy_fwrite(ptr: *const c_void, size: size_t, n: size_t, f: *mut FyFile) -> size_t {
+pub extern "C" fn fy__fwrite(
+    ptr: *const c_void,
+    size: size_t,
+    n: size_t,
+    f: *mut FyFile,
+) -> size_t {
     let Some(len) = total(size, n) else {
         set_errno(libc::EOVERFLOW);
         return 0;
@@ -329,11 +381,29 @@ pub extern "C" fn fy_fwrite(ptr: *const c_void, size: size_t, n: size_t, f: *mut
     if len == 0 {
         return 0;
     }
-    with_stream(f, 0, for_write, |_, st| {
+    with_stream(f, 0, for_write, |file, st| {
         // SAFETY: the caller's size*n bytes.
         let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
-        write_bytes(st, data).map(|()| n)
+        write_bytes(st, data)?;
+        open_write_window(file, st);
+        Ok(n)
     })
+}
+
+/// After a write on a fully buffered stream, the room left in the
+/// stream's buffer becomes the write window: the next small fwrite or
+/// putc is an inline copy.
+fn open_write_window(file: &FyFile, st: &mut State) {
+    if st.buffering != Buffering::Full || !matches!(st.kind, Kind::Plain | Kind::Child(_)) {
+        return;
+    }
+    let Ok(mut g) = guard(st) else { return };
+    let Ok(room) = g.write_space() else { return };
+    let (p, k) = (room.as_mut_ptr(), room.len());
+    drop(g);
+    if k > 0 {
+        file.set_write_window(st, p, k);
+    }
 }
 
 #[no_mangle]
@@ -343,7 +413,7 @@ pub extern "C" fn fy_fwrite_unlocked(
     n: size_t,
     f: *mut FyFile,
 ) -> size_t {
-    fy_fwrite(ptr, size, n, f)
+    fy__fwrite(ptr, size, n, f)
 }
 
 /// getc's slow path: refill the read window (pushed-back bytes first).
@@ -874,7 +944,7 @@ pub extern "C" fn fy_perror(s: *const c_char) {
     line.push(b'\n');
     // SAFETY: reading the std stream pointer.
     let f = unsafe { fy_stderr };
-    fy_fwrite(line.as_ptr().cast(), 1, line.len(), f);
+    fy__fwrite(line.as_ptr().cast(), 1, line.len(), f);
     set_errno(e);
 }
 

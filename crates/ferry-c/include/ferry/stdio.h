@@ -52,8 +52,8 @@ int fy_pclose(fy_FILE *f);
 fy_FILE *fy_fmemopen(void *buf, size_t size, const char *mode);
 fy_FILE *fy_open_memstream(char **ptr, size_t *size);
 
-size_t fy_fread(void *ptr, size_t size, size_t n, fy_FILE *f);
-size_t fy_fwrite(const void *ptr, size_t size, size_t n, fy_FILE *f);
+size_t fy__fread(void *ptr, size_t size, size_t n, fy_FILE *f);
+size_t fy__fwrite(const void *ptr, size_t size, size_t n, fy_FILE *f);
 size_t fy_fread_unlocked(void *ptr, size_t size, size_t n, fy_FILE *f);
 size_t fy_fwrite_unlocked(const void *ptr, size_t size, size_t n, fy_FILE *f);
 
@@ -172,6 +172,32 @@ static inline int fy_putc(int c, fy_FILE *f)
     if (__builtin_expect(__libc_single_threaded, 1) && f->wpos < f->wend)
         return *f->wpos++ = (unsigned char)c;
     return fy_fputc(c, f);
+}
+
+/* fread and fwrite: a memcpy out of the read window, or into the write
+ * window, when the request fits there (one thread); else the library. */
+static inline size_t fy_fread(void *ptr, size_t size, size_t n, fy_FILE *f)
+{
+    size_t len;
+    if (__builtin_expect(__libc_single_threaded, 1) && !__builtin_mul_overflow(size, n, &len) &&
+        len - 1 < (size_t)(f->rend - f->rpos)) {
+        __builtin_memcpy(ptr, f->rpos, len);
+        f->rpos += len;
+        return n;
+    }
+    return fy__fread(ptr, size, n, f);
+}
+
+static inline size_t fy_fwrite(const void *ptr, size_t size, size_t n, fy_FILE *f)
+{
+    size_t len;
+    if (__builtin_expect(__libc_single_threaded, 1) && !__builtin_mul_overflow(size, n, &len) &&
+        len - 1 < (size_t)(f->wend - f->wpos)) {
+        __builtin_memcpy(f->wpos, ptr, len);
+        f->wpos += len;
+        return n;
+    }
+    return fy__fwrite(ptr, size, n, f);
 }
 
 static inline int fy_getchar(void) { return fy_getc(fy_stdin); }
