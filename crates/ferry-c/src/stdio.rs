@@ -806,7 +806,9 @@ pub extern "C" fn fy_fflush(f: *mut FyFile) -> c_int {
     if f.is_null() {
         return file::flush_all();
     }
-    let file = file::file_ref(f).expect("checked non-null");
+    let Some(file) = file::file_ref(f) else {
+        return file::flush_all();
+    };
     let g = file.locked();
     // SAFETY: lock held.
     let st = unsafe { g.state() };
@@ -1185,12 +1187,15 @@ pub extern "C" fn fy_popen(command: *const c_char, mode: *const c_char) -> *mut 
             return std::ptr::null_mut();
         }
     };
-    let fd: OwnedFd = if reading {
+    let fd: Option<OwnedFd> = if reading {
         child.stdout.take().map(OwnedFd::from)
     } else {
         child.stdin.take().map(OwnedFd::from)
-    }
-    .expect("piped above");
+    };
+    let Some(fd) = fd else {
+        set_errno(libc::EPIPE);
+        return std::ptr::null_mut();
+    };
     let raw = fd.into_raw_fd();
     // SAFETY: our pipe end, handed to the stream.
     let owned = unsafe { OwnedFd::from_raw_fd(raw) };

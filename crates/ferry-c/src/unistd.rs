@@ -232,7 +232,10 @@ pub extern "C" fn fy_close(fd: c_int) -> c_int {
         return unsafe { libc::close(fd) };
     };
     forget(fd);
-    let file = file::file_ref(f).expect("from the table");
+    let Some(file) = file::file_ref(f) else {
+        // SAFETY: close(2) on the caller's descriptor.
+        return unsafe { libc::close(fd) };
+    };
     let (last, is_file, own_fd) = {
         let g = file.locked();
         // SAFETY: lock held.
@@ -272,8 +275,8 @@ pub extern "C" fn fy_dup(fd: c_int) -> c_int {
     if new < 0 {
         return new;
     }
-    if let Some(f) = lookup(fd) {
-        let file = file::file_ref(f).expect("from the table");
+    if let Some(file) = lookup(fd).and_then(file::file_ref) {
+        let f = file as *const FyFile as *mut FyFile;
         let g = file.locked();
         // SAFETY: lock held.
         let st = unsafe { g.state() };
