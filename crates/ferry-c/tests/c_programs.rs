@@ -227,3 +227,36 @@ fn the_alloc_stream_interface() {
 fn buffers() {
     checks_itself("ferry-only/buf.c", &[]);
 }
+
+/// Both builds of tty.c under a pseudo-terminal (util-linux `script`):
+/// stdout and stderr share it, so the order of the output shows line
+/// buffering (stdout at each newline) and unbuffered stderr.
+#[test]
+fn line_buffering_on_a_pseudo_terminal() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let g = work.path().join("glibc");
+    let f = work.path().join("ferry");
+    compile(&src("tty.c"), &g, false, &[]);
+    compile(&src("tty.c"), &f, true, &[]);
+    let under_pty = |exe: &Path| {
+        let o = Command::new("script")
+            .args(["-qec"])
+            .arg(exe)
+            .arg("/dev/null")
+            .stdin(Stdio::null())
+            .output()
+            .expect("running script(1)");
+        (o.status.code(), o.stdout)
+    };
+    let (a, b) = (under_pty(&g), under_pty(&f));
+    assert!(
+        String::from_utf8_lossy(&a.1).contains("isatty 1 1"),
+        "not on a terminal: {:?}",
+        String::from_utf8_lossy(&a.1)
+    );
+    assert_eq!(
+        (a.0, String::from_utf8_lossy(&a.1)),
+        (b.0, String::from_utf8_lossy(&b.1)),
+        "glibc (left) and ferry (right) differ on a terminal"
+    );
+}
