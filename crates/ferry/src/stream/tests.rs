@@ -206,20 +206,19 @@ fn write_space_is_never_overcommitted_and_waits_for_regions() {
 fn raw_regions_free_in_any_order_and_land_in_allocation_order() {
     let mut s = Stream::memory();
     let g = s.get_mut();
-    let raws: Vec<_> = (0..6u8)
+    let mut raws: Vec<Option<_>> = (0..6u8)
         .map(|i| {
             let r = g.salloc_mut(10).unwrap().into_raw();
             // SAFETY: the region's 10 bytes are ours until freed.
             unsafe { std::ptr::write_bytes(r.as_ptr(), b'a' + i, 10) };
-            r
+            Some(r)
         })
         .collect();
     for i in [3usize, 0, 5, 1, 4, 2] {
-        let raw = unsafe { std::ptr::read(&raws[i]) };
+        let raw = raws[i].take().unwrap();
         // SAFETY: each raw region of this stream is rebuilt once.
         unsafe { g.region_mut_from_raw(raw) }.free().unwrap();
     }
-    std::mem::forget(raws);
     drop(g);
     let want: Vec<u8> = (0..6u8).flat_map(|i| [b'a' + i; 10]).collect();
     assert_eq!(s.into_vec().unwrap(), want);
