@@ -694,7 +694,7 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
     g.write_all(data).map_err(|e| errno_of(&e))?;
     let must_flush = match buffering {
         Buffering::Full => false,
-        Buffering::Line => memchr_nl(data),
+        Buffering::Line => memchr::memchr(b'\n', data).is_some(),
         Buffering::None => true,
     };
     if must_flush {
@@ -703,8 +703,14 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
     Ok(())
 }
 
-fn memchr_nl(d: &[u8]) -> bool {
-    d.contains(&b'\n')
+/// A read error after `got` bytes: those bytes are the caller's (the
+/// error is kept in ferror and errno, as glibc does); with none, the error.
+pub(crate) fn read_failed(st: &mut State, got: usize, e: &io::Error) -> Result<usize, c_int> {
+    if got > 0 {
+        fail(st, errno_of(e));
+        return Ok(got);
+    }
+    Err(errno_of(e))
 }
 
 /// Reads up to `out.len()` bytes: pushed-back ones first, then the stream.
@@ -729,11 +735,7 @@ pub(crate) fn read_bytes(st: &mut State, out: &mut [u8]) -> Result<usize, c_int>
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 drop(g);
-                if got > 0 {
-                    fail(st, errno_of(&e));
-                    return Ok(got);
-                }
-                return Err(errno_of(&e));
+                return read_failed(st, got, &e);
             }
         }
     }

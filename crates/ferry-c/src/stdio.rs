@@ -321,11 +321,7 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     drop(g);
-                    if got > 0 {
-                        fail(st, errno_of(&e));
-                        return Ok(got / size);
-                    }
-                    return Err(errno_of(&e));
+                    return file::read_failed(st, got, &e).map(|g| g / size);
                 }
             };
             if avail == 0 {
@@ -543,11 +539,7 @@ fn read_through(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 drop(g);
-                if got > 0 {
-                    fail(st, errno_of(&e));
-                    return Ok(got);
-                }
-                return Err(errno_of(&e));
+                return file::read_failed(st, got, &e);
             }
         };
         if buf.is_empty() {

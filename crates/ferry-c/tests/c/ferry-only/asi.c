@@ -8,13 +8,7 @@
 #include <unistd.h>
 #include <ferry/asi.h>
 
-#define CHECK(c)                                                            \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 static fy_stream *shared;
 

@@ -6,13 +6,7 @@
 #include <errno.h>
 #include <ferry/asi.h>
 
-#define CHECK(c)                                                            \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 int main(void)
 {
