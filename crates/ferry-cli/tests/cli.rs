@@ -137,3 +137,70 @@ fn quick_stream_ops_bench_runs_every_variant() {
     assert_eq!(code, 1);
     assert!(err.contains("too few"), "{err}");
 }
+
+#[test]
+fn quick_asf_c_bench_builds_and_runs_every_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = ferry(&[
+        "bench",
+        "asf-c",
+        "--quick",
+        "--json",
+        "--runs",
+        "5",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for tool in [
+        "cat", "cp", "wc", "cut", "cmp", "filter", "getc", "fread-1k",
+    ] {
+        for build in ["glibc", "ferry", "asi"] {
+            assert!(
+                out.contains(&format!(
+                    "\"tool\":\"{tool}\",\"build\":\"{build}\",\"median_s\":"
+                )),
+                "no row {tool}/{build}: {out}"
+            );
+        }
+        assert!(
+            out.contains(&format!(
+                "\"comparison\":\"{tool}: ferry/stdio.h vs glibc\""
+            )),
+            "no target row for {tool}: {out}"
+        );
+    }
+    assert_eq!(out.matches("\"runs\":5").count(), 8 * 3 + 8 * 2, "{out}");
+    // Inputs, outputs and the compiled programs are gone afterwards.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn asf_c_names_what_it_lacks() {
+    let (code, _, err) = ferry(&[
+        "bench",
+        "asf-c",
+        "--quick",
+        "--runs",
+        "5",
+        "--cc",
+        "/nonexistent/cc",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no C compiler '/nonexistent/cc'"), "{err}");
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = ferry(&[
+        "bench",
+        "asf-c",
+        "--quick",
+        "--runs",
+        "5",
+        "--lib",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no libferry.so in"), "{err}");
+    let (code, _, err) = ferry(&["bench", "asf-c", "--runs", "5", "--only", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no tool in --only"), "{err}");
+}

@@ -38,7 +38,7 @@ pub struct AsfArgs {
 
 /// Where a program's standard output goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Sink {
+pub(super) enum Sink {
     /// A scratch file (created fresh for each run).
     File,
     /// A pipe drained by `splice` into /dev/null (a consumer that is never
@@ -49,10 +49,10 @@ enum Sink {
 }
 
 /// One program to time.
-struct Program {
-    name: String,
-    argv: Vec<String>,
-    sink: Sink,
+pub(super) struct Program {
+    pub(super) name: String,
+    pub(super) argv: Vec<String>,
+    pub(super) sink: Sink,
 }
 
 /// One benchmarked tool: its inputs and its programs.
@@ -64,7 +64,7 @@ struct Tool {
 }
 
 /// The first of `names` on PATH.
-fn which(names: &[&str]) -> Option<String> {
+pub(super) fn which(names: &[&str]) -> Option<String> {
     let path = std::env::var_os("PATH")?;
     for n in names {
         for d in std::env::split_paths(&path) {
@@ -303,7 +303,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn copy_of(s: &Scratch, tag: &str) -> Result<Scratch, String> {
+pub(super) fn copy_of(s: &Scratch, tag: &str) -> Result<Scratch, String> {
     let path = s
         .path
         .with_file_name(format!("ferry-bench-{tag}-{}.dat", std::process::id()));
@@ -363,7 +363,7 @@ fn diff_pair(size: u64, dir: &Path) -> Result<(Scratch, Scratch), String> {
 }
 
 /// Warms the inputs, then times one run of `p` to its end.
-fn run_once(
+pub(super) fn run_once(
     p: &Program,
     inputs: &[PathBuf],
     out: &Path,

@@ -2,6 +2,7 @@
 //! side in one run, interleaved, medians of several runs, ratios quoted.
 
 mod asf;
+mod asf_c;
 mod buf;
 mod files;
 mod measure;
@@ -80,6 +81,11 @@ enum Which {
     /// as std / compat / asi programs, the ferry command and the GNU tool
     /// (ripgrep, uutils cat when installed), interleaved.
     Asf(asf::AsfArgs),
+    /// The ASF paper's experiment in C: cat, cp, wc, cut, cmp, a line
+    /// filter, the getc loop and fread in 1 KiB pieces, each built against
+    /// glibc, unchanged against ferry/stdio.h, and rewritten on
+    /// ferry/asi.h; interleaved.
+    AsfC(asf_c::AsfCArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
@@ -87,5 +93,6 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::Buf(a) => buf::run(a),
         Which::StreamOps(a) => stream_ops::run(a),
         Which::Asf(a) => asf::run(a),
+        Which::AsfC(a) => asf_c::run(a),
     }
 }
