@@ -518,6 +518,7 @@ pub extern "C" fn fy_ungetc(c: c_int, f: *mut FyFile) -> c_int {
 /// Reads up to `max` bytes through the first `delim` (included) into
 /// `sink`; returns the count. Pushed-back bytes first.
 fn read_through(
+    file: &FyFile,
     st: &mut State,
     delim: u8,
     max: usize,
@@ -553,11 +554,17 @@ fn read_through(
             None => (lim, false),
         };
         sink(&buf[..n])?;
-        g.consume(n);
         got += n;
-        if done {
-            break;
+        if done || got == max {
+            // The rest of the buffer stays open as the read window: the
+            // next line is the header's inline memchr and memcpy.
+            let (p, avail) = (buf.as_ptr() as *mut u8, buf.len());
+            drop(g);
+            file.set_read_window(st, Window::Read, p, avail);
+            file.advance_rpos(n);
+            return Ok(got);
         }
+        g.consume(n);
     }
     Ok(got)
 }
@@ -573,10 +580,10 @@ pub extern "C" fn fy_fgets(s: *mut c_char, n: c_int, f: *mut FyFile) -> *mut c_c
         unsafe { *s = 0 };
         return s;
     }
-    with_stream(f, std::ptr::null_mut(), for_read, |_, st| {
+    with_stream(f, std::ptr::null_mut(), for_read, |file, st| {
         let mut at = 0usize;
         let max = n as usize - 1;
-        let got = read_through(st, b'\n', max, &mut |b| {
+        let got = read_through(file, st, b'\n', max, &mut |b| {
             // SAFETY: at + b.len() <= max < n: inside the caller's buffer.
             unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), (s as *mut u8).add(at), b.len()) };
             at += b.len();
@@ -597,7 +604,7 @@ pub extern "C" fn fy_fgets_unlocked(s: *mut c_char, n: c_int, f: *mut FyFile) ->
 }
 
 #[no_mangle]
-pub extern "C" fn fy_getdelim(
+pub extern "C" fn fy__getdelim(
     line: *mut *mut c_char,
     cap: *mut size_t,
     delim: c_int,
@@ -607,7 +614,7 @@ pub extern "C" fn fy_getdelim(
         set_errno(libc::EINVAL);
         return -1;
     }
-    with_stream(f, -1, for_read, |_, st| {
+    with_stream(f, -1, for_read, |file, st| {
         // SAFETY: the caller's pointer and capacity (getdelim's contract):
         // a malloc'd buffer of *cap bytes, or NULL.
         let (mut buf, mut room) = unsafe { (*line as *mut u8, *cap) };
@@ -625,7 +632,7 @@ pub extern "C" fn fy_getdelim(
             }
         }
         let mut at = 0usize;
-        let got = read_through(st, delim as u8, usize::MAX, &mut |b| {
+        let got = read_through(file, st, delim as u8, usize::MAX, &mut |b| {
             if at + b.len() + 1 > room {
                 let want = (at + b.len() + 1).max(room * 2);
                 // SAFETY: growing the caller's malloc'd buffer.
@@ -657,7 +664,18 @@ pub extern "C" fn fy_getdelim(
 
 #[no_mangle]
 pub extern "C" fn fy_getline(line: *mut *mut c_char, cap: *mut size_t, f: *mut FyFile) -> ssize_t {
-    fy_getdelim(line, cap, c_int::from(b'\n'), f)
+    fy__getdelim(line, cap, c_int::from(b'\n'), f)
+}
+
+/// getdelim for callers without the header's inline fast path.
+#[no_mangle]
+pub extern "C" fn fy_getdelim(
+    line: *mut *mut c_char,
+    cap: *mut size_t,
+    delim: c_int,
+    f: *mut FyFile,
+) -> ssize_t {
+    fy__getdelim(line, cap, delim, f)
 }
 
 fn cstr<'a>(s: *const c_char) -> &'a [u8] {
@@ -666,18 +684,28 @@ fn cstr<'a>(s: *const c_char) -> &'a [u8] {
 }
 
 #[no_mangle]
-pub extern "C" fn fy_fputs(s: *const c_char, f: *mut FyFile) -> c_int {
+pub extern "C" fn fy__fputs(s: *const c_char, f: *mut FyFile) -> c_int {
     if s.is_null() {
         set_errno(libc::EFAULT);
         return EOF;
     }
     let data = cstr(s);
-    with_stream(f, EOF, for_write, |_, st| write_bytes(st, data).map(|()| 1))
+    with_stream(f, EOF, for_write, |file, st| {
+        write_bytes(st, data)?;
+        open_write_window(file, st);
+        Ok(1)
+    })
+}
+
+/// fputs for callers without the header's inline fast path.
+#[no_mangle]
+pub extern "C" fn fy_fputs(s: *const c_char, f: *mut FyFile) -> c_int {
+    fy__fputs(s, f)
 }
 
 #[no_mangle]
 pub extern "C" fn fy_fputs_unlocked(s: *const c_char, f: *mut FyFile) -> c_int {
-    fy_fputs(s, f)
+    fy__fputs(s, f)
 }
 
 #[no_mangle]
@@ -688,7 +716,7 @@ pub extern "C" fn fy_puts(s: *const c_char) -> c_int {
         return EOF;
     };
     let _g = file.locked();
-    if fy_fputs(s, f) == EOF {
+    if fy__fputs(s, f) == EOF {
         return EOF;
     }
     if fy_fputc(c_int::from(b'\n'), f) == EOF {

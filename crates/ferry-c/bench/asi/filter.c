@@ -26,12 +26,13 @@ static void carry_add(struct carry *c, const char *s, size_t n)
 }
 
 /* Copies the line s[0..n) (its newline included, if any) to *o when its
- * length without the newline is even; up to a NUL, as fputs writes it. */
-static void keep(char **o, const char *s, size_t n)
+ * length without the newline is even; up to a NUL, as fputs writes it
+ * (looked for only when the region has one). */
+static void keep(char **o, const char *s, size_t n, int nul)
 {
     size_t len = n - (n > 0 && s[n - 1] == '\n');
     if (len % 2 == 0) {
-        size_t k = strnlen(s, n);
+        size_t k = nul ? strnlen(s, n) : n;
         memcpy(*o, s, k);
         *o += k;
     }
@@ -49,13 +50,14 @@ int main(int argc, char **argv)
         char *q = out_region("filter", "write error", stdout, len + (ssize_t)c.len);
         char *o = q;
         const char *s = p, *end = p + len;
+        int nul = memchr(p, 0, (size_t)len) != NULL;
         if (c.len > 0) { /* finish the line the last region cut */
             const char *nl = memchr(s, '\n', (size_t)len);
             const char *e = nl ? nl + 1 : end;
             carry_add(&c, s, (size_t)(e - s));
             s = e;
             if (nl) {
-                keep(&o, c.p, c.len);
+                keep(&o, c.p, c.len, 1);
                 c.len = 0;
             }
         }
@@ -65,7 +67,7 @@ int main(int argc, char **argv)
                 carry_add(&c, s, (size_t)(end - s));
                 break;
             }
-            keep(&o, s, (size_t)(nl + 1 - s));
+            keep(&o, s, (size_t)(nl + 1 - s), nul);
             s = nl + 1;
         }
         finish_out("filter", "write error", stdout, q, o - q);
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
     if (c.len > 0) { /* the last line, without a newline */
         char *q = out_region("filter", "write error", stdout, (ssize_t)c.len);
         char *o = q;
-        keep(&o, c.p, c.len);
+        keep(&o, c.p, c.len, 1);
         finish_out("filter", "write error", stdout, q, o - q);
     }
     int r = fy_sflush(stdout);

@@ -62,11 +62,10 @@ int fy_fputc(int c, fy_FILE *f);
 int fy_ungetc(int c, fy_FILE *f);
 char *fy_fgets(char *s, int n, fy_FILE *f);
 char *fy_fgets_unlocked(char *s, int n, fy_FILE *f);
-int fy_fputs(const char *s, fy_FILE *f);
+int fy__fputs(const char *s, fy_FILE *f);
 int fy_fputs_unlocked(const char *s, fy_FILE *f);
 int fy_puts(const char *s);
-ssize_t fy_getline(char **line, size_t *cap, fy_FILE *f);
-ssize_t fy_getdelim(char **line, size_t *cap, int delim, fy_FILE *f);
+ssize_t fy__getdelim(char **line, size_t *cap, int delim, fy_FILE *f);
 
 int fy_vfprintf(fy_FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 int fy_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
@@ -147,31 +146,84 @@ static inline int fy_scanf(const char *fmt, ...)
 int fy__uflow(fy_FILE *f);
 int fy__oflow(fy_FILE *f, int c);
 
+/* The fast paths read the window pointer into a local and test with one
+ * branch: compilers then keep a getc loop to one taken branch a byte. */
 static inline int fy_getc_unlocked(fy_FILE *f)
 {
-    return __builtin_expect(f->rpos < f->rend, 1) ? *f->rpos++ : fy__uflow(f);
+    unsigned char *p = f->rpos;
+    if (__builtin_expect(p < f->rend, 1)) {
+        f->rpos = p + 1;
+        return *p;
+    }
+    return fy__uflow(f);
 }
 
 static inline int fy_putc_unlocked(int c, fy_FILE *f)
 {
-    return __builtin_expect(f->wpos < f->wend, 1) ? (*f->wpos++ = (unsigned char)c)
-                                                  : fy__oflow(f, c);
+    unsigned char *p = f->wpos;
+    if (__builtin_expect(p < f->wend, 1)) {
+        f->wpos = p + 1;
+        return *p = (unsigned char)c;
+    }
+    return fy__oflow(f, c);
 }
 
 /* With one thread nothing can race the stream (glibc's own rule, from
  * __libc_single_threaded); otherwise the locked call. */
 static inline int fy_getc(fy_FILE *f)
 {
-    if (__builtin_expect(__libc_single_threaded, 1) && f->rpos < f->rend)
-        return *f->rpos++;
+    unsigned char *p = f->rpos;
+    if (__builtin_expect((p < f->rend) & (__libc_single_threaded != 0), 1)) {
+        f->rpos = p + 1;
+        return *p;
+    }
     return fy_fgetc(f);
 }
 
 static inline int fy_putc(int c, fy_FILE *f)
 {
-    if (__builtin_expect(__libc_single_threaded, 1) && f->wpos < f->wend)
-        return *f->wpos++ = (unsigned char)c;
+    unsigned char *p = f->wpos;
+    if (__builtin_expect((p < f->wend) & (__libc_single_threaded != 0), 1)) {
+        f->wpos = p + 1;
+        return *p = (unsigned char)c;
+    }
     return fy_fputc(c, f);
+}
+
+/* getline and getdelim: when the whole line is in the read window and the
+ * caller's buffer holds it, a memchr and a memcpy; else the library. */
+static inline ssize_t fy_getdelim(char **line, size_t *cap, int delim, fy_FILE *f)
+{
+    unsigned char *p = f->rpos;
+    if (__builtin_expect(__libc_single_threaded != 0, 1) && line && cap && *line &&
+        p < f->rend) {
+        unsigned char *e = (unsigned char *)__builtin_memchr(p, delim, (size_t)(f->rend - p));
+        if (e && (size_t)(e - p) + 1 < *cap) {
+            size_t n = (size_t)(e - p) + 1;
+            __builtin_memcpy(*line, p, n);
+            (*line)[n] = 0;
+            f->rpos = p + n;
+            return (ssize_t)n;
+        }
+    }
+    return fy__getdelim(line, cap, delim, f);
+}
+
+static inline ssize_t fy_getline(char **line, size_t *cap, fy_FILE *f)
+{
+    return fy_getdelim(line, cap, '\n', f);
+}
+
+/* fputs: a copy into the write window when the string fits there. */
+static inline int fy_fputs(const char *s, fy_FILE *f)
+{
+    size_t n = __builtin_strlen(s);
+    if (__builtin_expect(__libc_single_threaded != 0, 1) && n - 1 < (size_t)(f->wend - f->wpos)) {
+        __builtin_memcpy(f->wpos, s, n);
+        f->wpos += n;
+        return 1;
+    }
+    return fy__fputs(s, f);
 }
 
 /* fread and fwrite: a memcpy out of the read window, or into the write

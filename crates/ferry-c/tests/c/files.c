@@ -183,5 +183,64 @@ int main(void)
     f = fopen("new", "wxe");
     printf("wxe on new: %d\n", f != NULL);
     fclose(f);
+
+    /* Lines read and written through the windows, mixed with every other
+     * call: getline, fgets, getc, ungetc, fread, ftell and fseek between
+     * them; fputs runs of short strings, then fwrite, putc, fseek. */
+    f = fopen("lines", "w");
+    for (int i = 0; i < 3000; i++) {
+        fputs("line ", f);
+        fputs(i % 7 ? "short" : "", f);
+        fprintf(f, " %d", i);
+        fputs("\n", f);
+        if (i % 500 == 0) {
+            printf("fputs tell %ld\n", ftell(f));
+            putc('#', f);
+            fwrite("w\n", 1, 2, f);
+        }
+    }
+    fseek(f, 3, SEEK_SET);
+    fputs("E", f);
+    fclose(f);
+    f = fopen("lines", "r");
+    line = malloc(16);
+    cap = 16;
+    for (int i = 0; i < 2000; i++) {
+        switch (i % 6) {
+        case 0:
+            len = getline(&line, &cap, f);
+            printf("%d getline %zd [%.*s] tell %ld\n", i, len, (int)(len > 0 ? len - 1 : 0), line, ftell(f));
+            break;
+        case 1: {
+            int c = getc(f);
+            ungetc(c, f);
+            len = getline(&line, &cap, f);
+            printf("%d getc+ungetc+getline %c %zd\n", i, c, len);
+            break;
+        }
+        case 2:
+            printf("%d fgets [%s]\n", i, fgets(small, sizeof small, f) ? small : "(null)");
+            break;
+        case 3: {
+            char b[5] = {0};
+            size_t k = fread(b, 1, 4, f);
+            len = getdelim(&line, &cap, ' ', f);
+            printf("%d fread %zu [%s] getdelim %zd [%s]\n", i, k, b, len, len > 0 ? line : "");
+            break;
+        }
+        case 4:
+            fseek(f, -3, SEEK_CUR);
+            len = getline(&line, &cap, f);
+            printf("%d fseek-3 getline %zd\n", i, len);
+            break;
+        default:
+            ungetc('U', f);
+            len = getline(&line, &cap, f);
+            printf("%d ungetc U getline %zd [%c]\n", i, len, line[0]);
+        }
+    }
+    show("lines end", f);
+    fclose(f);
+    free(line);
     return 0;
 }

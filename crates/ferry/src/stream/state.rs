@@ -103,6 +103,10 @@ pub(crate) struct Inner {
     free_slots: Vec<u32>,
     rc: ReadCur,
     wcur: Option<u32>,
+    /// The last write buffer written out and no longer leased, kept for
+    /// the next one (a large buffer is not re-allocated and re-zeroed for
+    /// every region of a long write).
+    spare_write: Option<BufMut>,
     /// Write regions not yet committed, in allocation order.
     wq: VecDeque<WReg>,
     /// Sequence number of `wq[0]`.
@@ -197,6 +201,7 @@ impl Inner {
             free_slots: Vec::new(),
             rc: NO_READ,
             wcur: None,
+            spare_write: None,
             wq: VecDeque::new(),
             wseq: 0,
             wbufs: VecDeque::new(),
@@ -895,7 +900,11 @@ impl Inner {
             }
         }
         self.wcur = None;
-        let mut mem = alloc_buf(len.max(self.bufsize));
+        let want = len.max(self.bufsize);
+        let mut mem = match self.spare_write.take() {
+            Some(m) if m.capacity() >= want => m,
+            _ => alloc_buf(want),
+        };
         let cap = mem.capacity();
         let ptr =
             NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
@@ -1225,6 +1234,13 @@ impl Inner {
             }
             self.wbufs.pop_front();
             if self.slots[s as usize].leases == 0 {
+                // Written out and no region left in it: keep its memory
+                // for the next write buffer.
+                if let Data::Write(w) =
+                    std::mem::replace(&mut self.slots[s as usize].data, Data::Empty)
+                {
+                    self.spare_write = Some(w._mem);
+                }
                 self.release_slot(s);
             }
         }

@@ -1,0 +1,169 @@
+//! Using the C library as a C programmer would: through pkg-config, from
+//! the build tree (target/<profile>/pkgconfig/ferry.pc) and from an
+//! installed prefix (scripts/install-c.sh), linked shared and static.
+
+mod common;
+
+use common::libdir;
+use std::path::Path;
+use std::process::Command;
+
+/// A program on ferry/stdio.h and ferry/asi.h: writes a file with stdio,
+/// reads it back with salloc, prints "ok <bytes>".
+const PROGRAM: &str = r#"
+#include <ferry/stdio.h>
+#include <ferry/asi.h>
+#include <fcntl.h>
+#include <string.h>
+int main(void) {
+    FILE *f = fopen("data", "w");
+    if (!f) return 1;
+    for (int i = 0; i < 1000; i++) fprintf(f, "line %d\n", i);
+    if (fclose(f) != 0) return 2;
+    int err;
+    fy_stream *s = fy_sopen("data", O_RDONLY, 0, &err);
+    if (!s) return 3;
+    ssize_t len = 1 << 20;
+    const char *p = fy_salloc(s, &len);
+    if (!p || len <= 0 || memcmp(p, "line 0\nline 1\n", 14) != 0) return 4;
+    fy_sfree(s, (void *)p);
+    fy_sclose(s);
+    printf("ok %zd\n", len);
+    return 0;
+}
+"#;
+
+fn pkg_config(path: &Path, args: &[&str]) -> Vec<String> {
+    let o = Command::new("pkg-config")
+        .env("PKG_CONFIG_PATH", path)
+        .env_remove("PKG_CONFIG_LIBDIR")
+        .args(args)
+        .arg("ferry")
+        .output()
+        .expect("pkg-config is needed (.ci/run installs it)");
+    assert!(
+        o.status.success(),
+        "pkg-config {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Compiles PROGRAM with `flags` in `dir`, runs it there, expects "ok".
+fn build_and_run(dir: &Path, flags: &[String], env: &[(&str, &Path)]) {
+    let src = dir.join("prog.c");
+    std::fs::write(&src, PROGRAM).expect("writing prog.c");
+    let exe = dir.join("prog");
+    let o = Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .args(flags)
+        .output()
+        .expect("running cc");
+    assert!(
+        o.status.success(),
+        "cc {flags:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut c = Command::new(&exe);
+    // cargo test puts its target directory (holding a libferry.so) on
+    // LD_LIBRARY_PATH; the program gets only what the test gives it.
+    c.current_dir(dir).env_remove("LD_LIBRARY_PATH");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().expect("running prog");
+    // 1000 lines "line N\n": 10×7 + 90×8 + 900×9 bytes.
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "ok 8890\n",
+        "status {:?}, stderr {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_build_tree_pkg_config_file_works() {
+    let pc = libdir().join("pkgconfig");
+    let version = pkg_config(&pc, &["--modversion"]);
+    assert_eq!(version, [env!("CARGO_PKG_VERSION")]);
+    let mut flags = pkg_config(&pc, &["--cflags"]);
+    flags.extend(pkg_config(&pc, &["--libs"]));
+    // No LD_LIBRARY_PATH: the build tree's file carries an rpath.
+    let dir = tempfile::tempdir().expect("tempdir");
+    build_and_run(dir.path(), &flags, &[]);
+}
+
+#[test]
+fn an_installed_prefix_works_shared_and_static() {
+    let prefix = tempfile::tempdir().expect("tempdir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-c.sh");
+    let o = Command::new("bash")
+        .arg(&script)
+        .arg(prefix.path())
+        .arg(libdir())
+        .output()
+        .expect("running install-c.sh");
+    assert!(
+        o.status.success(),
+        "install-c.sh: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let p = prefix.path();
+    for f in [
+        "lib/libferry.so",
+        "lib/libferry.a",
+        "include/ferry/stdio.h",
+        "include/ferry/asi.h",
+        "include/ferry/unistd.h",
+        "include/ferry/buf.h",
+        "lib/pkgconfig/ferry.pc",
+    ] {
+        assert!(p.join(f).is_file(), "{f} not installed");
+    }
+    let pc = p.join("lib/pkgconfig");
+    assert_eq!(
+        pkg_config(&pc, &["--variable=prefix"]),
+        [p.display().to_string()]
+    );
+    // Shared: found through LD_LIBRARY_PATH, as for any library outside
+    // the loader's paths.
+    let mut flags = pkg_config(&pc, &["--cflags"]);
+    flags.extend(pkg_config(&pc, &["--libs"]));
+    let shared = tempfile::tempdir().expect("tempdir");
+    let lib = p.join("lib");
+    build_and_run(shared.path(), &flags, &[("LD_LIBRARY_PATH", &lib)]);
+    // Without that path it cannot start: it really used the installed copy.
+    let o = Command::new(shared.path().join("prog"))
+        .current_dir(shared.path())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("running the shared program");
+    assert!(!o.status.success(), "found a libferry.so it was not given");
+    // Static: the archive and the system libraries it needs; the program
+    // needs no libferry.so at all.
+    let mut flags = pkg_config(&pc, &["--cflags"]);
+    flags.push(p.join("lib/libferry.a").display().to_string());
+    flags.extend(
+        pkg_config(&pc, &["--static", "--libs-only-l"])
+            .into_iter()
+            .filter(|f| f != "-lferry"),
+    );
+    let stat = tempfile::tempdir().expect("tempdir");
+    build_and_run(stat.path(), &flags, &[]);
+    let o = Command::new("readelf")
+        .arg("-d")
+        .arg(stat.path().join("prog"))
+        .output()
+        .expect("running readelf");
+    let dynamic = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && !dynamic.contains("libferry"),
+        "{dynamic}"
+    );
+}
