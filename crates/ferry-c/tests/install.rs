@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::libdir;
+use common::{include, libdir};
 use std::path::Path;
 use std::process::Command;
 
@@ -125,6 +125,11 @@ fn an_installed_prefix_works_shared_and_static() {
         "lib/pkgconfig/ferry.pc",
     ] {
         assert!(p.join(f).is_file(), "{f} not installed");
+    }
+    for h in ["stdio.h", "asi.h", "unistd.h", "buf.h"] {
+        let installed = std::fs::read(p.join("include/ferry").join(h)).expect("installed header");
+        let source = std::fs::read(include().join("ferry").join(h)).expect("source header");
+        assert!(installed == source, "{h} installed differs from the source");
     }
     let pc = p.join("lib/pkgconfig");
     assert_eq!(
