@@ -37,88 +37,35 @@ pub struct AsfCArgs {
     c: super::Common,
 }
 
+/// A file of crates/ferry-c, as `(its path there, its text)`.
+macro_rules! c_file {
+    ($path:literal) => {
+        ($path, include_str!(concat!("../../../ferry-c/", $path)))
+    };
+}
+
 /// The C sources and headers, as `(path under the scratch dir, text)`.
 const SOURCES: &[(&str, &str)] = &[
-    (
-        "include/ferry/stdio.h",
-        include_str!("../../../ferry-c/include/ferry/stdio.h"),
-    ),
-    (
-        "include/ferry/asi.h",
-        include_str!("../../../ferry-c/include/ferry/asi.h"),
-    ),
-    (
-        "bench/bench.h",
-        include_str!("../../../ferry-c/bench/bench.h"),
-    ),
-    (
-        "bench/asi/asi_bench.h",
-        include_str!("../../../ferry-c/bench/asi/asi_bench.h"),
-    ),
-    (
-        "bench/stdio/cat.c",
-        include_str!("../../../ferry-c/bench/stdio/cat.c"),
-    ),
-    (
-        "bench/stdio/cp.c",
-        include_str!("../../../ferry-c/bench/stdio/cp.c"),
-    ),
-    (
-        "bench/stdio/wc.c",
-        include_str!("../../../ferry-c/bench/stdio/wc.c"),
-    ),
-    (
-        "bench/stdio/cut.c",
-        include_str!("../../../ferry-c/bench/stdio/cut.c"),
-    ),
-    (
-        "bench/stdio/cmp.c",
-        include_str!("../../../ferry-c/bench/stdio/cmp.c"),
-    ),
-    (
-        "bench/stdio/filter.c",
-        include_str!("../../../ferry-c/bench/stdio/filter.c"),
-    ),
-    (
-        "bench/stdio/getc.c",
-        include_str!("../../../ferry-c/bench/stdio/getc.c"),
-    ),
-    (
-        "bench/stdio/fread1k.c",
-        include_str!("../../../ferry-c/bench/stdio/fread1k.c"),
-    ),
-    (
-        "bench/asi/cat.c",
-        include_str!("../../../ferry-c/bench/asi/cat.c"),
-    ),
-    (
-        "bench/asi/cp.c",
-        include_str!("../../../ferry-c/bench/asi/cp.c"),
-    ),
-    (
-        "bench/asi/wc.c",
-        include_str!("../../../ferry-c/bench/asi/wc.c"),
-    ),
-    (
-        "bench/asi/cut.c",
-        include_str!("../../../ferry-c/bench/asi/cut.c"),
-    ),
-    (
-        "bench/asi/cmp.c",
-        include_str!("../../../ferry-c/bench/asi/cmp.c"),
-    ),
-    (
-        "bench/asi/filter.c",
-        include_str!("../../../ferry-c/bench/asi/filter.c"),
-    ),
-    (
-        "bench/asi/getc.c",
-        include_str!("../../../ferry-c/bench/asi/getc.c"),
-    ),
-    (
-        "bench/asi/fread1k.c",
-        include_str!("../../../ferry-c/bench/asi/fread1k.c"),
-    ),
+    c_file!("include/ferry/stdio.h"),
+    c_file!("include/ferry/asi.h"),
+    c_file!("bench/bench.h"),
+    c_file!("bench/asi/asi_bench.h"),
+    c_file!("bench/stdio/cat.c"),
+    c_file!("bench/stdio/cp.c"),
+    c_file!("bench/stdio/wc.c"),
+    c_file!("bench/stdio/cut.c"),
+    c_file!("bench/stdio/cmp.c"),
+    c_file!("bench/stdio/filter.c"),
+    c_file!("bench/stdio/getc.c"),
+    c_file!("bench/stdio/fread1k.c"),
+    c_file!("bench/asi/cat.c"),
+    c_file!("bench/asi/cp.c"),
+    c_file!("bench/asi/wc.c"),
+    c_file!("bench/asi/cut.c"),
+    c_file!("bench/asi/cmp.c"),
+    c_file!("bench/asi/filter.c"),
+    c_file!("bench/asi/getc.c"),
+    c_file!("bench/asi/fread1k.c"),
 ];
 
 /// One tool: its name in the table, its source's file stem, where its
@@ -306,13 +253,13 @@ fn libferry(explicit: Option<&Path>, quiet: bool) -> Result<PathBuf, String> {
         .to_path_buf();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let profile = here.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let target_dir = here.parent();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    if root.join("crates/ferry-c/Cargo.toml").is_file()
-        && (profile == "release" || profile == "debug")
-        && target_dir.is_some()
-        && (which(&[&cargo]).is_some() || Path::new(&cargo).is_file())
-    {
+    let have_cargo = which(&[&cargo]).is_some() || Path::new(&cargo).is_file();
+    if let Some(target_dir) = here.parent().filter(|_| {
+        root.join("crates/ferry-c/Cargo.toml").is_file()
+            && (profile == "release" || profile == "debug")
+            && have_cargo
+    }) {
         if !quiet {
             eprintln!("  building libferry ({profile}) …");
         }
@@ -320,7 +267,7 @@ fn libferry(explicit: Option<&Path>, quiet: bool) -> Result<PathBuf, String> {
         c.args(["build", "-q", "-p", "ferry-c", "--manifest-path"])
             .arg(root.join("Cargo.toml"))
             .arg("--target-dir")
-            .arg(target_dir.unwrap_or(&here));
+            .arg(target_dir);
         if profile == "release" {
             c.arg("--release");
         }
