@@ -443,7 +443,7 @@ fn drain(pipe: std::process::ChildStdout) -> Result<(), String> {
     }
 }
 
-fn med(s: &[Samples], name: &str) -> Option<f64> {
+pub(super) fn med(s: &[Samples], name: &str) -> Option<f64> {
     s.iter().find(|x| x.name == name).map(|x| x.median())
 }
 
@@ -481,10 +481,7 @@ fn json(results: &[(&str, u64, Vec<Samples>)], backend: &str, missing: &[&str]) 
         let gnu = med(samples, "GNU");
         for x in samples {
             let m = x.median();
-            let num = |v: Option<f64>| {
-                v.filter(|v| v.is_finite())
-                    .map_or("null".into(), |v| format!("{v:e}"))
-            };
+            let num = super::report::json_num;
             rows.push(format!(
                 "{{\"tool\":\"{tool}\",\"program\":\"{}\",\"median_s\":{},\"gbps\":{},\"vs_std\":{},\"vs_gnu\":{},\"runs\":{}}}",
                 x.name,

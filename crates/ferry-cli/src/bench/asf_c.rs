@@ -9,7 +9,7 @@
 //! `--lib`, or is built next to this binary from the source tree it was
 //! built from.
 
-use super::asf::{copy_of, run_once, which, Program, Sink};
+use super::asf::{copy_of, med, run_once, which, Program, Sink};
 use super::files::{make_file, Content, Scratch};
 use super::measure::{compare, interleave, Samples, Variant};
 use super::report::{Target, Unit};
@@ -382,10 +382,6 @@ fn targets(results: &[(&str, Vec<Samples>)], runs: usize) -> Vec<super::report::
     rows
 }
 
-fn med(s: &[Samples], name: &str) -> Option<f64> {
-    s.iter().find(|x| x.name == name).map(|x| x.median())
-}
-
 /// Per tool and build: median seconds, GB/s and the speed-up over glibc.
 fn table(results: &[(&str, Vec<Samples>)], bytes: u64) -> String {
     use std::fmt::Write;
@@ -415,10 +411,7 @@ fn json(results: &[(&str, Vec<Samples>)], bytes: u64) -> String {
         let glibc = med(samples, "glibc");
         for x in samples {
             let m = x.median();
-            let num = |v: Option<f64>| {
-                v.filter(|v| v.is_finite())
-                    .map_or("null".into(), |v| format!("{v:e}"))
-            };
+            let num = super::report::json_num;
             rows.push(format!(
                 "{{\"tool\":\"{tool}\",\"build\":\"{}\",\"median_s\":{},\"gbps\":{},\"vs_glibc\":{},\"runs\":{}}}",
                 x.name,

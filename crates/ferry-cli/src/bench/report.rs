@@ -115,7 +115,7 @@ fn json_str(s: &str) -> String {
     o
 }
 
-fn json_num(x: Option<f64>) -> String {
+pub(super) fn json_num(x: Option<f64>) -> String {
     match x {
         Some(v) if v.is_finite() => format!("{v:e}"),
         _ => "null".into(),
