@@ -43,6 +43,34 @@ fn every_count_on_every_input_in_both_locales() {
     }
 }
 
+/// Files of 64 MiB or more are counted on two cores, each region split
+/// after a newline in its second half. A 70 MiB file whose multi-byte and
+/// invalid sequences fall everywhere, with one 9 MiB stretch without a
+/// newline (a region whose second half cannot be split), must still count
+/// as GNU counts it — and so must the same bytes through a pipe, which
+/// goes the one-core way.
+#[test]
+fn large_files_on_two_cores() {
+    let c = Corpus::new();
+    let mut big = gnu::texty(30 << 20, 5);
+    big.extend(
+        gnu::texty(9 << 20, 6)
+            .iter()
+            .map(|&b| if b == b'\n' { b' ' } else { b }),
+    );
+    big.extend(gnu::texty(31 << 20, 7));
+    std::fs::write(c.file("big"), &big).unwrap();
+    for loc in LOCALES {
+        let env = [("LC_ALL", loc)];
+        for o in [&["-w"][..], &["-m"], &["-L"], &["-lwmcL"]] {
+            let mut a = s(o);
+            a.push("big".into());
+            same("wc", &a, None, c.path(), &env);
+        }
+        same("wc", &[], Some(&big), c.path(), &env);
+    }
+}
+
 #[test]
 fn stdin_widths_totals_and_errors() {
     let c = Corpus::new();
