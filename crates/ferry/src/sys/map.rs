@@ -15,10 +15,13 @@ pub(crate) struct Mapping {
     pub data_offset: usize,
 }
 
-/// Maps `len` bytes of `fd` starting at file offset `offset`, read-only,
-/// with the page tables filled at once (`MAP_POPULATE`: on this machine one
-/// populate costs ~115 ns a page against ~130 ns a page for faulting them in
-/// one by one, and the faults would land in the middle of the caller's work).
+/// Maps `len` bytes of `fd` starting at file offset `offset`, read-only.
+/// Pages are mapped as they are touched (the kernel maps 16 cached pages
+/// a fault). `MAP_POPULATE`, which ferry used before, saved little on
+/// reads and made a program that reads a mapping while it writes another
+/// file several times slower on this machine: a C `cp` on ferry's stdio
+/// took 0.45–4.02 s (median 1.57) with it and 0.43–0.57 s (median 0.51)
+/// without, 7 interleaved rounds each (docs/BENCHMARKS.md).
 ///
 /// `len` must be non-zero. The offset need not be page aligned: the mapping
 /// starts at the page below it and `data_offset` says where the range begins.
@@ -38,7 +41,7 @@ pub(crate) fn map_readonly(fd: impl AsFd, offset: u64, len: usize) -> io::Result
             std::ptr::null_mut(),
             map_len,
             rustix::mm::ProtFlags::READ,
-            rustix::mm::MapFlags::SHARED | rustix::mm::MapFlags::POPULATE,
+            rustix::mm::MapFlags::SHARED,
             fd,
             aligned,
         )
