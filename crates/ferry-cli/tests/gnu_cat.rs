@@ -172,6 +172,39 @@ fn a_few_hundred_mebibytes() {
     assert!(st.success());
     let (a, b) = (std::fs::read(&big).unwrap(), std::fs::read(&out).unwrap());
     assert!(a == b, "300 MiB copy differs");
+    // Into a pipe: spliced through a private pipe, 1 MiB at a time.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cat", "huge"])
+        .current_dir(c.path())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success() && o.stdout == a,
+        "300 MiB through a pipe differs"
+    );
+    // Standard input a regular file already read partway (the splice
+    // starts at its offset), then a named file, into a pipe.
+    let o = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "dd bs=12345 count=1 of=/dev/null 2>/dev/null; exec \"$0\" cat - huge",
+            env!("CARGO_BIN_EXE_ferry"),
+        ])
+        .current_dir(c.path())
+        .stdin(std::fs::File::open(&big).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{:?}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stdout.len() == 2 * a.len() - 12345,
+        "offset copy: {} bytes",
+        o.stdout.len()
+    );
+    assert!(o.stdout[..a.len() - 12345] == a[12345..] && o.stdout[a.len() - 12345..] == a[..]);
     // Through a pipe (the splice path), with -n (the formatting path).
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
         .args(["cat", "-n", "huge"])

@@ -60,6 +60,11 @@ pub fn copy(
         // references instead of 64 KiB (best effort; the size is capped by
         // /proc/sys/fs/pipe-max-size for unprivileged users).
         let _ = rustix::pipe::fcntl_setpipe_size(output, 1 << 20);
+        if in_reg {
+            if let Some(done) = splice_staged(input, output, &mut total) {
+                return done;
+            }
+        }
         loop {
             match rustix::pipe::splice(
                 input,
@@ -104,6 +109,56 @@ pub fn copy(
         }
     }
     read_write(input, output, total)
+}
+
+/// Splices a regular file into the pipe `output` through a private pipe:
+/// file → private pipe (the slow half: finding the file's pages), then
+/// private pipe → `output` (moving pipe buffers). The reader of `output`
+/// then contends for its pipe's lock only with the quick moves; splicing
+/// the file straight into `output` held that lock through the page lookups
+/// and was 2.6× slower here to a reader draining with splice (uutils cat
+/// does the same staging). `None`: no private pipe, or the kernel will not
+/// splice this file; the file's offset is then where it was.
+fn splice_staged(
+    input: BorrowedFd<'_>,
+    output: BorrowedFd<'_>,
+    total: &mut u64,
+) -> Option<Result<(u64, Path), (Side, io::Error)>> {
+    use rustix::pipe::{splice, SpliceFlags};
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
+    let _ = rustix::pipe::fcntl_setpipe_size(&w, 1 << 20);
+    loop {
+        let n = match splice(input, None, &w, None, 1 << 20, SpliceFlags::MOVE) {
+            Ok(0) => return Some(Ok((*total, Path::Splice))),
+            Ok(n) => n,
+            Err(Errno::INTR) => continue,
+            Err(e) if *total == 0 && unsupported(e) => return None,
+            Err(e) => return Some(Err((Side::Read, e.into()))),
+        };
+        // Everything taken from the file goes on to the output, or the
+        // copy ends with the output's error.
+        let mut left = n;
+        while left > 0 {
+            match splice(&r, None, output, None, left, SpliceFlags::empty()) {
+                Ok(0) => return Some(Err((Side::Write, io::ErrorKind::WriteZero.into()))),
+                Ok(k) => {
+                    left -= k;
+                    *total += k as u64;
+                }
+                Err(Errno::INTR) => {}
+                Err(e) if *total == 0 && unsupported(e) => {
+                    // Not a path for this output after all: put the file
+                    // offset back so the next path starts from the start.
+                    let back = -(left as i64);
+                    return match rustix::fs::seek(input, rustix::fs::SeekFrom::Current(back)) {
+                        Ok(_) => None,
+                        Err(e) => Some(Err((Side::Read, e.into()))),
+                    };
+                }
+                Err(e) => return Some(Err((Side::Write, e.into()))),
+            }
+        }
+    }
 }
 
 fn read_write(
