@@ -112,3 +112,35 @@ fn stdin_and_errors() {
         &[("LC_ALL", "C.UTF-8")],
     );
 }
+
+/// Files of 64 MiB or more are cut on two cores (each 16 MiB block split
+/// after a line end in its second half, the second half's output held and
+/// written after the first's). A 70 MiB file with a 9 MiB line (a block
+/// whose second half has no line end) and no final newline must come out
+/// as GNU's, byte for byte, for byte and field lists and -z.
+#[test]
+fn large_files_on_two_cores() {
+    let c = Corpus::new();
+    let mut big = gnu::texty(30 << 20, 11);
+    big.extend(
+        gnu::texty(9 << 20, 12)
+            .iter()
+            .map(|&b| if b == b'\n' { b' ' } else { b }),
+    );
+    big.extend(gnu::texty(31 << 20, 13));
+    big.extend_from_slice(b"last line without a newline");
+    std::fs::write(c.file("big"), &big).unwrap();
+    let opts: &[&[&str]] = &[
+        &["-c1-10"],
+        &["-b2-5,8-"],
+        &["-f2", "-d", " "],
+        &["-f1,3", "-s", "-d", "a", "--output-delimiter=::"],
+        &["--complement", "-c3-7"],
+        &["-z", "-c1-3"],
+    ];
+    for o in opts {
+        let mut a = s(o);
+        a.push("big".into());
+        same("cut", &a, None, c.path(), &[("LC_ALL", "C")]);
+    }
+}

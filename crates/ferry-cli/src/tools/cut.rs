@@ -374,15 +374,55 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
         Stream::open(f, &OpenOptions::read_only())
     };
     let mut s = s.map_err(|e| (false, common::os_only(e)))?;
+    // A large file: both cores, each on half of every 16 MiB block; the
+    // second half's output is held and written after the first's.
+    let two = s
+        .len()
+        .is_ok_and(|n| n.saturating_sub(s.position()) >= TWO_CORES_MIN)
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let mut helper = two.then(Out::holding);
     let g = s.get_mut();
     super::blocks::for_each_block(
         &g,
-        1 << 20,
+        if two { 16 << 20 } else { 1 << 20 },
         cut.eol,
         |e| (false, common::os_only(e)),
         |block| {
-            for_each_line(block, cut.eol, |line| cut.line(line, out)).map_err(|e| (true, e))?;
+            match helper.as_mut() {
+                Some(h) => cut_two(cut, block, out, h),
+                None => for_each_line(block, cut.eol, |line| cut.line(line, out)).map(|_| ()),
+            }
+            .map_err(|e| (true, e))?;
             Ok(true)
         },
     )
+}
+
+/// Files at least this long are cut on two cores.
+const TWO_CORES_MIN: u64 = 64 << 20;
+
+/// Cuts a block of whole lines on two threads: the lines from just after
+/// a line end in its second half go to `helper`, which holds its output;
+/// that output is written after the first half's.
+fn cut_two(cut: &Cut, block: &[u8], out: &mut Out, helper: &mut Out) -> io::Result<()> {
+    let mid = (block.len() >= 1 << 20)
+        .then(|| memchr::memchr(cut.eol, &block[block.len() / 2..]))
+        .flatten()
+        .map(|i| block.len() / 2 + i + 1)
+        .filter(|&m| m < block.len());
+    let Some(mid) = mid else {
+        return for_each_line(block, cut.eol, |line| cut.line(line, out)).map(|_| ());
+    };
+    let (a, b) = block.split_at(mid);
+    let (ra, rb) = std::thread::scope(|s| {
+        let h = s.spawn(|| for_each_line(b, cut.eol, |line| cut.line(line, helper)));
+        let ra = for_each_line(a, cut.eol, |line| cut.line(line, out));
+        (ra, h.join())
+    });
+    ra?;
+    match rb {
+        Ok(r) => r?,
+        Err(_) => return Err(io::Error::other("cut thread failed")),
+    };
+    out.write_held(helper)
 }

@@ -9,6 +9,16 @@ const CAP: usize = 128 << 10;
 
 pub struct Out {
     buf: BufMut,
+    /// Holding: full buffers kept in order instead of written (the output
+    /// of a second thread, written later by the first), and emptied ones
+    /// to fill again.
+    held: Option<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    full: Vec<BufMut>,
+    spare: Vec<BufMut>,
 }
 
 fn stdout_fd() -> BorrowedFd<'static> {
@@ -35,6 +45,16 @@ impl Out {
     pub fn new() -> Out {
         Out {
             buf: BufMut::with_capacity(CAP),
+            held: None,
+        }
+    }
+
+    /// An output that keeps what is written, in order, for [`Out::write_held`]
+    /// of another `Out`; it never writes to standard output itself.
+    pub fn holding() -> Out {
+        Out {
+            buf: BufMut::with_capacity(CAP),
+            held: Some(Held::default()),
         }
     }
 
@@ -45,11 +65,35 @@ impl Out {
             return Ok(());
         }
         self.flush()?;
-        if data.len() >= CAP {
+        if data.len() >= CAP && self.held.is_none() {
             return write_all_fd(data);
         }
-        self.buf.extend_from_slice(data);
+        for piece in data.chunks(CAP) {
+            if self.buf.tail_room() < piece.len() {
+                self.flush()?;
+            }
+            self.buf.extend_from_slice(piece);
+        }
         Ok(())
+    }
+
+    /// Writes out what `other` (a holding output) kept, after everything
+    /// written here so far, and hands its buffers back to it emptied.
+    pub fn write_held(&mut self, other: &mut Out) -> io::Result<()> {
+        other.flush()?;
+        self.flush()?;
+        let Some(h) = other.held.as_mut() else {
+            return Ok(());
+        };
+        let mut r = Ok(());
+        for mut b in h.full.drain(..) {
+            if r.is_ok() {
+                r = write_all_fd(&b);
+            }
+            b.clear();
+            h.spare.push(b);
+        }
+        r
     }
 
     #[inline]
@@ -62,6 +106,13 @@ impl Out {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
+        if let Some(h) = self.held.as_mut() {
+            if !self.buf.is_empty() {
+                let next = h.spare.pop().unwrap_or_else(|| BufMut::with_capacity(CAP));
+                h.full.push(std::mem::replace(&mut self.buf, next));
+            }
+            return Ok(());
+        }
         if !self.buf.is_empty() {
             let r = write_all_fd(&self.buf);
             self.buf.clear();
