@@ -53,3 +53,17 @@ pub fn for_each_block<E>(
     }
     Ok(())
 }
+
+/// Where to cut `data` in two for two threads: just after the first `eol`
+/// in its second half, so that each part is whole lines and the second
+/// starts a line. `None` when `data` is under 1 MiB (not worth a thread) or
+/// its second half holds no `eol` before the last byte.
+pub fn split_after_line_end(data: &[u8], eol: u8) -> Option<usize> {
+    if data.len() < 1 << 20 {
+        return None;
+    }
+    let half = data.len() / 2;
+    memchr::memchr(eol, &data[half..])
+        .map(|i| half + i + 1)
+        .filter(|&m| m < data.len())
+}

@@ -405,12 +405,7 @@ const TWO_CORES_MIN: u64 = 64 << 20;
 /// a line end in its second half go to `helper`, which holds its output;
 /// that output is written after the first half's.
 fn cut_two(cut: &Cut, block: &[u8], out: &mut Out, helper: &mut Out) -> io::Result<()> {
-    let mid = (block.len() >= 1 << 20)
-        .then(|| memchr::memchr(cut.eol, &block[block.len() / 2..]))
-        .flatten()
-        .map(|i| block.len() / 2 + i + 1)
-        .filter(|&m| m < block.len());
-    let Some(mid) = mid else {
+    let Some(mid) = super::blocks::split_after_line_end(block, cut.eol) else {
         return for_each_line(block, cut.eol, |line| cut.line(line, out)).map(|_| ());
     };
     let (a, b) = block.split_at(mid);

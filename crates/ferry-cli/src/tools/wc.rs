@@ -181,12 +181,7 @@ impl Counter {
         helper: &mut Counter,
         hw: &mut WideTable,
     ) {
-        let split = (data.len() >= 1 << 20)
-            .then(|| memchr::memchr(b'\n', &data[data.len() / 2..]))
-            .flatten()
-            .map(|i| data.len() / 2 + i + 1)
-            .filter(|&m| m < data.len());
-        let Some(mid) = split else {
+        let Some(mid) = super::blocks::split_after_line_end(data, b'\n') else {
             return self.feed(data, wide);
         };
         let (a, b) = data.split_at(mid);

@@ -414,11 +414,10 @@ impl Search<'_> {
     /// sends the block down the ordinary path, which turns binary where GNU
     /// does.
     fn count_two(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        if self.binary || data.len() < 1 << 20 {
+        let mid = super::blocks::split_after_line_end(data, b'\n');
+        let (false, Some(mid)) = (self.binary, mid) else {
             return self.block(data);
-        }
-        let mid = memchr::memchr(b'\n', &data[data.len() / 2..])
-            .map_or(data.len(), |i| data.len() / 2 + i + 1);
+        };
         let (a, b) = data.split_at(mid);
         let invert = self.o.invert;
         let (Some(m), Some(m2)) = (self.m.as_deref_mut(), self.m2.as_deref_mut()) else {
