@@ -121,13 +121,7 @@ fn stdin_and_errors() {
 #[test]
 fn large_files_on_two_cores() {
     let c = Corpus::new();
-    let mut big = gnu::texty(30 << 20, 11);
-    big.extend(
-        gnu::texty(9 << 20, 12)
-            .iter()
-            .map(|&b| if b == b'\n' { b' ' } else { b }),
-    );
-    big.extend(gnu::texty(31 << 20, 13));
+    let mut big = gnu::big_with_long_line(11);
     big.extend_from_slice(b"last line without a newline");
     std::fs::write(c.file("big"), &big).unwrap();
     let opts: &[&[&str]] = &[

@@ -52,13 +52,7 @@ fn every_count_on_every_input_in_both_locales() {
 #[test]
 fn large_files_on_two_cores() {
     let c = Corpus::new();
-    let mut big = gnu::texty(30 << 20, 5);
-    big.extend(
-        gnu::texty(9 << 20, 6)
-            .iter()
-            .map(|&b| if b == b'\n' { b' ' } else { b }),
-    );
-    big.extend(gnu::texty(31 << 20, 7));
+    let big = gnu::big_with_long_line(5);
     std::fs::write(c.file("big"), &big).unwrap();
     for loc in LOCALES {
         let env = [("LC_ALL", loc)];

@@ -171,6 +171,20 @@ pub fn texty(n: usize, seed: u64) -> Vec<u8> {
     v
 }
 
+/// About 70 MiB of `texty` bytes whose middle 9 MiB hold no newline: a
+/// file large enough for the tools' two-core paths, with a 16 MiB block
+/// whose second half has no line end. Seeds `seed`, `seed + 1`, `seed + 2`.
+pub fn big_with_long_line(seed: u64) -> Vec<u8> {
+    let mut big = texty(30 << 20, seed);
+    big.extend(
+        texty(9 << 20, seed + 1)
+            .iter()
+            .map(|&b| if b == b'\n' { b' ' } else { b }),
+    );
+    big.extend(texty(31 << 20, seed + 2));
+    big
+}
+
 impl Corpus {
     pub fn new() -> Corpus {
         let dir = tempfile::tempdir().unwrap();
