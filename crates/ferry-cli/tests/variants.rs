@@ -50,7 +50,19 @@ fn inputs(dir: &Path) -> Vec<String> {
     add("no-newline", b"abc def\nlast line without newline");
     add("crlf", b"one two\r\nthree\r\n\r\n");
     add("nul", b"a\0b\nc\0\n");
-    add("text", &gnu::texty(300_000, 3));
+    let text = gnu::texty(300_000, 3);
+    add("text", &text);
+    // Differences past the first pieces a compare looks at: in the middle
+    // of a 4 KiB piece, at a piece's first byte, and in the last byte.
+    for (name, at) in [
+        ("text-late", 200_001),
+        ("text-piece", 5 * 4096),
+        ("text-end", text.len() - 1),
+    ] {
+        let mut t = text.clone();
+        t[at] ^= 0x20;
+        add(name, &t);
+    }
     // A line longer than a 1 MiB region, with the pattern across a region
     // boundary.
     let mut long = vec![b'y'; (1 << 20) - 1];
