@@ -91,9 +91,5 @@ for ((r = 0; r < rounds; r++)); do
     warm; T[asi_cat]+="$(piped "$dir/asi_cat") "
     warm; T[ferry_cat]+="$(piped "$ferry cat") "
 done
-med() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
-echo "| program (${size} MiB into a splice-draining reader, $rounds rounds) | median s | all runs |"
-echo "|---|---|---|"
-for k in floor glibc_cat asi_cat ferry_cat; do
-    echo "| $k | $(echo "${T[$k]}" | med) | ${T[$k]}|"
-done
+. "$(dirname "$0")/medians.sh"
+median_table "${size} MiB into a splice-draining reader, $rounds rounds" floor glibc_cat asi_cat ferry_cat

@@ -76,9 +76,5 @@ for ((r = 0; r < rounds; r++)); do
     fresh; T[gnu_cp]+="$(secs cp "$dir/in" "$dir/out") "
     fresh; T[ferry_cp]+="$(secs "$ferry" cp "$dir/in" "$dir/out") "
 done
-med() { tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
-echo "| program (${size} MiB, $rounds rounds) | median s | all runs |"
-echo "|---|---|---|"
-for k in floor1 floor2 gnu_cp ferry_cp; do
-    echo "| $k | $(echo "${T[$k]}" | med) | ${T[$k]}|"
-done
+. "$(dirname "$0")/medians.sh"
+median_table "${size} MiB, $rounds rounds" floor1 floor2 gnu_cp ferry_cp
