@@ -217,4 +217,37 @@ fn a_few_hundred_mebibytes() {
         .output()
         .unwrap();
     assert!(o.stdout == g.stdout, "cat -n of 300 MiB differs from GNU");
+    // Into regular files (the two-thread copy_file_range path), the way a
+    // shell leaves them: after bytes already written, in append mode, from
+    // standard input read partway, and over a longer file opened without
+    // truncation (`1<>`). Each output must equal GNU cat's.
+    for script in [
+        "{ printf head; exec \"$@\" huge huge; } > out",
+        "printf head > out; exec \"$@\" huge >> out",
+        "dd bs=12345 count=1 of=/dev/null 2>/dev/null; \"$@\" - huge < huge > out",
+        "{ dd bs=777 count=1 of=/dev/null 2>/dev/null; exec \"$@\"; } < huge > out",
+        "head -c 400000000 /dev/zero > out; exec \"$@\" huge 1<> out",
+    ] {
+        let mut got = Vec::new();
+        for prog in [vec![env!("CARGO_BIN_EXE_ferry"), "cat"], vec!["cat"]] {
+            let st = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .arg("sh")
+                .args(&prog)
+                .current_dir(c.path())
+                .status()
+                .unwrap();
+            assert!(st.success(), "{script}: {prog:?}");
+            got.push(std::fs::read(c.file("out")).unwrap());
+            std::fs::remove_file(c.file("out")).unwrap();
+        }
+        assert!(
+            got[0].len() == got[1].len(),
+            "{script}: {} bytes, GNU {}",
+            got[0].len(),
+            got[1].len()
+        );
+        assert!(got[0] == got[1], "{script}: output differs from GNU cat's");
+    }
 }

@@ -4,6 +4,7 @@
 //! files), holes kept, `--atomic` replacement and a `--progress` bar.
 
 use super::common::{self, Tool};
+use super::copy::{self, Side};
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
@@ -286,64 +287,6 @@ impl Progress {
     }
 }
 
-const PARALLEL_MIN: u64 = 64 << 20;
-const STEP: usize = 64 << 20;
-
-/// Copies `[from, to)` of the input to the same offsets of the output.
-fn copy_range(
-    input: BorrowedFd<'_>,
-    output: BorrowedFd<'_>,
-    from: u64,
-    to: u64,
-    progress: &Progress,
-) -> Result<(), (bool, io::Error)> {
-    let mut pos = from;
-    let mut fallback = false;
-    while pos < to && !fallback {
-        let want = ((to - pos) as usize).min(STEP);
-        let (mut a, mut b) = (pos, pos);
-        match rustix::fs::copy_file_range(input, Some(&mut a), output, Some(&mut b), want) {
-            Ok(0) => return Ok(()), // the source shrank: stop at its end
-            Ok(n) => {
-                pos += n as u64;
-                progress.add(n as u64);
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            Err(
-                rustix::io::Errno::XDEV
-                | rustix::io::Errno::NOSYS
-                | rustix::io::Errno::INVAL
-                | rustix::io::Errno::OPNOTSUPP,
-            ) => fallback = true,
-            Err(e) => return Err((true, e.into())),
-        }
-    }
-    // pread/pwrite through a page-aligned buffer.
-    let mut buf = ferry::BufMut::with_capacity(1 << 20);
-    let cap = buf.capacity();
-    buf.commit(cap);
-    while pos < to {
-        let want = ((to - pos) as usize).min(cap);
-        let n = match rustix::io::pread(input, &mut buf[..want], pos) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err((false, e.into())),
-        };
-        let mut done = 0;
-        while done < n {
-            match rustix::io::pwrite(output, &buf[done..n], pos + done as u64) {
-                Ok(k) => done += k,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err((true, e.into())),
-            }
-        }
-        pos += n as u64;
-        progress.add(n as u64);
-    }
-    Ok(())
-}
-
 /// The data extents of a sparse file (SEEK_DATA/SEEK_HOLE), or the whole
 /// file as one extent.
 fn extents(fd: BorrowedFd<'_>, size: u64, sparse: bool) -> Vec<(u64, u64)> {
@@ -373,32 +316,24 @@ fn copy_data(
 ) -> Result<(), String> {
     let size = sm.len();
     let sparse = sm.blocks() * 512 < size;
-    let err = |(write, e): (bool, io::Error)| {
-        if write {
+    let err = |(side, e): (Side, io::Error)| {
+        if side == Side::Write {
             format!("error writing {}: {}", q(to), common::describe(&e))
         } else {
             format!("error reading {}: {}", q(src), common::describe(&e))
         }
     };
     let (i, o) = (input.as_fd(), out.as_fd());
+    let add = |n: u64| progress.add(n);
     for (from, end) in extents(i, size, sparse) {
-        if end - from >= PARALLEL_MIN {
-            let mid = from + (end - from) / 2;
-            let (a, b) = std::thread::scope(|s| {
-                let h = s.spawn(|| copy_range(i, o, mid, end, progress));
-                let a = copy_range(i, o, from, mid, progress);
-                (
-                    a,
-                    h.join()
-                        .unwrap_or_else(|_| Err((true, io::Error::other("copy thread failed")))),
-                )
-            });
-            a.and(b).map_err(err)?;
-        } else {
-            copy_range(i, o, from, end, progress).map_err(err)?;
+        let n = copy::copy_split(i, o, (from, end), from, &add).map_err(err)?;
+        if n < end - from {
+            // The source shrank under the copy: the copy ends where it did.
+            out.set_len(from + n).map_err(|e| err((Side::Write, e)))?;
+            return Ok(());
         }
     }
     // Holes at the end, and a destination that was longer before.
-    out.set_len(size).map_err(|e| err((true, e)))?;
+    out.set_len(size).map_err(|e| err((Side::Write, e)))?;
     Ok(())
 }
