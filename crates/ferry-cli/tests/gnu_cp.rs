@@ -210,3 +210,41 @@ fn disk_full_is_reported() {
         "{e}"
     );
 }
+
+#[test]
+fn a_file_size_limit_ends_large_copies_as_gnu_does() {
+    // `ulimit -f` below a 100 MiB source: GNU cp and cat copy up to the
+    // limit, in order, then die of SIGXFSZ (status 153 from the shell).
+    // ferry must leave the same bytes and status, not a part of the second
+    // half or a length allocated ahead of the data.
+    let d = tempfile::tempdir().unwrap();
+    let data = gnu::texty(100 << 20, 21);
+    std::fs::write(d.path().join("src"), &data).unwrap();
+    let limit_blocks = 81_920; // 40 MiB in 512-byte blocks
+    for (what, ours, gnus) in [
+        ("cp", "exec \"$0\" cp src out", "exec cp src out"),
+        ("cat", "exec \"$0\" cat src > out", "exec cat src > out"),
+    ] {
+        let mut seen = Vec::new();
+        for script in [ours, gnus] {
+            let _ = std::fs::remove_file(d.path().join("out"));
+            let st = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -f {limit_blocks}; ({script}); echo $? > status"
+                ))
+                .arg(env!("CARGO_BIN_EXE_ferry"))
+                .current_dir(d.path())
+                .status()
+                .unwrap();
+            assert!(st.success());
+            let status = std::fs::read_to_string(d.path().join("status")).unwrap();
+            let out = std::fs::read(d.path().join("out")).unwrap();
+            seen.push((status, out));
+        }
+        assert_eq!(seen[0].0, seen[1].0, "{what}: status differs from GNU");
+        assert_eq!(seen[0].1.len(), 40 << 20, "{what}: output length");
+        assert!(seen[0].1 == seen[1].1, "{what}: bytes differ from GNU");
+        assert!(seen[0].1[..] == data[..40 << 20]);
+    }
+}

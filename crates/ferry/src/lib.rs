@@ -43,3 +43,41 @@ pub use sys::IOV_MAX;
 pub fn sys_page_size() -> usize {
     sys::page_size()
 }
+
+/// Copies up to `len` bytes of `input` from offset `in_off` into `output`
+/// at `out_off` by reading them straight into the output's page cache (a
+/// shared writable mapping of that window of `output`, filled by `pread`):
+/// no buffer in between and no `write(2)`. Neither file offset moves.
+///
+/// `write(2)` to one file holds its inode lock, so two threads writing
+/// halves of a file take turns; page faults do not, so threads calling this
+/// on distinct ranges of one output work in parallel (`ferry cp` and
+/// `ferry cat` use it beside `copy_file_range` for large copies on ext4).
+/// `output` must be open for reading and writing and already at least
+/// `out_off + len` bytes long (`fallocate` it or set its length first);
+/// where it is shorter the copy stops with an error naming the offset.
+/// Returns the bytes copied, fewer than `len` only where `input` ends.
+///
+/// ```
+/// use std::io::{Read, Seek, Write};
+/// let mut input = tempfile::tempfile()?;
+/// input.write_all(b"hello, world")?;
+/// let mut output = tempfile::tempfile()?;
+/// output.set_len(5)?;
+/// let n = ferry::read_into_file(&input, 7, &output, 0, 5)?;
+/// assert_eq!(n, 5);
+/// let mut back = String::new();
+/// output.rewind()?;
+/// output.read_to_string(&mut back)?;
+/// assert_eq!(back, "world");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn read_into_file(
+    input: impl std::os::fd::AsFd,
+    in_off: u64,
+    output: impl std::os::fd::AsFd,
+    out_off: u64,
+    len: usize,
+) -> std::io::Result<usize> {
+    sys::map::read_into_file(input.as_fd(), in_off, output.as_fd(), out_off, len)
+}

@@ -1,7 +1,8 @@
 //! `ferry cp`: copy regular files the way GNU cp does (mode from the source
 //! for new files, refusal to copy a file onto itself, GNU's messages), with
-//! the data moved in the kernel (copy_file_range, on both cores for large
-//! files), holes kept, `--atomic` replacement and a `--progress` bar.
+//! the data moved in the kernel (copy_file_range, beside a thread reading
+//! into the output's mapped pages for large files: copy::copy_split), holes
+//! kept, `--atomic` replacement and a `--progress` bar.
 
 use super::common::{self, Tool};
 use super::copy::{self, Side};
@@ -29,7 +30,10 @@ Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.
       --version  output version information and exit
 
 Holes in sparse sources stay holes. Files of 64 MiB and more are copied by
-two threads, each a half, in the kernel.
+two threads: on ext4 one with copy_file_range and one reading straight into
+the new file's mapped pages (the space is allocated first); elsewhere each
+copies a half with copy_file_range. Under a file size limit (ulimit -f) the
+copy is one thread, in order.
 ";
 
 struct Opts {

@@ -1,7 +1,8 @@
-//! Read-only file mappings of a byte range.
+//! File mappings: read-only mappings of a byte range, and reads straight
+//! into a shared writable mapping of an output file.
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::ptr::NonNull;
 
 /// A read-only, shared mapping of part of a file. The caller owns it and
@@ -74,4 +75,179 @@ pub(crate) unsafe fn unmap(base: NonNull<u8>, map_len: usize) {
     // with no outstanding references. munmap of a valid mapping cannot fail
     // except for EINVAL on a bad range, which the caller rules out.
     let _ = unsafe { rustix::mm::munmap(base.as_ptr().cast(), map_len) };
+}
+
+/// Copies up to `len` bytes of `input` from `in_off` into `output` at
+/// `out_off` by reading them straight into the output's page cache: the
+/// window of `output` is mapped shared and writable and `pread` on `input`
+/// fills it, so there is no buffer in between and no `write(2)`. Unlike
+/// `write(2)`, which holds the output's inode lock for each call, the page
+/// faults this takes let callers filling distinct ranges of one file run in
+/// parallel. `output` must already be at least `out_off + len` bytes long
+/// (allocated or truncated to size by the caller), or the copy stops with
+/// an error where the file ends. Returns the bytes copied: fewer than `len`
+/// only where `input` ends.
+pub(crate) fn read_into_file(
+    input: BorrowedFd<'_>,
+    in_off: u64,
+    output: BorrowedFd<'_>,
+    out_off: u64,
+    len: usize,
+) -> io::Result<usize> {
+    if len == 0 {
+        return Ok(0);
+    }
+    let page = super::page_size() as u64;
+    let aligned = out_off - out_off % page;
+    let lead = (out_off - aligned) as usize;
+    let map_len = lead
+        .checked_add(len)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "mapping length overflows"))?;
+    let in_end = in_off
+        .checked_add(len as u64)
+        .filter(|&e| e <= i64::MAX as u64)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "input range overflows"))?;
+    // SAFETY: a fresh mapping (null hint, no MAP_FIXED) replaces no memory.
+    // It is unmapped below before this function returns, and no Rust
+    // reference into it is ever made: only the kernel writes into it, on
+    // behalf of pread.
+    let ptr = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+            rustix::mm::MapFlags::SHARED,
+            output,
+            aligned,
+        )
+    }?;
+    let mut done = 0usize;
+    let result = loop {
+        if done == len {
+            break Ok(done);
+        }
+        // SAFETY: `lead + done .. lead + len` lies inside the mapping made
+        // above. pread writes into it from the kernel; a page the kernel
+        // cannot provide (the output cut shorter by someone else, a full or
+        // failing disk) makes pread return EFAULT instead of raising a
+        // signal. The offset fits in off_t (`in_end` was checked).
+        let r = unsafe {
+            libc::pread(
+                input.as_raw_fd(),
+                ptr.cast::<u8>().add(lead + done).cast(),
+                len - done,
+                (in_end - (len - done) as u64) as libc::off_t,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EFAULT) => {
+                    break Err(io::Error::other(format!(
+                        "cannot write the output's pages at offset {}: the output was cut \
+                         short, or its disk is full or failing",
+                        out_off + done as u64
+                    )))
+                }
+                _ => break Err(e),
+            }
+        }
+        if r == 0 {
+            break Ok(done);
+        }
+        done += r as usize;
+    };
+    // SAFETY: exactly the mapping made above; nothing refers into it.
+    let _ = unsafe { rustix::mm::munmap(ptr, map_len) };
+    result
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_with(data: &[u8]) -> std::fs::File {
+        let mut f = tempfile::tempfile().expect("temp file");
+        f.write_all(data).expect("write");
+        f
+    }
+
+    fn contents(f: &std::fs::File) -> Vec<u8> {
+        let mut v = vec![0u8; f.metadata().expect("stat").len() as usize];
+        let n = rustix::io::pread(f, &mut v, 0).expect("read back");
+        v.truncate(n);
+        v
+    }
+
+    fn pattern(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect()
+    }
+
+    #[test]
+    fn fills_an_unaligned_window_and_nothing_else() {
+        let src = pattern(50_000, 1);
+        let input = file_with(&src);
+        let old = pattern(40_000, 7);
+        let output = file_with(&old);
+        // Input from 1234, output from 5000 (mid-page), 30000 bytes.
+        let n = read_into_file(input.as_fd(), 1234, output.as_fd(), 5000, 30_000).expect("copy");
+        assert_eq!(n, 30_000);
+        let got = contents(&output);
+        assert_eq!(got.len(), 40_000);
+        assert!(got[..5000] == old[..5000], "bytes before the window kept");
+        assert!(got[5000..35_000] == src[1234..31_234], "window filled");
+        assert!(
+            got[35_000..] == old[35_000..],
+            "bytes after the window kept"
+        );
+    }
+
+    #[test]
+    fn stops_where_the_input_ends() {
+        let input = file_with(&pattern(10_000, 2));
+        let output = file_with(&[0u8; 20_000]);
+        let n = read_into_file(input.as_fd(), 6000, output.as_fd(), 0, 8192).expect("copy");
+        assert_eq!(n, 4000);
+        assert_eq!(
+            read_into_file(input.as_fd(), 10_000, output.as_fd(), 0, 10).ok(),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn an_output_too_short_is_an_error_not_a_signal() {
+        let input = file_with(&pattern(64 << 10, 3));
+        let output = file_with(&[0u8; 4096]);
+        let e = read_into_file(input.as_fd(), 0, output.as_fd(), 0, 64 << 10)
+            .expect_err("the output ends after one page");
+        assert!(e.to_string().contains("offset 4096"), "{e}");
+        // The page that existed was filled.
+        assert!(contents(&output) == pattern(4096, 3));
+    }
+
+    #[test]
+    fn two_threads_fill_halves_of_one_file() {
+        let n = 8 << 20;
+        let src = pattern(n, 4);
+        let input = file_with(&src);
+        let output = tempfile::tempfile().expect("temp file");
+        output.set_len(n as u64).expect("size");
+        std::thread::scope(|s| {
+            let h = s.spawn(|| read_into_file(input.as_fd(), 0, output.as_fd(), 0, n / 2));
+            let b = read_into_file(
+                input.as_fd(),
+                (n / 2) as u64,
+                output.as_fd(),
+                (n / 2) as u64,
+                n / 2,
+            );
+            assert_eq!(b.expect("second half"), n / 2);
+            assert_eq!(h.join().expect("thread").expect("first half"), n / 2);
+        });
+        assert!(contents(&output) == src);
+    }
 }
