@@ -148,6 +148,9 @@ pub fn copy_at(
             Err(e) => return Err((Side::Write, e.into())),
         }
     }
+    if pos == end {
+        return Ok(pos - from);
+    }
     let mut buf = BufMut::with_capacity(1 << 20);
     let cap = buf.capacity();
     buf.commit(cap);
