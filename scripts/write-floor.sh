@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# How fast can any cp be here? Times, interleaved and with the page cache
-# warm, GNU cp and `ferry cp` of a file beside the floor under both: writing
-# the same bytes into a new file straight from memory (pwrite from a mapping
-# populated before the clock starts), with one thread and with two threads
-# writing halves. No cp can be faster than that floor, since it also has to
-# read. Prints each median.
+# How fast can a cp that writes with write(2) be here? Times, interleaved
+# and with the page cache warm, GNU cp and `ferry cp` of a file beside the
+# floor of such a cp: writing the same bytes into a new file straight from
+# memory (pwrite from a mapping populated before the clock starts), with
+# one thread and with two threads writing halves (they take turns on the
+# file's inode lock). A cp that writes with write(2) or copy_file_range
+# cannot beat it; `ferry cp` on ext4 can, since one of its two threads
+# fills the new file's mapped pages instead (page faults take no inode
+# lock). Prints each median.
 #
 #   scripts/write-floor.sh [ROUNDS] [SIZE_MIB]
 set -euo pipefail
