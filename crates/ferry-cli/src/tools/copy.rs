@@ -1,7 +1,8 @@
 //! Moving a whole input to an output the fastest correct way: the kernel's
-//! copy paths first (copy_file_range between regular files — by two
-//! threads, a half each, for large files — splice into a pipe, sendfile
-//! from a regular file), then read/write through a page-aligned buffer.
+//! copy paths first (copy_file_range between regular files — on two
+//! threads for large files, the second filling the output's mapped pages
+//! on ext4 — splice into a pipe, sendfile from a regular file), then
+//! read/write through a page-aligned buffer.
 
 use ferry::BufMut;
 use rustix::io::Errno;
