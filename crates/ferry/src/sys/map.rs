@@ -16,6 +16,18 @@ pub(crate) struct Mapping {
     pub data_offset: usize,
 }
 
+/// The page-aligned span that maps `len` bytes at file offset `offset`:
+/// (aligned offset, where the bytes start in it, length to map).
+fn page_span(offset: u64, len: usize) -> io::Result<(u64, usize, usize)> {
+    let page = super::page_size() as u64;
+    let aligned = offset - offset % page;
+    let lead = (offset - aligned) as usize;
+    let map_len = lead
+        .checked_add(len)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "mapping length overflows"))?;
+    Ok((aligned, lead, map_len))
+}
+
 /// Maps `len` bytes of `fd` starting at file offset `offset`, read-only.
 /// Pages are mapped as they are touched (the kernel maps 16 cached pages
 /// a fault). `MAP_POPULATE`, which ferry used before, saved little on
@@ -28,12 +40,7 @@ pub(crate) struct Mapping {
 /// starts at the page below it and `data_offset` says where the range begins.
 pub(crate) fn map_readonly(fd: impl AsFd, offset: u64, len: usize) -> io::Result<Mapping> {
     debug_assert!(len > 0);
-    let page = super::page_size() as u64;
-    let aligned = offset - offset % page;
-    let data_offset = (offset - aligned) as usize;
-    let map_len = data_offset
-        .checked_add(len)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "mapping length overflows"))?;
+    let (aligned, data_offset, map_len) = page_span(offset, len)?;
     // SAFETY: we ask for a fresh mapping (null hint, no MAP_FIXED), so no
     // existing memory is replaced. The mapping is read-only and shared; the
     // caller keeps the returned pointer and length and unmaps it once.
@@ -97,12 +104,7 @@ pub(crate) fn read_into_file(
     if len == 0 {
         return Ok(0);
     }
-    let page = super::page_size() as u64;
-    let aligned = out_off - out_off % page;
-    let lead = (out_off - aligned) as usize;
-    let map_len = lead
-        .checked_add(len)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "mapping length overflows"))?;
+    let (aligned, lead, map_len) = page_span(out_off, len)?;
     let in_end = in_off
         .checked_add(len as u64)
         .filter(|&e| e <= i64::MAX as u64)
