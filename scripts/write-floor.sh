@@ -9,7 +9,7 @@
 # fills the new file's mapped pages instead (page faults take no inode
 # lock). Prints each median.
 #
-#   scripts/write-floor.sh [ROUNDS] [SIZE_MIB]
+#   scripts/write-floor.sh [ROUNDS] [SIZE_MIB]      (COLD=1: no memory warming)
 set -euo pipefail
 rounds=${1:-7}
 size=${2:-1024}
@@ -71,7 +71,17 @@ EOF
 "$cc" -O2 -pthread "$dir/floor.c" -o "$dir/floor"
 head -c $((size << 20)) /dev/urandom > "$dir/in"
 secs() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
-fresh() { rm -f "$dir/out"; sync; cat "$dir/in" > /dev/null; }
+# This VM hands idle free memory back to its host, and the first touch of
+# such a page faults in the host (~1 s per GiB written after a few idle
+# seconds, against ~0.5 s right after other writes). So right before each
+# run, the memory the run will fill is used once: a scratch file of the
+# same size is written and removed (COLD=1 leaves that out).
+fresh() {
+    rm -f "$dir/out"; sync; cat "$dir/in" > /dev/null
+    if [ "${COLD:-0}" != 1 ]; then
+        head -c $((size << 20)) /dev/zero > "$dir/warm"; rm -f "$dir/warm"
+    fi
+}
 declare -A T
 for ((r = 0; r < rounds; r++)); do
     fresh; T[floor1]+="$("$dir/floor" 1 "$dir/in" "$dir/out") "

@@ -176,6 +176,46 @@ fn quick_asf_c_bench_builds_and_runs_every_program() {
 }
 
 #[test]
+fn quick_asf_bench_runs_every_program_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = ferry(&[
+        "bench",
+        "asf",
+        "--quick",
+        "--json",
+        "--runs",
+        "5",
+        "--only",
+        "cat,cp,cmp,diff",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for tool in ["cat", "cp", "cmp", "diff"] {
+        for program in ["std", "compat", "asi", "ferry", "GNU"] {
+            let row = format!("\"tool\":\"{tool}\",\"program\":\"{program}\",");
+            let at = out
+                .find(&row)
+                .unwrap_or_else(|| panic!("no row {tool}/{program}: {out}"));
+            // Each row carries its five samples, every one a real time.
+            let samples = &out[at..];
+            let samples = &samples[samples.find("\"samples_s\":[").unwrap() + 13..];
+            let samples = &samples[..samples.find(']').unwrap()];
+            let times: Vec<f64> = samples.split(',').map(|t| t.parse().unwrap()).collect();
+            assert_eq!(times.len(), 5, "{tool}/{program}: {samples}");
+            assert!(
+                times.iter().all(|&t| t > 0.0),
+                "{tool}/{program}: {samples}"
+            );
+        }
+    }
+    assert!(!out.contains("\"tool\":\"wc\""), "--only ignored: {out}");
+    assert!(out.contains("\"reports_free_memory\":"), "{out}");
+    // Inputs, outputs and the files that warmed memory are gone afterwards.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn asf_c_names_what_it_lacks() {
     let (code, _, err) = ferry(&[
         "bench",

@@ -4,7 +4,7 @@
 //! command, the GNU tool and (where installed) ripgrep and uutils cat, run
 //! as processes, interleaved, inputs warmed right before each run.
 
-use super::files::{make_file, warm, Content, Scratch};
+use super::files::{make_file, reports_free_memory, warm, warm_memory, Content, Scratch};
 use super::measure::{interleave, Samples, Variant};
 use crate::size::parse_size;
 use clap::{Args, ValueEnum};
@@ -32,6 +32,11 @@ pub struct AsfArgs {
     /// Only these tools (comma-separated: cat,cat-pipe,cp,wc,wc-l,cmp,cut,grep-c,diff).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Do not warm memory before runs that write files or load whole
+    /// inputs: leaves in this VM's cost of first touching memory the host
+    /// took back while idle (see docs/BENCHMARKS.md).
+    #[arg(long)]
+    cold_memory: bool,
     #[command(flatten)]
     c: super::Common,
 }
@@ -60,6 +65,9 @@ struct Tool {
     name: &'static str,
     inputs: Vec<PathBuf>,
     bytes: u64,
+    /// Bytes of memory to warm before each run: what the run fills with
+    /// new page-cache pages or allocates (an upper bound).
+    fills: u64,
     programs: Vec<Program>,
 }
 
@@ -76,6 +84,11 @@ pub(super) fn which(names: &[&str]) -> Option<String> {
     }
     None
 }
+
+/// Printed under the table when the kernel reports free memory to a host.
+pub(super) const FREE_PAGE_NOTE: &str = "note: this VM reports free memory to its host, so \
+runs that write files vary by 2-4x with when the reporter last ran; for steady figures run \
+this under scripts/hold-memory.sh (root)";
 
 pub fn run(a: AsfArgs) -> Result<(), String> {
     a.c.check("asf")?;
@@ -151,6 +164,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     let mut tools = vec![
         Tool {
             name: "cat",
+            fills: size,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -165,6 +179,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "cat-pipe",
+            fills: 0,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -183,6 +198,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "cp",
+            fills: size,
             inputs: vec![random.path.clone()],
             bytes: size,
             programs: {
@@ -194,6 +210,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "wc",
+            fills: 0,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -205,6 +222,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "wc-l",
+            fills: 0,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -216,6 +234,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "cmp",
+            fills: 0,
             inputs: vec![random.path.clone(), random2.path.clone()],
             bytes: size,
             programs: {
@@ -227,6 +246,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "cut",
+            fills: size / 4,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -238,6 +258,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "grep-c",
+            fills: 0,
             inputs: vec![text.path.clone()],
             bytes: size,
             programs: {
@@ -255,6 +276,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         },
         Tool {
             name: "diff",
+            fills: 4 * dsize,
             inputs: vec![da.path.clone(), db.path.clone()],
             bytes: 2 * dsize,
             programs: {
@@ -278,8 +300,9 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
                 let inputs = &tool.inputs;
                 let out = &out.path;
                 let bytes = tool.bytes as f64;
+                let fills = if a.cold_memory { 0 } else { tool.fills };
                 Variant::new(p.name.clone(), move || {
-                    let d = run_once(p, inputs, out, backend)?;
+                    let d = run_once(p, inputs, out, backend, fills)?;
                     Ok((d, bytes))
                 })
             })
@@ -298,6 +321,9 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         println!("{}", table(&results));
         for m in &missing {
             println!("not found, left out: {m}");
+        }
+        if reports_free_memory() {
+            println!("{FREE_PAGE_NOTE}");
         }
     }
     Ok(())
@@ -362,20 +388,23 @@ fn diff_pair(size: u64, dir: &Path) -> Result<(Scratch, Scratch), String> {
     Ok((sa, sb))
 }
 
-/// Warms the inputs, then times one run of `p` to its end.
+/// Warms the inputs and `fills` bytes of memory (see `warm_memory`), then
+/// times one run of `p` to its end.
 pub(super) fn run_once(
     p: &Program,
     inputs: &[PathBuf],
     out: &Path,
     backend: &str,
+    fills: u64,
 ) -> Result<Duration, String> {
+    let _ = std::fs::remove_file(out);
+    // No write-back of an earlier run's output in this one's time.
+    rustix::fs::sync();
     for i in inputs {
         let mut f = File::open(i).map_err(|e| format!("{}: {e}", i.display()))?;
         warm(&mut f)?;
     }
-    let _ = std::fs::remove_file(out);
-    // No write-back of an earlier run's output in this one's time.
-    rustix::fs::sync();
+    warm_memory(out.parent().unwrap_or(Path::new(".")), fills)?;
     let mut c = Command::new(&p.argv[0]);
     c.args(&p.argv[1..])
         .env("LC_ALL", "C")
@@ -483,19 +512,25 @@ fn json(results: &[(&str, u64, Vec<Samples>)], backend: &str, missing: &[&str]) 
             let m = x.median();
             let num = super::report::json_num;
             rows.push(format!(
-                "{{\"tool\":\"{tool}\",\"program\":\"{}\",\"median_s\":{},\"gbps\":{},\"vs_std\":{},\"vs_gnu\":{},\"runs\":{}}}",
+                "{{\"tool\":\"{tool}\",\"program\":\"{}\",\"median_s\":{},\"gbps\":{},\"vs_std\":{},\"vs_gnu\":{},\"runs\":{},\"samples_s\":[{}]}}",
                 x.name,
                 num(Some(m * *bytes as f64)),
                 num(Some(1.0 / m / 1e9)),
                 num(std.map(|b| b / m)),
                 num(gnu.map(|b| b / m)),
-                x.per_unit.len()
+                x.per_unit.len(),
+                x.per_unit
+                    .iter()
+                    .map(|u| num(Some(u * *bytes as f64)))
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
         }
     }
     let missing: Vec<String> = missing.iter().map(|m| format!("\"{m}\"")).collect();
     format!(
-        "{{\"backend\":\"{backend}\",\"rows\":[{}],\"not_found\":[{}]}}",
+        "{{\"backend\":\"{backend}\",\"reports_free_memory\":{},\"rows\":[{}],\"not_found\":[{}]}}",
+        reports_free_memory(),
         rows.join(","),
         missing.join(",")
     )

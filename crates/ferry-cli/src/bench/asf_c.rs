@@ -33,6 +33,10 @@ pub struct AsfCArgs {
     /// The C compiler (default: $CC, else cc).
     #[arg(long)]
     cc: Option<String>,
+    /// Do not warm memory before cp's runs: leaves in this VM's cost of
+    /// first touching memory the host took back while idle.
+    #[arg(long)]
+    cold_memory: bool,
     #[command(flatten)]
     c: super::Common,
 }
@@ -203,8 +207,14 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
             .iter()
             .map(|p| {
                 let (inputs, out) = (&inputs, &out.path);
+                // cp fills a new file of the input's size.
+                let fills = if t.name == "cp" && !a.cold_memory {
+                    size
+                } else {
+                    0
+                };
                 Variant::new(p.name.clone(), move || {
-                    let d = run_once(p, inputs, out, "auto")?;
+                    let d = run_once(p, inputs, out, "auto", fills)?;
                     Ok((d, size as f64))
                 })
             })

@@ -116,3 +116,48 @@ pub fn read_all(f: &mut File, buf: &mut [u8]) -> Result<u64, String> {
         black_box(&buf);
     }
 }
+
+/// Writes `bytes` bytes into a scratch file in `dir` and removes it, so the
+/// memory a measured run is about to fill with new page-cache pages (or
+/// allocate) has just been in use.
+///
+/// This machine is a VM whose balloon reports idle free memory to the host,
+/// which takes it back; the first touch of such a page then costs a fault in
+/// the host. Writing 1 GiB into a new file takes ~1.1 s after a few idle
+/// seconds and ~0.5 s right after other writes — a cost that falls on
+/// whichever program happens to run after a pause, not on the one that
+/// does more work. Warming memory like the page cache keeps it out of the
+/// figures (`--cold-memory` leaves it in).
+pub fn warm_memory(dir: &Path, bytes: u64) -> Result<(), String> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let path = dir.join(format!("ferry-bench-warm-{}.dat", std::process::id()));
+    let scratch = Scratch { path };
+    let mut f =
+        File::create(&scratch.path).map_err(|e| format!("{}: {e}", scratch.path.display()))?;
+    let mut buf = BufMut::with_capacity(1 << 20);
+    buf.commit(1 << 20);
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        f.write_all(&buf[..n])
+            .map_err(|e| format!("{}: {e}", scratch.path.display()))?;
+        left -= n as u64;
+    }
+    // Dropping the file and the scratch frees its (dirty) pages unwritten.
+    Ok(())
+}
+
+/// Whether this machine is a VM that reports free memory to its host (the
+/// kernel's free page reporting, on and not paused): then the first touch
+/// of memory freed a few seconds earlier faults in the host, and programs
+/// that fill new page-cache pages vary by 2–4× from run to run.
+/// `scripts/hold-memory.sh` pauses it for a measurement.
+pub fn reports_free_memory() -> bool {
+    // Orders above MAX_PAGE_ORDER (10 on x86-64) match no free block.
+    std::fs::read_to_string("/sys/module/page_reporting/parameters/page_reporting_order")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .is_some_and(|order| order <= 10)
+}
