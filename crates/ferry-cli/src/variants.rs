@@ -354,7 +354,9 @@ mod asi {
     pub fn run(tool: &str, ins: &[String], out: &str, mut w: Box<dyn Write>) -> io::Result<i32> {
         match tool {
             "cat" => {
-                // Regions go to the kernel as they are.
+                // Regions go to the kernel as they are: a mapped region's
+                // pages into a pipe by reference (`Buf::write_all_to`),
+                // anything else with one write(2) from the region.
                 drop(w);
                 let target: Box<dyn AsFd> = if out == "-" {
                     Box::new(io::stdout())
@@ -370,7 +372,7 @@ mod asi {
                     if r.is_empty() {
                         return Ok(0);
                     }
-                    write_fd(target.as_fd(), &r)?;
+                    r.into_buf().write_all_to(target.as_fd())?;
                 }
             }
             "wc" | "wc-l" => {

@@ -154,3 +154,142 @@ fn bad_descriptor_is_an_error() {
     assert_eq!(e.raw_os_error(), Some(libc::EBADF), "{e}");
     assert_eq!(a.len(), 20);
 }
+
+// ---- Buf::write_all_to: a file's pages by reference, other bytes by copy ----
+
+fn file_with(bytes: &[u8]) -> std::fs::File {
+    use std::io::Write;
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(bytes).unwrap();
+    f
+}
+
+/// Reads the pipe to its end on another thread, slowly at first so that
+/// the writer fills the pipe and its transfers are partial.
+fn slow_drain(mut r: std::io::PipeReader) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 5000];
+        loop {
+            let n = r.read(&mut buf).unwrap();
+            if n == 0 {
+                return got;
+            }
+            got.extend_from_slice(&buf[..n]);
+            if got.len() < 200_000 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    })
+}
+
+#[test]
+fn mapped_and_heap_bufs_reach_a_pipe_whole() {
+    let data: Vec<u8> = (0..8 * 1024 * 1024 + 77)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    let f = file_with(&data);
+    // Unaligned ranges: the first and last pages are shared with bytes
+    // that must not be sent.
+    for (s, e) in [(0, data.len()), (1, data.len() - 1), (4095, 3 * 4096 + 1)] {
+        let mapped = Buf::map_file(&f, s as u64..e as u64).unwrap();
+        let heap = Buf::from(data[s..e].to_vec());
+        for b in [mapped, heap] {
+            let (r, w) = std::io::pipe().unwrap();
+            let reader = slow_drain(r);
+            b.write_all_to(&w).unwrap();
+            drop(w);
+            let got = reader.join().unwrap();
+            assert!(
+                got == data[s..e],
+                "range {s}..{e}: {} bytes back",
+                got.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_pipe_holds_the_files_pages_not_a_copy() {
+    // What "by reference" means to a reader: bytes handed over and not yet
+    // read are the file's pages, so a change to the file before the read
+    // shows; a heap buffer's bytes were copied and do not change.
+    use std::os::unix::fs::FileExt;
+    let f = file_with(&[b'a'; 4096]);
+    let mapped = Buf::map_file(&f, 0..4096).unwrap();
+    let heap = Buf::from(vec![b'a'; 4096]);
+    let (mut r1, w1) = std::io::pipe().unwrap();
+    let (mut r2, w2) = std::io::pipe().unwrap();
+    mapped.write_all_to(&w1).unwrap();
+    heap.write_all_to(&w2).unwrap();
+    f.write_all_at(&[b'b'; 4096], 0).unwrap();
+    drop((w1, w2));
+    let (mut got1, mut got2) = (Vec::new(), Vec::new());
+    r1.read_to_end(&mut got1).unwrap();
+    r2.read_to_end(&mut got2).unwrap();
+    assert_eq!(got1, vec![b'b'; 4096], "the pipe held the file's page");
+    assert_eq!(got2, vec![b'a'; 4096], "the heap bytes were copied");
+}
+
+#[test]
+fn files_and_sockets_get_a_copy() {
+    let data: Vec<u8> = (0..300_000).map(|i| (i % 241) as u8).collect();
+    let src = file_with(&data);
+    let b = Buf::map_file(&src, 0..data.len() as u64).unwrap();
+    let mut out = tempfile::tempfile().unwrap();
+    b.write_all_to(&out).unwrap();
+    let mut got = Vec::new();
+    std::io::Seek::rewind(&mut out).unwrap();
+    out.read_to_end(&mut got).unwrap();
+    assert!(got == data, "file: {} bytes", got.len());
+    let (mut a, s) = UnixStream::pair().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        a.read_to_end(&mut got).unwrap();
+        got
+    });
+    b.write_all_to(&s).unwrap();
+    drop(s);
+    assert!(reader.join().unwrap() == data);
+}
+
+#[test]
+fn a_closed_pipe_is_epipe_not_a_signal() {
+    let f = file_with(&[7u8; 1 << 20]);
+    for b in [
+        Buf::map_file(&f, 0..1 << 20).unwrap(),
+        Buf::from(vec![7u8; 1 << 20]),
+    ] {
+        let (r, w) = std::io::pipe().unwrap();
+        drop(r);
+        let e = b.write_all_to(&w).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BrokenPipe, "{e}");
+    }
+}
+
+#[test]
+fn the_read_end_of_a_pipe_is_refused() {
+    let f = file_with(&[1u8; 4096]);
+    let b = Buf::map_file(&f, 0..4096).unwrap();
+    let (r, w) = std::io::pipe().unwrap();
+    let e = b.write_all_to(&r).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EBADF), "{e}");
+    drop(w);
+    assert_eq!(b[..], [1u8; 4096][..], "nothing was read into the mapping");
+}
+
+#[test]
+fn a_file_cut_short_under_its_buf_is_an_error_naming_it() {
+    let f = file_with(&[3u8; 64 * 1024]);
+    let b = Buf::map_file(&f, 0..64 * 1024).unwrap();
+    f.set_len(0).unwrap();
+    let (r, w) = std::io::pipe().unwrap();
+    let reader = slow_drain(r);
+    let e = b.write_all_to(&w).unwrap_err();
+    drop(w);
+    assert!(e.to_string().contains("shrank"), "{e}");
+    assert!(
+        reader.join().unwrap().is_empty(),
+        "no bytes of a cut file were sent"
+    );
+}

@@ -366,6 +366,11 @@ impl Block {
         }
     }
 
+    /// Is this block a mapping of a file's pages?
+    pub(crate) fn maps_file(&self) -> bool {
+        matches!(self.header().backing, Backing::Mapped { .. })
+    }
+
     /// Is this block a pool slot? (For statistics and tests.)
     pub(crate) fn is_pool_slot(&self) -> bool {
         matches!(self.header().backing, Backing::Pool(_))

@@ -372,6 +372,49 @@ impl Buf {
         !self.block.mapping_faulted()
     }
 
+    /// Writes all of the bytes to `fd` (EINTR retried, partial writes
+    /// resumed, no SIGPIPE: a closed pipe is an `EPIPE` error).
+    ///
+    /// Bytes that are a file's own pages (a [`Buf::map_file`] buffer, or a
+    /// region of a mapped stream taken with `into_buf`) going to a pipe are
+    /// handed over by reference with `vmsplice`: the pipe holds the page
+    /// cache's pages and nothing is copied — as `splice` from the file
+    /// would, the reader sees the file's contents as they are when it
+    /// reads. Everything else is written with `write(2)` (`send` on a
+    /// socket). On an error a prefix of the bytes may have been written.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let (r, w) = std::io::pipe()?;
+    /// ferry::Buf::from(b"by reference or by copy".to_vec()).write_all_to(&w)?;
+    /// drop(w);
+    /// let mut got = String::new();
+    /// std::io::Read::read_to_string(&mut &r, &mut got)?;
+    /// assert_eq!(got, "by reference or by copy");
+    /// # Ok(()) }
+    /// ```
+    pub fn write_all_to(&self, fd: impl std::os::fd::AsFd) -> std::io::Result<()> {
+        use crate::sys::fileio::{fd_info, vmsplice_all, write_all, WriteKind};
+        let fd = fd.as_fd();
+        let info = fd_info(fd)?;
+        let by_reference = info.write == WriteKind::Pipe && self.block.maps_file();
+        let (done, err) = if by_reference {
+            vmsplice_all(fd, self)
+        } else {
+            write_all(fd, info.write, self, None)
+        };
+        match err {
+            None => Ok(()),
+            Some(e) if by_reference && e.raw_os_error() == Some(libc::EFAULT) => {
+                Err(std::io::Error::other(format!(
+                    "the file behind this buffer shrank: the pages after its first {done} bytes \
+                     are gone and cannot be passed on"
+                )))
+            }
+            Some(e) => Err(e),
+        }
+    }
+
     /// True if the block is a pool slot.
     pub fn is_pooled(&self) -> bool {
         self.block.is_pool_slot()

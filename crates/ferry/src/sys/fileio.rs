@@ -181,3 +181,52 @@ pub(crate) fn write_all(
 pub(crate) fn sync_all(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(retry(|| rustix::fs::fsync(fd))?)
 }
+
+/// Hands `data` to the pipe `fd` by reference (`vmsplice`): the pipe takes
+/// references to the pages under `data`, not a copy, so the pages must not
+/// change until the reader has read them — callers pass only a file's own
+/// page-cache pages, mapped read-only. SIGPIPE is blocked around it, EINTR
+/// retried, partial transfers resumed. Returns the bytes handed over and
+/// the error that stopped it, as `write_all` does.
+pub(crate) fn vmsplice_all(fd: BorrowedFd<'_>, data: &[u8]) -> (usize, Option<io::Error>) {
+    use rustix::fs::OFlags;
+    // vmsplice on a descriptor open only for reading would move data from
+    // the pipe into `data`; refuse anything not open for writing.
+    match rustix::fs::fcntl_getfl(fd) {
+        Ok(f) if f.intersects(OFlags::WRONLY | OFlags::RDWR) => {}
+        Ok(_) => return (0, Some(errno(libc::EBADF))),
+        Err(e) => return (0, Some(e.into())),
+    }
+    let mut guard = SignalGuard::sigpipe();
+    let mut done = 0;
+    while done < data.len() {
+        let rest = [rustix::pipe::IoSliceRaw::from_slice(&data[done..])];
+        // SAFETY: `fd` is open for writing (checked above), so the kernel
+        // only reads `rest` — it takes references to its pages for the
+        // pipe and never writes through them.
+        let r = retry(|| unsafe {
+            rustix::pipe::vmsplice(fd, &rest, rustix::pipe::SpliceFlags::empty())
+        });
+        match r {
+            Ok(0) => {
+                return (
+                    done,
+                    Some(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the pipe accepted no more bytes",
+                    )),
+                )
+            }
+            Ok(n) => done += n,
+            Err(e) => {
+                guard.saw(e);
+                return (done, Some(e.into()));
+            }
+        }
+    }
+    (done, None)
+}
+
+fn errno(n: i32) -> io::Error {
+    io::Error::from_raw_os_error(n)
+}
