@@ -325,19 +325,6 @@ mod asi {
 
     const REGION: usize = 1 << 20;
 
-    /// Writes `data` straight from the region to `fd` (no library buffer).
-    fn write_fd(fd: impl AsFd, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            match rustix::io::write(&fd, data) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => data = &data[n..],
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
-    }
-
     pub fn cp(from: &str, to: &str) -> io::Result<()> {
         let mut s = open_read(from)?;
         let out = File::create(to)?;
@@ -347,7 +334,8 @@ mod asi {
             if r.is_empty() {
                 return Ok(());
             }
-            write_fd(&out, &r)?;
+            // Straight from the region, no library buffer.
+            r.into_buf().write_all_to(&out)?;
         }
     }
 

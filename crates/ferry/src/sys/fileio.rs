@@ -140,28 +140,38 @@ pub(crate) fn write_all(
     data: &[u8],
     off: Option<u64>,
 ) -> (usize, Option<io::Error>) {
-    let mut guard = match kind {
+    let guard = match kind {
         WriteKind::Pipe => Some(SignalGuard::sigpipe()),
         WriteKind::Limited => Some(SignalGuard::sigxfsz()),
         _ => None,
     };
+    hand_over(data, guard, "the file", |rest, done| match (kind, off) {
+        (_, Some(o)) => rustix::io::pwrite(fd, rest, o + done as u64),
+        (WriteKind::Socket, None) => rustix::net::send(fd, rest, rustix::net::SendFlags::NOSIGNAL),
+        (_, None) => rustix::io::write(fd, rest),
+    })
+}
+
+/// The loop of `write_all` and `vmsplice_all`: `step(rest, done)` moves a
+/// prefix of `rest` (the bytes after the first `done`); EINTR is retried,
+/// partial moves resumed, and an error the guard's signal would have
+/// raised is noted on it. Returns the bytes moved and the error that
+/// stopped it, if any.
+fn hand_over(
+    data: &[u8],
+    mut guard: Option<SignalGuard>,
+    target: &str,
+    mut step: impl FnMut(&[u8], usize) -> Result<usize, Errno>,
+) -> (usize, Option<io::Error>) {
     let mut done = 0;
     while done < data.len() {
-        let rest = &data[done..];
-        let r = retry(|| match (kind, off) {
-            (_, Some(o)) => rustix::io::pwrite(fd, rest, o + done as u64),
-            (WriteKind::Socket, None) => {
-                rustix::net::send(fd, rest, rustix::net::SendFlags::NOSIGNAL)
-            }
-            (_, None) => rustix::io::write(fd, rest),
-        });
-        match r {
+        match retry(|| step(&data[done..], done)) {
             Ok(0) => {
                 return (
                     done,
                     Some(io::Error::new(
                         io::ErrorKind::WriteZero,
-                        "the file accepted no more bytes",
+                        format!("{target} accepted no more bytes"),
                     )),
                 )
             }
@@ -194,39 +204,14 @@ pub(crate) fn vmsplice_all(fd: BorrowedFd<'_>, data: &[u8]) -> (usize, Option<io
     // the pipe into `data`; refuse anything not open for writing.
     match rustix::fs::fcntl_getfl(fd) {
         Ok(f) if f.intersects(OFlags::WRONLY | OFlags::RDWR) => {}
-        Ok(_) => return (0, Some(errno(libc::EBADF))),
+        Ok(_) => return (0, Some(io::Error::from_raw_os_error(libc::EBADF))),
         Err(e) => return (0, Some(e.into())),
     }
-    let mut guard = SignalGuard::sigpipe();
-    let mut done = 0;
-    while done < data.len() {
-        let rest = [rustix::pipe::IoSliceRaw::from_slice(&data[done..])];
+    hand_over(data, Some(SignalGuard::sigpipe()), "the pipe", |rest, _| {
+        let rest = [rustix::pipe::IoSliceRaw::from_slice(rest)];
         // SAFETY: `fd` is open for writing (checked above), so the kernel
         // only reads `rest` — it takes references to its pages for the
         // pipe and never writes through them.
-        let r = retry(|| unsafe {
-            rustix::pipe::vmsplice(fd, &rest, rustix::pipe::SpliceFlags::empty())
-        });
-        match r {
-            Ok(0) => {
-                return (
-                    done,
-                    Some(io::Error::new(
-                        io::ErrorKind::WriteZero,
-                        "the pipe accepted no more bytes",
-                    )),
-                )
-            }
-            Ok(n) => done += n,
-            Err(e) => {
-                guard.saw(e);
-                return (done, Some(e.into()));
-            }
-        }
-    }
-    (done, None)
-}
-
-fn errno(n: i32) -> io::Error {
-    io::Error::from_raw_os_error(n)
+        unsafe { rustix::pipe::vmsplice(fd, &rest, rustix::pipe::SpliceFlags::empty()) }
+    })
 }
