@@ -53,6 +53,9 @@ pub fn sys_page_size() -> usize {
 /// halves of a file take turns; page faults do not, so threads calling this
 /// on distinct ranges of one output work in parallel (`ferry cp` and
 /// `ferry cat` use it beside `copy_file_range` for large copies on ext4).
+/// The mapping asks for huge pages (`MADV_HUGEPAGE`): where the file
+/// system keeps large folios, a window starting on a 2 MiB boundary of the
+/// output is then filled 2 MiB per fault rather than 4 KiB.
 /// `output` must be open for reading and writing and already at least
 /// `out_off + len` bytes long (`fallocate` it or set its length first);
 /// where it is shorter the copy stops with an error naming the offset.

@@ -266,9 +266,11 @@ const PIECE: u64 = 8 << 20;
 /// copies them with copy_file_range (the kernel's write path, which holds
 /// the lock), while a second thread takes pieces from the back and reads
 /// them straight into a shared mapping of the output (page faults, which
-/// do not). They meet where their speeds put them. Measured on ext4 here:
-/// 1.43× GNU cp, where two copy_file_range threads were 1.0× (they take
-/// turns on the lock). `None`: this way does not apply (no readable
+/// do not; the mapping asks for huge pages, see [`ferry::read_into_file`]).
+/// They meet where their speeds put them. Measured on ext4 here for 1 GiB
+/// (`scripts/cp-paths.sh`): 0.17–0.18 s against GNU cp's 0.36, where two
+/// copy_file_range threads were 1.0× GNU (they take turns on the lock).
+/// `None`: this way does not apply (no readable
 /// descriptor for the output, or the range could not be allocated);
 /// nothing was written and the output's length is as it was.
 fn copy_shared(

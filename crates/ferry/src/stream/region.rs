@@ -284,8 +284,9 @@ impl RegionMut<'_> {
 
 impl RegionMut<'_> {
     /// Detaches the region from its borrow of the stream (see
-    /// [`Region::into_raw`]); [`StreamGuard::region_mut_from_raw`]
-    /// (super::StreamGuard::region_mut_from_raw) rebuilds it. Until it is
+    /// [`Region::into_raw`]);
+    /// [`StreamGuard::region_mut_from_raw`](super::StreamGuard::region_mut_from_raw)
+    /// rebuilds it. Until it is
     /// freed, later regions wait to reach the file.
     ///
     /// ```
