@@ -55,7 +55,8 @@ pub fn sys_page_size() -> usize {
 /// `ferry cat` use it beside `copy_file_range` for large copies on ext4).
 /// The mapping asks for huge pages (`MADV_HUGEPAGE`): where the file
 /// system keeps large folios, a window starting on a 2 MiB boundary of the
-/// output is then filled 2 MiB per fault rather than 4 KiB.
+/// output then fills the page cache with 2 MiB folios rather than 4 KiB
+/// pages, several times faster on ext4 here.
 /// `output` must be open for reading and writing and already at least
 /// `out_off + len` bytes long (`fallocate` it or set its length first);
 /// where it is shorter the copy stops with an error naming the offset.

@@ -125,11 +125,11 @@ pub(crate) fn read_into_file(
     }?;
     // Ask for huge pages: where the file system keeps large folios (ext4
     // does on this machine's Linux 6.18) the faults below then fill the
-    // output's page cache 2 MiB at a time instead of a page at a time, and
+    // output's page cache with 2 MiB folios instead of 4 KiB pages, and
     // with transparent huge pages set to `madvise` (the default here) only
-    // this advice turns that on. ext4 here: 1 GiB copied
-    // this way alone in 0.54 s instead of 1.33 s; beside copy_file_range,
-    // `ferry cp` 0.16 s instead of 0.24 (docs/BENCHMARKS.md, session 11).
+    // this advice turns that on. ext4 here, 1 GiB: this way alone 0.37 s
+    // instead of 1.26; beside copy_file_range (`ferry cp`) 0.17 s instead
+    // of 0.27 (scripts/cp-paths.sh; docs/BENCHMARKS.md, session 11).
     // Where the kernel has no transparent huge pages this is EINVAL, and
     // the copy goes on with small pages.
     // SAFETY: `ptr..ptr+map_len` is the mapping made just above;
