@@ -165,6 +165,14 @@ fn read_to_end_takes_the_rest_of_the_file_on_every_backend() {
             assert_eq!(&v[..6], b"prefix");
             assert!(v[6..] == data[skip as usize..], "{backend:?} from {skip}");
             assert_eq!(s.position(), 3_000_000);
+            // The rest of the file was reserved once and filled in place:
+            // no regrowth to a bigger vector (and a copy) near its end.
+            assert!(
+                v.capacity() <= v.len() + 4096,
+                "{backend:?} from {skip}: capacity {} for {} bytes",
+                v.capacity(),
+                v.len()
+            );
         }
     }
 }

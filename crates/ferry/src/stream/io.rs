@@ -24,11 +24,16 @@ macro_rules! std_io {
                 if let Ok(left) = usize::try_from(left) {
                     buf.try_reserve(left.saturating_add(1))
                         .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+                    // A whole large file: fill fresh memory in huge pages.
+                    crate::sys::map::advise_huge(&mut buf.spare_capacity_mut()[..left]);
                 }
                 let start = buf.len();
                 let mut chunk = 64 << 10;
                 loop {
-                    if buf.capacity() - buf.len() < chunk {
+                    // Grow only when full: a file's exact reservation is
+                    // then filled in place and its end seen with room to
+                    // spare, never copied into a bigger vector.
+                    if buf.capacity() == buf.len() {
                         buf.reserve(chunk);
                     }
                     let old = buf.len();

@@ -72,6 +72,31 @@ pub(crate) fn advise_sequential(base: NonNull<u8>, len: usize) {
         unsafe { rustix::mm::madvise(base.as_ptr().cast(), len, rustix::mm::Advice::Sequential) };
 }
 
+/// Asks for transparent huge pages behind the whole pages of `spare`
+/// (memory the caller owns and is about to fill, such as a vector's
+/// reserved capacity). With THP set to `madvise`, the default on many
+/// systems, a large fresh allocation otherwise takes a fault and a zero
+/// fill for every 4 KiB. Spans under 2 MiB are left alone, and errors
+/// (a kernel without THP) are ignored: advice is only a hint.
+pub(crate) fn advise_huge(spare: &mut [std::mem::MaybeUninit<u8>]) {
+    const PAGE: usize = 4096;
+    let start = (spare.as_ptr() as usize).next_multiple_of(PAGE);
+    let end = (spare.as_ptr() as usize + spare.len()) & !(PAGE - 1);
+    if end <= start || end - start < 2 << 20 || cfg!(miri) {
+        return;
+    }
+    // SAFETY: `start..end` lies inside `spare`, memory the caller holds
+    // exclusively; MADV_HUGEPAGE changes no contents, only the size of
+    // the pages that later faults allocate.
+    let _ = unsafe {
+        rustix::mm::madvise(
+            start as *mut std::ffi::c_void,
+            end - start,
+            rustix::mm::Advice::LinuxHugepage,
+        )
+    };
+}
+
 /// Unmaps a mapping made by [`map_readonly`].
 ///
 /// # Safety
