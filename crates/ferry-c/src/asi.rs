@@ -141,7 +141,7 @@ fn alloc(
             s.set_mode(m).map_err(|e| errno_of(&e))?;
         }
     }
-    let g = s.get_mut();
+    let g = s;
     let reading = g.mode() == Mode::Read;
     if reading && !st.push.is_empty() && at.is_none() {
         // ungetc'd bytes come first: a region of them alone.
@@ -259,7 +259,7 @@ fn sfree(s: *mut FyFile, locked: bool, ptr: *mut c_void) -> c_int {
                 .position(|(p, _)| *p == ptr as usize)
                 .ok_or(libc::EINVAL)?;
             let (_, held) = st.regions.swap_remove(i);
-            let g = st.stream.as_mut().ok_or(libc::EBADF)?.get_mut();
+            let g = st.stream.as_mut().ok_or(libc::EBADF)?;
             let r = match held {
                 // SAFETY: regions of this stream, each rebuilt once.
                 Held::Read(raw) => unsafe { g.region_from_raw(raw) }.free(),
@@ -290,7 +290,7 @@ fn srealloc(s: *mut FyFile, locked: bool, ptr: *mut c_void, newlen: *mut ssize_t
         let Held::Write(raw) = held else {
             unreachable!("checked above")
         };
-        let g = st.stream.as_mut().ok_or(libc::EBADF)?.get_mut();
+        let g = st.stream.as_mut().ok_or(libc::EBADF)?;
         // SAFETY: this stream's write region, rebuilt once.
         let mut r = unsafe { g.region_mut_from_raw(raw) };
         let res = r.realloc(n);
@@ -312,7 +312,6 @@ fn sflush(s: *mut FyFile, locked: bool) -> c_int {
             st.stream
                 .as_mut()
                 .ok_or(libc::EBADF)?
-                .get_mut()
                 .flush()
                 .map_err(|e| errno_of(&e))?;
             file::publish(st);
@@ -331,7 +330,6 @@ fn set_mode(s: *mut FyFile, locked: bool, mode: c_int) -> c_int {
             st.stream
                 .as_mut()
                 .ok_or(libc::EBADF)?
-                .get_mut()
                 .set_mode(m)
                 .map_err(|e| errno_of(&e))?;
             Ok(0)
@@ -459,7 +457,7 @@ pub(crate) fn region_to_buf(s: *mut FyFile, ptr: *mut c_void) -> Option<ferry::B
                 return Err(libc::EINVAL);
             }
             let (_, held) = st.regions.swap_remove(i);
-            let g = st.stream.as_mut().ok_or(libc::EBADF)?.get_mut();
+            let g = st.stream.as_mut().ok_or(libc::EBADF)?;
             match held {
                 // SAFETY: this stream's read region, rebuilt once.
                 Held::Read(raw) => Ok(Some(unsafe { g.region_from_raw(raw) }.into_buf())),

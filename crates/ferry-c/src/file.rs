@@ -15,7 +15,7 @@
 
 use ferry::stream::{os_error, Backend};
 use ferry::stream::{RawRegion, RawRegionMut};
-use ferry::{Stream, StreamGuard};
+use ferry::Stream;
 use libc::c_int;
 use parking_lot::lock_api::RawReentrantMutex;
 use parking_lot::{RawMutex, RawThreadId};
@@ -330,7 +330,7 @@ pub(crate) fn settle(f: &FyFile, st: &mut State) -> io::Result<()> {
         Window::Read => {
             let n = f.rpos() as usize - st.rbase as usize;
             if let Some(s) = st.stream.as_mut() {
-                s.get_mut().consume(n);
+                s.consume(n);
             }
             Ok(())
         }
@@ -342,7 +342,7 @@ pub(crate) fn settle(f: &FyFile, st: &mut State) -> io::Result<()> {
         Window::Write => {
             let n = f.wpos() as usize - st.wbase as usize;
             match st.stream.as_mut() {
-                Some(s) => s.get_mut().commit_space(n),
+                Some(s) => s.commit_space(n),
                 None => Ok(()),
             }
         }
@@ -566,7 +566,7 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
         // only if freed, so the close reports them.
         let regions = std::mem::take(&mut st.regions);
         if let Some(s) = st.stream.as_mut() {
-            let g = s.get_mut();
+            let g = s;
             for (_, h) in regions {
                 match h {
                     // SAFETY: regions of this stream, each rebuilt once.
@@ -673,9 +673,9 @@ pub(crate) fn with_stream<R>(
     }
 }
 
-/// The guard of the FILE's stream (present: checked by `with_stream`).
-pub(crate) fn guard(st: &mut State) -> Result<StreamGuard<'_>, c_int> {
-    st.stream.as_mut().map(|s| s.get_mut()).ok_or(libc::EBADF)
+/// The FILE's stream (present: checked by `with_stream`).
+pub(crate) fn guard(st: &mut State) -> Result<&mut Stream, c_int> {
+    st.stream.as_mut().ok_or(libc::EBADF)
 }
 
 /// Writes `data` with the FILE's buffering rules.
@@ -685,12 +685,12 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
         let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
         if pos + data.len() > size {
             let fit = size.saturating_sub(pos);
-            let mut g = guard(st)?;
+            let g = guard(st)?;
             g.write_all(&data[..fit]).map_err(|e| errno_of(&e))?;
             return Err(libc::ENOSPC);
         }
     }
-    let mut g = guard(st)?;
+    let g = guard(st)?;
     g.write_all(data).map_err(|e| errno_of(&e))?;
     let must_flush = match buffering {
         Buffering::Full => false,
@@ -723,18 +723,16 @@ pub(crate) fn read_bytes(st: &mut State, out: &mut [u8]) -> Result<usize, c_int>
         st.push.drain(..n);
         got = n;
     }
-    let mut g = guard(st)?;
+    let g = guard(st)?;
     while got < out.len() {
-        match std::io::Read::read(&mut g, &mut out[got..]) {
+        match std::io::Read::read(g, &mut out[got..]) {
             Ok(0) => {
-                drop(g);
                 st.eof = true;
                 return Ok(got);
             }
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
-                drop(g);
                 return read_failed(st, got, &e);
             }
         }

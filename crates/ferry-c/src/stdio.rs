@@ -196,7 +196,6 @@ pub extern "C" fn fy_freopen(
         let e = file::errno_value();
         st.closed = true;
         st.fail = libc::EBADF;
-        drop(g);
         set_errno(e);
         return std::ptr::null_mut();
     }
@@ -314,18 +313,16 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
         // Through the stream's current buffer, whose rest then stays open
         // as the read window: the next small fread is an inline memcpy.
         let mut got = 0;
-        let mut g = guard(st)?;
+        let g = guard(st)?;
         loop {
             let (p, avail) = match g.fill_buf() {
                 Ok(b) => (b.as_ptr() as *mut u8, b.len()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    drop(g);
                     return file::read_failed(st, got, &e).map(|g| g / size);
                 }
             };
             if avail == 0 {
-                drop(g);
                 st.eof = true;
                 return Ok(got / size);
             }
@@ -334,7 +331,6 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
             unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr().add(got), k) };
             got += k;
             if got == len {
-                drop(g);
                 if k < avail {
                     // The rest is unread: the window (consumed on settle).
                     file.set_read_window(st, Window::Read, p, avail);
@@ -393,10 +389,9 @@ fn open_write_window(file: &FyFile, st: &mut State) {
     if st.buffering != Buffering::Full || !matches!(st.kind, Kind::Plain | Kind::Child(_)) {
         return;
     }
-    let Ok(mut g) = guard(st) else { return };
+    let Ok(g) = guard(st) else { return };
     let Ok(room) = g.write_space() else { return };
     let (p, k) = (room.as_mut_ptr(), room.len());
-    drop(g);
     if k > 0 {
         file.set_write_window(st, p, k);
     }
@@ -430,12 +425,11 @@ pub extern "C" fn fy__uflow(f: *mut FyFile) -> c_int {
         if st.buffering != Buffering::Full {
             file::flush_line_buffered(file);
         }
-        let mut g = guard(st)?;
+        let g = guard(st)?;
         let (p, n) = match g.fill_buf() {
             Ok(b) => (b.as_ptr() as *mut u8, b.len()),
             Err(e) => return Err(errno_of(&e)),
         };
-        drop(g);
         if n == 0 {
             st.eof = true;
             return Ok(EOF);
@@ -454,12 +448,11 @@ pub extern "C" fn fy__oflow(f: *mut FyFile, c: c_int) -> c_int {
     let b = c as u8;
     with_stream(f, EOF, for_write, |file, st| {
         if st.buffering == Buffering::Full && matches!(st.kind, Kind::Plain | Kind::Child(_)) {
-            let mut g = guard(st)?;
+            let g = guard(st)?;
             let room = g.write_space().map_err(|e| errno_of(&e))?;
             if !room.is_empty() {
                 room[0] = b;
                 let (p, n) = (room.as_mut_ptr(), room.len());
-                drop(g);
                 file.set_write_window(st, p, n);
                 // SAFETY: lock held; one byte of the window is written.
                 unsafe { (*(file as *const FyFile as *mut FyFile)).wpos = p.add(1) };
@@ -533,18 +526,16 @@ fn read_through(
             return Ok(got);
         }
     }
-    let mut g = guard(st)?;
+    let g = guard(st)?;
     while got < max {
         let buf = match g.fill_buf() {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                drop(g);
                 return file::read_failed(st, got, &e);
             }
         };
         if buf.is_empty() {
-            drop(g);
             st.eof = true;
             return Ok(got);
         }
@@ -559,7 +550,6 @@ fn read_through(
             // The rest of the buffer stays open as the read window: the
             // next line is the header's inline memchr and memcpy.
             let (p, avail) = (buf.as_ptr() as *mut u8, buf.len());
-            drop(g);
             file.set_read_window(st, Window::Read, p, avail);
             file.advance_rpos(n);
             return Ok(got);
@@ -1006,10 +996,9 @@ pub extern "C" fn fy__wwindow(f: *mut FyFile) -> ssize_t {
         if st.buffering != Buffering::Full || !matches!(st.kind, Kind::Plain | Kind::Child(_)) {
             return Ok(0);
         }
-        let mut g = guard(st)?;
+        let g = guard(st)?;
         let room = g.write_space().map_err(|e| errno_of(&e))?;
         let (p, n) = (room.as_mut_ptr(), room.len());
-        drop(g);
         if n > 0 {
             file.set_write_window(st, p, n);
         }
@@ -1029,13 +1018,12 @@ pub extern "C" fn fy__rpeek(
 ) -> *const u8 {
     with_stream(f, std::ptr::null(), for_read, |_, st| {
         let pushed = st.push.len();
-        let mut g = guard(st)?;
+        let g = guard(st)?;
         let b = g
             .fill_buf_min(want.saturating_sub(pushed))
             .map_err(|e| errno_of(&e))?;
         let end = b.len() + pushed < want;
         let (p, n) = (b.as_ptr(), b.len());
-        drop(g);
         // SAFETY: the caller's out-parameters.
         unsafe { *at_end = c_int::from(end) };
         if pushed == 0 {

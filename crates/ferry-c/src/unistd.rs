@@ -166,7 +166,6 @@ fn positioned<R>(
         let here = g.position();
         g.seek_to(SeekFrom::Start(off as u64))
             .map_err(|e| errno_of(&e))?;
-        drop(g);
         let pushed = std::mem::take(&mut st.push);
         let r = op(st);
         st.push = pushed;
@@ -281,7 +280,6 @@ pub extern "C" fn fy_dup(fd: c_int) -> c_int {
         // SAFETY: lock held.
         let st = unsafe { g.state() };
         st.fd_refs += 1;
-        drop(g);
         register(new, f);
     }
     new

@@ -326,9 +326,9 @@ mod asi {
     const REGION: usize = 1 << 20;
 
     pub fn cp(from: &str, to: &str) -> io::Result<()> {
-        let mut s = open_read(from)?;
+        let s = open_read(from)?;
         let out = File::create(to)?;
-        let g = s.get_mut();
+        let g = &s;
         loop {
             let r = g.salloc(REGION)?;
             if r.is_empty() {
@@ -353,8 +353,8 @@ mod asi {
                 };
                 // A pipe grows to 1 MiB (as ferry's streams grow one).
                 let _ = rustix::pipe::fcntl_setpipe_size(target.as_fd(), 1 << 20);
-                let mut s = open_read(&ins[0])?;
-                let g = s.get_mut();
+                let s = open_read(&ins[0])?;
+                let g = &s;
                 loop {
                     let r = g.salloc(REGION)?;
                     if r.is_empty() {
@@ -366,8 +366,8 @@ mod asi {
             "wc" | "wc-l" => {
                 let lines_only = tool == "wc-l";
                 let mut c = Counts::default();
-                let mut s = open_read(&ins[0])?;
-                let g = s.get_mut();
+                let s = open_read(&ins[0])?;
+                let g = &s;
                 loop {
                     let r = g.salloc(REGION)?;
                     if r.is_empty() {
@@ -380,8 +380,8 @@ mod asi {
             "cmp" => {
                 // Regions of regular files are full until the end, so the
                 // shorter region marks the shorter file's end.
-                let (mut sa, mut sb) = (open_read(&ins[0])?, open_read(&ins[1])?);
-                let (ga, gb) = (sa.get_mut(), sb.get_mut());
+                let (sa, sb) = (open_read(&ins[0])?, open_read(&ins[1])?);
+                let (ga, gb) = (&sa, &sb);
                 let (mut pos, mut lines) = (0u64, 1u64);
                 loop {
                     let x = ga.salloc(REGION)?;
@@ -405,8 +405,8 @@ mod asi {
                 }
             }
             "cut" => {
-                let mut s = open_read(&ins[0])?;
-                let g = s.get_mut();
+                let s = open_read(&ins[0])?;
+                let g = &s;
                 let mut out = ferry::BufMut::with_capacity(REGION);
                 let mut emit = |line: &[u8]| {
                     if out.tail_room() < 11 {
@@ -418,7 +418,7 @@ mod asi {
                     Ok::<(), io::Error>(())
                 };
                 crate::tools::for_each_block(
-                    &g,
+                    g,
                     REGION,
                     b'\n',
                     |e| e,
@@ -436,11 +436,11 @@ mod asi {
             }
             "grep-c" => {
                 let finder = memchr::memmem::Finder::new(ins[0].as_bytes());
-                let mut s = open_read(&ins[1])?;
-                let g = s.get_mut();
+                let s = open_read(&ins[1])?;
+                let g = &s;
                 let mut n = 0u64;
                 crate::tools::for_each_block(
-                    &g,
+                    g,
                     REGION,
                     b'\n',
                     |e| e,

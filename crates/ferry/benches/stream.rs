@@ -31,7 +31,7 @@ fn records(c: &mut Criterion) {
             b.iter(|| {
                 let mut s =
                     Stream::open(&path, &OpenOptions::read_only().backend(backend)).unwrap();
-                let g = s.get_mut();
+                let g = &mut s;
                 loop {
                     let r = g.salloc(64).unwrap();
                     if r.len() < 64 {

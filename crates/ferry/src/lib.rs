@@ -32,7 +32,10 @@ mod test_support;
 
 pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats};
 pub use pool::{Pool, PoolConfig, PoolError, PoolStats};
-pub use stream::{Mode, OpenOptions, Region, RegionMut, Stream, StreamGuard};
+pub use stream::{
+    Mode, OpenOptions, Region, RegionMut, SharedRegion, SharedRegionMut, SharedStream, Stream,
+    StreamGuard,
+};
 pub use sys::IOV_MAX;
 
 /// The size of a memory page, in bytes.

@@ -94,7 +94,7 @@ fn read_then_region_then_read_share_one_offset() {
         s.read_exact(&mut ten).unwrap();
         assert_eq!(&ten[..], &data[..10]);
         {
-            let five = s.get_mut().salloc(5).unwrap().into_buf();
+            let five = s.salloc(5).unwrap().into_buf();
             assert_eq!(&five[..], &data[10..15]);
         }
         let buf = s.fill_buf().unwrap();
@@ -116,7 +116,7 @@ fn write_then_seek_then_read_back() {
     s.read_to_string(&mut w).unwrap();
     assert_eq!(w, "world");
     s.seek(SeekFrom::Start(0)).unwrap();
-    s.get_mut().salloc_mut(5).unwrap().copy_from_slice(b"HELLO");
+    s.salloc_mut(5).unwrap().copy_from_slice(b"HELLO");
     s.seek(SeekFrom::Start(0)).unwrap();
     let mut all = String::new();
     s.read_to_string(&mut all).unwrap();

@@ -300,7 +300,7 @@ fn fill_buf_min_on_every_kind_of_stream() {
     let data: Vec<u8> = (0..300_000u32).map(|i| (i * 31 % 253) as u8).collect();
     let dir = tempfile::tempdir().unwrap();
     for (name, mut s) in reader_streams(&data, dir.path()) {
-        let mut g = s.get_mut();
+        let g = &mut s;
         let (mut at, mut x) = (0usize, 9u32);
         while at < data.len() {
             x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);

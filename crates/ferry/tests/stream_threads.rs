@@ -1,7 +1,7 @@
 //! Threads share one stream: write regions freed in scrambled order land in
 //! allocation order; read regions from several threads tile the file.
 
-use ferry::{OpenOptions, Stream};
+use ferry::{OpenOptions, SharedStream, Stream};
 
 const MAGIC: u32 = 0xF00D_CAFE;
 
@@ -21,7 +21,9 @@ fn scrambled_frees_land_in_allocation_order() {
     const PER: u32 = 3000;
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("log");
-    let s = Stream::open(&p, &OpenOptions::write_truncate().buffer_size(8192)).unwrap();
+    let s = SharedStream::new(
+        Stream::open(&p, &OpenOptions::write_truncate().buffer_size(8192)).unwrap(),
+    );
     std::thread::scope(|sc| {
         for tid in 0..THREADS {
             let s = &s;
@@ -83,7 +85,7 @@ fn readers_on_several_threads_tile_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("in");
     std::fs::write(&p, &data).unwrap();
-    let s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
+    let s = SharedStream::new(Stream::open(&p, &OpenOptions::read_only()).unwrap());
     let pieces: Vec<Vec<(u64, ferry::Buf)>> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..3)
             .map(|t| {
@@ -111,4 +113,44 @@ fn readers_on_several_threads_tile_the_file() {
         at += b.len() as u64;
     }
     assert_eq!(at as usize, data.len());
+}
+
+/// The use-after-free, on a mapped 8 MiB file: a guard lends the
+/// current window, and a call on the same thread that would have retired it
+/// (with the old re-entrant lock: a segmentation fault) now fails with
+/// `WouldBlock`; the lent bytes stay readable and right. Meanwhile another
+/// thread's call waits for the guard instead of slipping in.
+#[test]
+fn a_guards_borrow_survives_calls_from_its_own_and_other_threads() {
+    use std::io::{ErrorKind, Read};
+    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i % 251) as u8).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("8m");
+    std::fs::write(&p, &data).unwrap();
+    let s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
+    assert!(s.is_mapped());
+    let s = SharedStream::new(s);
+    std::thread::scope(|sc| {
+        let mut g = s.lock();
+        let b = g.fill_buf_min(4096).unwrap();
+        let other = sc.spawn(|| s.salloc(100).map(|r| r.offset()));
+        assert_eq!(
+            s.salloc(usize::MAX / 2).unwrap_err().kind(),
+            ErrorKind::WouldBlock
+        );
+        assert_eq!(
+            (&s).read(&mut [0; 16]).unwrap_err().kind(),
+            ErrorKind::WouldBlock
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(
+            !other.is_finished(),
+            "another thread got in under the guard"
+        );
+        assert_eq!(&b[..8], &data[..8]);
+        assert_eq!(b, &data[..b.len()]);
+        drop(g);
+        // The guard consumed nothing: the other thread's region starts at 0.
+        assert_eq!(other.join().unwrap().unwrap(), 0);
+    });
 }

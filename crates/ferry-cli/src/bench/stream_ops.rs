@@ -58,7 +58,7 @@ fn touch(rec: &[u8]) -> u64 {
 }
 
 fn salloc_records(s: &mut Stream) -> Result<u64, String> {
-    let g = s.get_mut();
+    let g = &s;
     let mut n = 0u64;
     loop {
         let r = g.salloc(64).map_err(|e| e.to_string())?;
@@ -186,8 +186,8 @@ fn scan(runs: usize, size: u64, dir: Option<&std::path::Path>) -> Result<Vec<Row
     let file = make_file(size, dir, Content::Random, "scan")?;
     let salloc_scan = |backend: Backend| {
         warm_then(&file, || {
-            let mut s = open(&file, backend)?;
-            let g = s.get_mut();
+            let s = open(&file, backend)?;
+            let g = &s;
             let (mut total, mut sum) = (0u64, 0u64);
             loop {
                 let r = g.salloc(1 << 20).map_err(|e| e.to_string())?;

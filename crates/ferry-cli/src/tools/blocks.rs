@@ -3,7 +3,7 @@
 //! they are (no copy) up to their last line end; only a line cut by a
 //! region's end is gathered in a small carry buffer.
 
-use ferry::StreamGuard;
+use ferry::Stream;
 use std::io;
 
 /// Calls `f` with blocks of whole lines, each ending in `eol`, read from
@@ -11,7 +11,7 @@ use std::io;
 /// with `eol` added. `f` returns false to stop early. A read error becomes
 /// `E` through `read_err`.
 pub fn for_each_block<E>(
-    g: &StreamGuard<'_>,
+    g: &Stream,
     region: usize,
     eol: u8,
     read_err: impl Fn(io::Error) -> E,

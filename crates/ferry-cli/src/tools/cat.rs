@@ -172,7 +172,7 @@ fn cat_one(
         .try_clone_to_owned()
         .map_err(|e| (Side::Read, e))?;
     let stream = Stream::from_fd(fd).map_err(|e| (Side::Read, common::os_only(e)))?;
-    let g = stream.lock();
+    let g = &stream;
     loop {
         let r = g
             .salloc(128 << 10)

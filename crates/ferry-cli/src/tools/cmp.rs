@@ -243,8 +243,8 @@ fn finish_from(
     (an, bn): (&OsString, &OsString),
     na: &str,
     nb: &str,
-    mut sa: Stream,
-    mut sb: Stream,
+    sa: Stream,
+    sb: Stream,
     skip: [u64; 2],
     start: u64,
     mode: Mode,
@@ -270,8 +270,8 @@ fn finish_from(
     let eager = mode == Mode::First && remaining(an, &sa).is_none();
     let (mut eager_nl, mut eager_last) = (0u64, false);
     let mut out = super::output::Out::new();
-    let ga = sa.get_mut();
-    let gb = sb.get_mut();
+    let ga = &sa;
+    let gb = &sb;
     loop {
         let ra = match ga.salloc(CHUNK) {
             Ok(r) => r,
@@ -301,7 +301,7 @@ fn finish_from(
                     let counted = if eager {
                         Ok((eager_nl, eager_last))
                     } else {
-                        newlines_in(&ga, skip[0], offset)
+                        newlines_in(ga, skip[0], offset)
                     };
                     let newlines = match counted {
                         Ok((n, _)) => n + in_chunk,
@@ -362,7 +362,7 @@ fn finish_from(
             let counted = if eager {
                 Ok((eager_nl, eager_last))
             } else {
-                newlines_in(&ga, skip[0], offset)
+                newlines_in(ga, skip[0], offset)
             };
             let (newlines, last_was_nl) = match counted {
                 Ok(x) => x,
@@ -395,7 +395,7 @@ fn finish_from(
 /// of those bytes is one. Reads them again (pipes cannot: there the stream
 /// still holds them only if they are in its current buffer, so this is
 /// only called for seekable inputs or short ones).
-fn newlines_in(g: &ferry::StreamGuard<'_>, from: u64, len: u64) -> io::Result<(u64, bool)> {
+fn newlines_in(g: &ferry::Stream, from: u64, len: u64) -> io::Result<(u64, bool)> {
     let mut n = 0u64;
     let mut last = false;
     let mut done = 0u64;

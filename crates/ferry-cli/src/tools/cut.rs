@@ -373,7 +373,7 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     } else {
         Stream::open(f, &OpenOptions::read_only())
     };
-    let mut s = s.map_err(|e| (false, common::os_only(e)))?;
+    let s = s.map_err(|e| (false, common::os_only(e)))?;
     // A large file: both cores, each on half of every 16 MiB block; the
     // second half's output is held and written after the first's.
     let two = s
@@ -381,9 +381,9 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
         .is_ok_and(|n| n.saturating_sub(s.position()) >= TWO_CORES_MIN)
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let mut helper = two.then(Out::holding);
-    let g = s.get_mut();
+    let g = &s;
     super::blocks::for_each_block(
-        &g,
+        g,
         if two { 16 << 20 } else { 1 << 20 },
         cut.eol,
         |e| (false, common::os_only(e)),

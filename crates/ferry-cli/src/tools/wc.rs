@@ -651,8 +651,8 @@ fn count_file(
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let mut helper = two.then(|| (Counter::new(w, charset), WideTable::new()));
     let mut counter = Counter::new(w, charset);
-    let mut stream = stream;
-    let g = stream.get_mut();
+    let stream = stream;
+    let g = &stream;
     loop {
         let r = match g.salloc(if two { 16 << 20 } else { 1 << 20 }) {
             Ok(r) => r,

@@ -189,26 +189,32 @@ impl Block {
     /// two). Zero-filling once keeps every byte of a block initialised, so
     /// spare capacity can be handed out as `&mut [u8]` safely.
     pub(crate) fn heap_zeroed(cap: usize, align: usize) -> Block {
-        if cap == 0 {
-            return Block::empty();
-        }
-        let layout = match Layout::from_size_align(cap, align) {
-            Ok(l) => l,
-            Err(_) => {
+        match Block::try_heap_zeroed(cap, align) {
+            Ok(b) => b,
+            Err(Some(layout)) => std::alloc::handle_alloc_error(layout),
+            Err(None) => {
                 panic!("ferry: buffer of {cap} bytes aligned to {align} is not a valid layout")
             }
-        };
+        }
+    }
+
+    /// [`Block::heap_zeroed`] that fails instead of aborting: `Err(None)`
+    /// when no such layout exists (more than `isize::MAX` bytes),
+    /// `Err(Some(layout))` when the allocator refused it.
+    pub(crate) fn try_heap_zeroed(cap: usize, align: usize) -> Result<Block, Option<Layout>> {
+        if cap == 0 {
+            return Ok(Block::empty());
+        }
+        let layout = Layout::from_size_align(cap, align).map_err(|_| None)?;
         // SAFETY: layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let Some(base) = NonNull::new(ptr) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        Block::from_header(Header::new(
+        let base = NonNull::new(ptr).ok_or(Some(layout))?;
+        Ok(Block::from_header(Header::new(
             next_block_id(),
             base,
             cap,
             Backing::Heap { base, layout },
-        ))
+        )))
     }
 
     /// Takes over a `Vec<u8>`'s allocation without copying. Only the

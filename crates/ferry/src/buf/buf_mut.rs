@@ -92,6 +92,40 @@ impl BufMut {
         BufMut::from_block(Block::heap_zeroed(cap, default_align(cap, align)), 0, 0)
     }
 
+    /// [`BufMut::with_capacity_aligned`] that reports failure instead of
+    /// aborting: `InvalidInput` for a size no allocation can have (more than
+    /// `isize::MAX` bytes, or an alignment that is not a power of two),
+    /// `OutOfMemory` when the allocator refuses.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// assert!(ferry::BufMut::try_with_capacity_aligned(1 << 20, 4096).is_ok());
+    /// let e = ferry::BufMut::try_with_capacity_aligned(usize::MAX, 4096).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    /// let e = ferry::BufMut::try_with_capacity_aligned(isize::MAX as usize - 8191, 4096).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::OutOfMemory);
+    /// ```
+    pub fn try_with_capacity_aligned(cap: usize, align: usize) -> std::io::Result<BufMut> {
+        use std::io::{Error, ErrorKind};
+        if !align.is_power_of_two() {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("alignment {align} is not a power of two"),
+            ));
+        }
+        match Block::try_heap_zeroed(cap, default_align(cap, align)) {
+            Ok(b) => Ok(BufMut::from_block(b, 0, 0)),
+            Err(None) => Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("a buffer of {cap} bytes is larger than any allocation can be"),
+            )),
+            Err(Some(_)) => Err(Error::new(
+                ErrorKind::OutOfMemory,
+                format!("no memory for a buffer of {cap} bytes"),
+            )),
+        }
+    }
+
     /// A buffer with `head` bytes of head room and `cap` bytes of tail room.
     ///
     /// ```

@@ -18,13 +18,15 @@
 //! its one offset and buffers with `salloc`: read 10 bytes with `read`, take
 //! a region of 5, `read` again — bytes 0–9, 10–14, 15–….
 //!
-//! Concurrency: `Stream` is `Send + Sync`. Threads may hold regions of one
-//! stream at once; the lock is held only while bookkeeping changes, never
-//! while region bytes are read or written. [`Stream::lock`] holds the lock
-//! across several operations (ASF's `LockAsfStream` and `u_salloc`…), and
-//! [`Stream::get_mut`] gives the same operations with no lock at all,
-//! through `&mut` (ASF's single-thread extension). The `Read`/`Write`/…
-//! impls on `Stream` itself take `&mut self` and so take no lock either.
+//! Access: a [`Stream`] has one owner at a time (it is `Send`, not
+//! `Sync`). Calls that hand out *leased* regions (`salloc` and friends) take
+//! `&self`, so several regions can be outstanding at once; calls that lend
+//! the stream's buffer itself without a lease (`fill_buf`, `next_line`,
+//! `write_space`) take `&mut self`, so the borrow checker rules out every
+//! other call — and every outstanding region — while that borrow lives.
+//! Threads share a stream through [`SharedStream`]: per-call locking, regions
+//! any thread may hold, and [`SharedStream::lock`] for a run of calls (ASF's
+//! `LockAsfStream`), whose guard *is* a `&mut Stream`.
 //!
 //! ```
 //! # fn main() -> std::io::Result<()> {
@@ -42,24 +44,23 @@
 //! ```
 
 mod error;
-mod guard;
+mod inplace;
 mod io;
-mod lock;
 mod open;
 mod options;
 mod region;
+mod shared;
 mod source;
 mod state;
 #[cfg(test)]
 mod tests;
 
 pub use error::{describe, os_error, StreamError};
-pub use guard::StreamGuard;
-pub use io::Lines;
+pub use inplace::Lines;
 pub use options::{Backend, Mode, OpenOptions};
 pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
+pub use shared::{SharedRegion, SharedRegionMut, SharedStream, StreamGuard};
 
-use lock::StreamLock;
 use state::Inner;
 use std::cell::UnsafeCell;
 use std::io::SeekFrom;
@@ -67,17 +68,30 @@ use std::marker::PhantomData;
 
 /// An alloc stream over a file, descriptor or memory. See the
 /// [module docs](self).
+///
+/// `Stream` is `Send` but not `Sync`: share one between threads with
+/// [`SharedStream`]. Nothing handed out through `&self` can be invalidated by
+/// another call: the borrow checker rejects a nested call while an unleased
+/// borrow of the buffer lives.
+///
+/// ```compile_fail
+/// # fn main() -> std::io::Result<()> {
+/// let mut s = ferry::Stream::from_bytes(vec![1u8; 1 << 20]);
+/// let b = s.fill_buf_min(4096)?;        // borrows `s` mutably
+/// drop(s.salloc(usize::MAX / 2));       // error[E0502]: `s` is borrowed
+/// println!("{:?}", &b[..8]);
+/// # Ok(()) }
+/// ```
 pub struct Stream {
-    lock: StreamLock,
     inner: UnsafeCell<Inner>,
+    /// Not `Sync`: `&Stream` calls touch the state without a lock.
+    _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
-// SAFETY: the state is only touched under the stream lock, through `&mut
-// Stream`, or through a region or guard that stands for one of those (see
-// `with_inner`); everything it owns is `Send`.
+// SAFETY: the state (buffers, raw pointers into them, the descriptor) is
+// owned by the stream alone and moves with it; regions borrow the stream, so
+// none is left behind on the old thread.
 unsafe impl Send for Stream {}
-// SAFETY: as above.
-unsafe impl Sync for Stream {}
 
 /// What a mode-variable allocation ([`Stream::salloc_mode`]) gives.
 #[derive(Debug)]
@@ -91,8 +105,8 @@ pub enum Alloc<'a> {
 impl Stream {
     pub(crate) fn from_inner(inner: Inner) -> Stream {
         Stream {
-            lock: StreamLock::new(),
             inner: UnsafeCell::new(inner),
+            _not_sync: PhantomData,
         }
     }
 
@@ -104,106 +118,44 @@ impl Stream {
     /// assert_eq!(s.raw_fd(), None);
     /// ```
     pub fn raw_fd(&self) -> Option<i32> {
-        self.with_inner(false, |i| i.src.raw_fd())
+        self.with_inner(|i| i.src.raw_fd())
     }
 
-    /// Runs `f` on the state: under the lock, or without it when the caller
-    /// stands for exclusive access (`&mut Stream`, a guard, or a region made
-    /// through one of those).
+    /// Runs `f` on the state.
+    ///
+    /// The one rule that keeps this sound: `f` never calls back into the
+    /// stream or into user code, so two `&mut Inner` never coexist. No other
+    /// thread can be here (`Stream` is not `Sync`). And nothing a `&self`
+    /// method hands out points into memory the state may free or change:
+    /// regions hold leases; unleased borrows of the buffer come only from
+    /// `&mut self` methods, which the borrow checker keeps exclusive.
     #[inline(always)]
-    pub(crate) fn with_inner<R>(&self, exclusive: bool, f: impl FnOnce(&mut Inner) -> R) -> R {
-        if exclusive {
-            // SAFETY: the caller holds `&mut Stream` or the lock (through a
-            // guard, which is !Send), so no other access runs now; `f` does
-            // not re-enter.
-            return f(unsafe { &mut *self.inner.get() });
-        }
-        struct Unlock<'a>(&'a StreamLock, lock::Held);
-        impl Drop for Unlock<'_> {
-            #[inline(always)]
-            fn drop(&mut self) {
-                self.0.unlock(self.1);
-            }
-        }
-        let _held = Unlock(&self.lock, self.lock.lock());
-        // SAFETY: the lock is held (re-entrantly at worst by a guard on this
-        // same thread, which holds no reference into the state between its
-        // calls); `f` does not re-enter.
+    pub(crate) fn with_inner<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        // SAFETY: see above: single thread, not re-entered, no outstanding
+        // reference into `Inner` itself (leases point into heap buffers the
+        // state keeps alive, never into `Inner`).
         f(unsafe { &mut *self.inner.get() })
     }
 
     #[inline]
-    fn region(&self, exclusive: bool, l: state::ReadLease) -> Region<'_> {
+    fn region(&self, l: state::ReadLease) -> Region<'_> {
         Region {
             stream: self,
             ptr: l.ptr,
             len: l.len,
             slot: l.slot,
             offset: l.offset,
-            exclusive,
-            _not_send: PhantomData,
         }
     }
 
-    fn region_mut(&self, exclusive: bool, l: state::WriteLease) -> RegionMut<'_> {
+    fn region_mut(&self, l: state::WriteLease) -> RegionMut<'_> {
         RegionMut {
             stream: self,
             ptr: l.ptr,
             len: l.len,
             seq: l.seq,
             offset: l.offset,
-            exclusive,
-            _not_send: PhantomData,
         }
-    }
-
-    #[inline]
-    pub(crate) fn do_salloc(&self, x: bool, len: usize) -> std::io::Result<Region<'_>> {
-        let l = self.with_inner(x, |i| i.salloc_read(len))?;
-        Ok(self.region(x, l))
-    }
-
-    pub(crate) fn do_salloc_mut(&self, x: bool, len: usize) -> std::io::Result<RegionMut<'_>> {
-        let l = self.with_inner(x, |i| i.salloc_write(len))?;
-        Ok(self.region_mut(x, l))
-    }
-
-    pub(crate) fn do_salloc_at(
-        &self,
-        x: bool,
-        len: usize,
-        at: SeekFrom,
-    ) -> std::io::Result<Region<'_>> {
-        let l = self.with_inner(x, |i| {
-            i.seek(at)?;
-            i.salloc_read(len)
-        })?;
-        Ok(self.region(x, l))
-    }
-
-    pub(crate) fn do_salloc_mut_at(
-        &self,
-        x: bool,
-        len: usize,
-        at: SeekFrom,
-    ) -> std::io::Result<RegionMut<'_>> {
-        let l = self.with_inner(x, |i| {
-            i.seek(at)?;
-            i.salloc_write(len)
-        })?;
-        Ok(self.region_mut(x, l))
-    }
-
-    pub(crate) fn do_salloc_mode(
-        &self,
-        x: bool,
-        mode: Mode,
-        len: usize,
-    ) -> std::io::Result<Alloc<'_>> {
-        Ok(match mode {
-            Mode::Read => Alloc::Read(self.do_salloc(x, len)?),
-            Mode::Write => Alloc::Write(self.do_salloc_mut(x, len)?),
-        })
     }
 
     /// `salloc` in read mode: a read-only region of up to `len` bytes at the
@@ -221,18 +173,20 @@ impl Stream {
     /// ```
     #[inline]
     pub fn salloc(&self, len: usize) -> std::io::Result<Region<'_>> {
-        self.do_salloc(false, len)
+        let l = self.with_inner(|i| i.salloc_read(len))?;
+        Ok(self.region(l))
     }
 
     /// `salloc` in write mode: a writable region of exactly `len` bytes at
     /// the stream offset; the offset advances by `len`. Switches the stream
     /// to write mode. The file grows when the region is freed.
     pub fn salloc_mut(&self, len: usize) -> std::io::Result<RegionMut<'_>> {
-        self.do_salloc_mut(false, len)
+        let l = self.with_inner(|i| i.salloc_write(len))?;
+        Ok(self.region_mut(l))
     }
 
-    /// Moves the offset and allocates a read region there, atomically (no
-    /// other thread can slip in between). `ESPIPE` on pipes and sockets.
+    /// Moves the offset and allocates a read region there, in one call (no
+    /// other thread of a [`SharedStream`] can slip in between). `ESPIPE` on pipes and sockets.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -242,56 +196,67 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn salloc_at(&self, len: usize, at: SeekFrom) -> std::io::Result<Region<'_>> {
-        self.do_salloc_at(false, len, at)
+        let l = self.with_inner(|i| {
+            i.seek(at)?;
+            i.salloc_read(len)
+        })?;
+        Ok(self.region(l))
     }
 
     /// Moves the offset and allocates a write region there, atomically.
     pub fn salloc_mut_at(&self, len: usize, at: SeekFrom) -> std::io::Result<RegionMut<'_>> {
-        self.do_salloc_mut_at(false, len, at)
+        let l = self.with_inner(|i| {
+            i.seek(at)?;
+            i.salloc_write(len)
+        })?;
+        Ok(self.region_mut(l))
     }
 
     /// The mode-variable allocation (ASF's `Salloc`): switches to `mode` if
     /// needed and allocates in it.
     pub fn salloc_mode(&self, mode: Mode, len: usize) -> std::io::Result<Alloc<'_>> {
-        self.do_salloc_mode(false, mode, len)
+        Ok(match mode {
+            Mode::Read => Alloc::Read(self.salloc(len)?),
+            Mode::Write => Alloc::Write(self.salloc_mut(len)?),
+        })
     }
 
     /// Switches the stream's mode (`set_stream_mode`). Switching from write
     /// to read writes out every committed byte first, so reads see them.
     pub fn set_mode(&self, mode: Mode) -> std::io::Result<()> {
-        self.with_inner(false, |i| i.set_mode(mode))
+        self.with_inner(|i| i.set_mode(mode))
     }
 
     /// The stream's mode.
     pub fn mode(&self) -> Mode {
-        self.with_inner(false, |i| i.mode)
+        self.with_inner(|i| i.mode)
     }
 
     /// Writes every committed byte to the file, in allocation order.
     pub fn flush(&self) -> std::io::Result<()> {
-        self.with_inner(false, |i| i.flush())
+        self.with_inner(|i| i.flush())
     }
 
     /// Flushes, then `fsync`s the file.
     pub fn sync_all(&self) -> std::io::Result<()> {
-        self.with_inner(false, |i| i.sync_all())
+        self.with_inner(|i| i.sync_all())
     }
 
     /// Moves the stream offset (`ESPIPE` on pipes and sockets, except for
     /// asking where it is).
     pub fn seek_to(&self, to: SeekFrom) -> std::io::Result<u64> {
-        self.with_inner(false, |i| i.seek(to))
+        self.with_inner(|i| i.seek(to))
     }
 
     /// The stream offset.
     pub fn position(&self) -> u64 {
-        self.with_inner(false, |i| i.pos)
+        self.with_inner(|i| i.pos)
     }
 
     /// The stream's length as the application sees it: the file's, or the
     /// end of the furthest freed write region if further.
     pub fn len(&self) -> std::io::Result<u64> {
-        self.with_inner(false, |i| i.len())
+        self.with_inner(|i| i.len())
     }
 
     /// True if the stream's length is 0.
@@ -301,25 +266,12 @@ impl Stream {
 
     /// True if the stream reads by mapping the file (the mapped backend).
     pub fn is_mapped(&self) -> bool {
-        self.with_inner(false, |i| i.is_mapped())
+        self.with_inner(|i| i.is_mapped())
     }
 
     /// The stream's name in error messages: its path, `fd N`, `<memory>`.
     pub fn name(&self) -> String {
-        self.with_inner(false, |i| i.name.to_string())
-    }
-
-    /// Holds the stream lock until the guard is dropped; the guard has the
-    /// same operations, which then take no lock (ASF's `LockAsfStream` and
-    /// `u_salloc`…).
-    pub fn lock(&self) -> StreamGuard<'_> {
-        StreamGuard::locked(self)
-    }
-
-    /// The stream's operations with no lock at all: `&mut` already rules
-    /// out every other user.
-    pub fn get_mut(&mut self) -> StreamGuard<'_> {
-        StreamGuard::exclusive(self)
+        self.with_inner(|i| i.name.to_string())
     }
 
     /// Flushes and closes, reporting every deferred error (dropping a

@@ -4,7 +4,6 @@ use super::Stream;
 use crate::Buf;
 use std::fmt;
 use std::io;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
@@ -33,11 +32,6 @@ pub struct Region<'a> {
     pub(crate) len: usize,
     pub(crate) slot: u32,
     pub(crate) offset: u64,
-    /// Made through `&mut Stream` or a guard: freeing needs no lock.
-    pub(crate) exclusive: bool,
-    /// Regions are freed by the thread that took them (a guard's regions
-    /// rely on it).
-    pub(crate) _not_send: PhantomData<*const u8>,
 }
 
 impl Region<'_> {
@@ -60,24 +54,21 @@ impl Region<'_> {
     /// The bytes as a `Buf` that outlives the region and the stream's
     /// buffer (no copy); frees the region.
     pub fn into_buf(self) -> Buf {
-        let b = self.stream.with_inner(self.exclusive, |i| {
-            i.lease_buf(self.slot, self.ptr, self.len)
-        });
+        let b = self
+            .stream
+            .with_inner(|i| i.lease_buf(self.slot, self.ptr, self.len));
         drop(self);
         b
     }
 
     /// Frees the region (`sfree`), reporting an error the stream met.
     pub fn free(self) -> io::Result<()> {
-        let stream = self.stream;
-        let (exclusive, slot) = (self.exclusive, self.slot);
-        let damaged = stream.with_inner(exclusive, |i| {
-            i.lease_damaged(slot).then(|| i.damage_error())
-        });
+        let (stream, slot) = (self.stream, self.slot);
+        let damaged = stream.with_inner(|i| i.lease_damaged(slot).then(|| i.damage_error()));
         drop(self);
         match damaged {
             Some(e) => Err(e),
-            None => stream.with_inner(exclusive, |i| i.take_deferred()),
+            None => stream.with_inner(|i| i.take_deferred()),
         }
     }
 }
@@ -86,7 +77,7 @@ impl Region<'_> {
     /// Detaches the region from its borrow of the stream, for a caller the
     /// borrow checker cannot follow (the C ABI's `fy_sfree(stream, ptr)`).
     /// The region stays allocated until
-    /// [`StreamGuard::region_from_raw`](super::StreamGuard::region_from_raw)
+    /// [`Stream::region_from_raw`]
     /// rebuilds it and it is freed; the stream must outlive that.
     ///
     /// ```
@@ -94,9 +85,8 @@ impl Region<'_> {
     /// let mut s = ferry::Stream::from_bytes(b"hello".to_vec());
     /// let raw = s.salloc(4)?.into_raw();
     /// assert_eq!(raw.len(), 4);
-    /// let g = s.get_mut();
     /// // SAFETY: `raw` is a region of this stream, rebuilt once.
-    /// let r = unsafe { g.region_from_raw(raw) };
+    /// let r = unsafe { s.region_from_raw(raw) };
     /// assert_eq!(&r[..], b"hell");
     /// r.free()?;
     /// # Ok(()) }
@@ -197,8 +187,7 @@ impl Drop for Region<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         let slot = self.slot;
-        self.stream
-            .with_inner(self.exclusive, |i| i.free_read(slot));
+        self.stream.with_inner(|i| i.free_read(slot));
     }
 }
 
@@ -230,8 +219,6 @@ pub struct RegionMut<'a> {
     pub(crate) len: usize,
     pub(crate) seq: u64,
     pub(crate) offset: u64,
-    pub(crate) exclusive: bool,
-    pub(crate) _not_send: PhantomData<*const u8>,
 }
 
 impl RegionMut<'_> {
@@ -255,9 +242,7 @@ impl RegionMut<'_> {
     /// end. Bytes already written are kept (up to the new length).
     pub fn realloc(&mut self, new_len: usize) -> io::Result<()> {
         let seq = self.seq;
-        let ptr = self
-            .stream
-            .with_inner(self.exclusive, |i| i.realloc_write(seq, new_len))?;
+        let ptr = self.stream.with_inner(|i| i.realloc_write(seq, new_len))?;
         self.ptr = ptr;
         self.len = new_len;
         Ok(())
@@ -273,9 +258,9 @@ impl RegionMut<'_> {
 
     /// Frees the region (`sfree`), reporting any error writing it out met.
     pub fn free(self) -> io::Result<()> {
-        let (stream, exclusive, seq) = (self.stream, self.exclusive, self.seq);
+        let (stream, seq) = (self.stream, self.seq);
         std::mem::forget(self);
-        stream.with_inner(exclusive, |i| {
+        stream.with_inner(|i| {
             let r = i.free_write(seq);
             r.and(i.take_deferred())
         })
@@ -285,7 +270,7 @@ impl RegionMut<'_> {
 impl RegionMut<'_> {
     /// Detaches the region from its borrow of the stream (see
     /// [`Region::into_raw`]);
-    /// [`StreamGuard::region_mut_from_raw`](super::StreamGuard::region_mut_from_raw)
+    /// [`Stream::region_mut_from_raw`]
     /// rebuilds it. Until it is
     /// freed, later regions wait to reach the file.
     ///
@@ -295,10 +280,8 @@ impl RegionMut<'_> {
     /// let raw = s.salloc_mut(2)?.into_raw();
     /// // SAFETY: the region's two bytes are ours until it is freed.
     /// unsafe { raw.as_ptr().copy_from(b"ok".as_ptr(), 2) };
-    /// let g = s.get_mut();
     /// // SAFETY: `raw` is a write region of this stream, rebuilt once.
-    /// unsafe { g.region_mut_from_raw(raw) }.free()?;
-    /// drop(g);
+    /// unsafe { s.region_mut_from_raw(raw) }.free()?;
     /// assert_eq!(s.into_vec()?, b"ok");
     /// # Ok(()) }
     /// ```
@@ -334,7 +317,7 @@ impl DerefMut for RegionMut<'_> {
 impl Drop for RegionMut<'_> {
     fn drop(&mut self) {
         let seq = self.seq;
-        self.stream.with_inner(self.exclusive, |i| {
+        self.stream.with_inner(|i| {
             if let Err(e) = i.free_write(seq) {
                 i.defer(e);
             }

@@ -106,8 +106,13 @@ impl Source {
                     },
                     None => data.len(),
                 };
-                let end = start + bytes.len();
+                let Some(end) = start.checked_add(bytes.len()) else {
+                    return (0, Some(io::Error::from_raw_os_error(libc::EFBIG)));
+                };
                 if data.len() < end {
+                    if data.try_reserve(end - data.len()).is_err() {
+                        return (0, Some(io::Error::from_raw_os_error(libc::ENOMEM)));
+                    }
                     data.resize(end, 0);
                 }
                 data[start..end].copy_from_slice(bytes);

@@ -165,13 +165,32 @@ pub(crate) struct WriteLease {
 /// The default size of a stream buffer.
 pub(crate) const DEFAULT_BUFSIZE: usize = 128 << 10;
 
-fn alloc_buf(size: usize) -> BufMut {
+/// A page-aligned stream buffer of `size` bytes: a pool slot up to 1 MiB,
+/// else fresh memory. A size no allocation can have is `InvalidInput`, a
+/// refused one `OutOfMemory` — an error, never an abort.
+fn alloc_buf(size: usize) -> io::Result<BufMut> {
     if size <= 1 << 20 {
         if let Ok(m) = Pool::global().alloc(size) {
-            return m;
+            return Ok(m);
         }
     }
-    BufMut::with_capacity(size)
+    BufMut::try_with_capacity_aligned(size, 4096)
+}
+
+fn too_large(n: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("a buffer of {n} bytes is larger than any allocation can be"),
+    )
+}
+
+/// The largest stream offset: file offsets are `off_t`, signed 64-bit.
+pub(crate) const MAX_OFFSET: u64 = i64::MAX as u64;
+
+/// `pos + len` if it is a valid stream offset, else `EFBIG` (as `write(2)`
+/// past the largest file offset).
+fn end_of(pos: u64, len: usize) -> Option<u64> {
+    pos.checked_add(len as u64).filter(|&e| e <= MAX_OFFSET)
 }
 
 impl Inner {
@@ -321,14 +340,16 @@ impl Inner {
             };
         }
         let base = match to {
-            SeekFrom::Start(n) => {
-                self.pos = n;
-                return Ok(n);
-            }
+            SeekFrom::Start(n) => (n, 0),
             SeekFrom::Current(d) => (self.pos, d),
             SeekFrom::End(d) => (self.len()?, d),
         };
-        match base.0.checked_add_signed(base.1) {
+        // As lseek: no offset past what `off_t` holds.
+        match base
+            .0
+            .checked_add_signed(base.1)
+            .filter(|&p| p <= MAX_OFFSET)
+        {
             Some(p) => {
                 self.pos = p;
                 Ok(p)
@@ -404,15 +425,31 @@ impl Inner {
                 })
         };
         let keep = tail.as_ref().map_or(0, |t| t.len());
-        let size = min.max(self.bufsize).max(keep + 1);
-        let size = size.next_multiple_of(4096);
-        let mut m = alloc_buf(size);
+        let mut want = min.max(self.bufsize).max(keep.saturating_add(1));
+        if want > self.bufsize && self.src.positional() {
+            // No more than the file holds (plus a byte to see its end): a
+            // huge request on a small file allocates what it can return.
+            let left = self
+                .src
+                .size()
+                .map_err(|e| self.err("reading", e))?
+                .saturating_sub(self.pos);
+            want = want.min(
+                usize::try_from(left)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1),
+            );
+        }
+        let size = want
+            .checked_next_multiple_of(4096)
+            .ok_or_else(|| self.err("reading", too_large(want)))?;
+        let mut m = alloc_buf(size).map_err(|e| self.err("reading", e))?;
         if let Some(t) = &tail {
             m.extend_from_slice(t);
         }
         let start = self.pos;
         let mut eof = false;
-        while m.len() < min.max(1) {
+        while m.len() < min.max(1) && m.len() < m.capacity() {
             let off = start + m.len() as u64;
             let n = self
                 .src
@@ -863,7 +900,10 @@ impl Inner {
         {
             self.pos = self.len()?;
         }
-        let slot = self.write_room(len);
+        if end_of(self.pos, len).is_none() {
+            return Err(self.err("writing", errno(libc::EFBIG)));
+        }
+        let slot = self.write_room(len)?;
         let Data::Write(w) = &mut self.slots[slot as usize].data else {
             unreachable!("write slot holds a write buffer")
         };
@@ -891,20 +931,20 @@ impl Inner {
 
     /// The current write buffer if `len` more bytes fit at `pos`, else a new
     /// one (the old one waits its turn to be written).
-    fn write_room(&mut self, len: usize) -> u32 {
+    fn write_room(&mut self, len: usize) -> io::Result<u32> {
         if let Some(c) = self.wcur {
             if let Data::Write(w) = &self.slots[c as usize].data {
-                if w.off + w.used as u64 == self.pos && w.used + len <= w.cap {
-                    return c;
+                if w.off + w.used as u64 == self.pos && len <= w.cap - w.used {
+                    return Ok(c);
                 }
             }
         }
-        self.wcur = None;
         let want = len.max(self.bufsize);
         let mut mem = match self.spare_write.take() {
             Some(m) if m.capacity() >= want => m,
-            _ => alloc_buf(want),
+            _ => alloc_buf(want).map_err(|e| self.err("writing", e))?,
         };
+        self.wcur = None;
         let cap = mem.capacity();
         let ptr =
             NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());
@@ -923,7 +963,7 @@ impl Inner {
         if let Err(e) = self.drain(false) {
             self.deferred.get_or_insert(e);
         }
-        slot
+        Ok(slot)
     }
 
     /// `sfree` of a write region: its bytes are committed (once every
@@ -991,7 +1031,10 @@ impl Inner {
                 ),
             ));
         }
-        if start + new_len <= w.cap {
+        if end_of(w.off + start as u64, new_len).is_none() {
+            return Err(self.err("resizing a region of", errno(libc::EFBIG)));
+        }
+        if new_len <= w.cap - start {
             w.used = start + new_len;
             let ptr = NonNull::new(w.ptr.as_ptr().wrapping_add(start)).unwrap_or(w.ptr);
             if let Some(b) = self.wq.back_mut() {
@@ -1004,8 +1047,14 @@ impl Inner {
         let file_off = w.off + start as u64;
         let old_ptr = w.ptr.as_ptr().wrapping_add(start);
         let keep = end - start;
+        let mut mem = match alloc_buf(new_len.max(self.bufsize)) {
+            Ok(m) => m,
+            Err(e) => return Err(self.err("resizing a region of", e)),
+        };
+        let Data::Write(w) = &mut self.slots[slot as usize].data else {
+            unreachable!("write region in a write buffer")
+        };
         w.used = start;
-        let mut mem = alloc_buf(new_len.max(self.bufsize));
         let cap = mem.capacity();
         let ptr =
             NonNull::new(mem.spare_capacity_mut().as_mut_ptr()).unwrap_or(NonNull::dangling());

@@ -1,5 +1,6 @@
 //! Stream unit tests on memory streams (no system calls, so Miri runs them:
-//! they exercise the region leases, the lock and the write queue).
+//! they exercise the region leases, the shared stream's lock and the write
+//! queue).
 
 use super::*;
 use crate::test_support::iters;
@@ -32,33 +33,91 @@ fn regions_outlive_buffer_switches() {
 }
 
 #[test]
-fn guard_and_exclusive_paths_agree_with_the_locked_one() {
+fn guard_and_exclusive_paths_agree_with_the_shared_one() {
     let data = pattern(10_000);
     let mut s = Stream::from_bytes(data.clone());
     let mut got = Vec::new();
     {
-        let g = s.get_mut();
+        let g = &s;
         let a = g.salloc(100).unwrap();
         let b = g.salloc(100).unwrap();
         got.extend_from_slice(&a);
         got.extend_from_slice(&b);
     }
+    let shared = SharedStream::new(s);
     {
-        let g = s.lock();
+        // A region taken without the guard outlives it and is dropped while
+        // the guard is held.
+        let d = shared.salloc(100).unwrap();
+        let w = shared.salloc(0).unwrap();
+        let g = shared.lock();
         let c = g.salloc(300).unwrap();
-        // A region taken without the guard is freed while the guard is held
-        // (the lock is re-entrant for its holder).
-        let d = s.salloc(100).unwrap();
-        got.extend_from_slice(&c);
         got.extend_from_slice(&d);
+        got.extend_from_slice(&c);
         drop(d);
+        drop(w);
         drop(c);
-        drop(g);
     }
+    s = shared.into_inner();
     let mut rest = Vec::new();
     s.read_to_end(&mut rest).unwrap();
     got.extend_from_slice(&rest);
     assert_eq!(got, data);
+}
+
+#[test]
+fn nested_calls_on_the_guards_thread_fail_and_leave_its_borrow_intact() {
+    // The shape that was a use after free with the re-entrant lock: a
+    // borrow of the current read buffer, then a call on the same thread
+    // that would have retired it.
+    let data = pattern(300_000);
+    let shared = SharedStream::new(Stream::from_bytes(data.clone()));
+    let mut g = shared.lock();
+    let b = g.fill_buf_min(4096).unwrap();
+    let kind = |r: std::io::Result<()>| r.unwrap_err().kind();
+    assert_eq!(
+        kind(shared.salloc(usize::MAX / 2).map(drop)),
+        std::io::ErrorKind::WouldBlock
+    );
+    assert_eq!(
+        kind((&shared).read(&mut [0; 8]).map(drop)),
+        std::io::ErrorKind::WouldBlock
+    );
+    assert_eq!(
+        kind(shared.seek_to(std::io::SeekFrom::Start(0)).map(drop)),
+        std::io::ErrorKind::WouldBlock
+    );
+    assert_eq!(
+        kind(shared.salloc_mut(1).map(drop)),
+        std::io::ErrorKind::WouldBlock
+    );
+    assert!(shared.try_lock().is_none());
+    assert_eq!(b, &data[..b.len()]);
+    drop(g);
+    // Free again: calls work.
+    assert_eq!(shared.position().unwrap(), 0);
+}
+
+#[test]
+fn write_regions_dropped_under_the_guard_land_when_it_lets_go() {
+    let shared = SharedStream::new(Stream::memory());
+    let mut a = shared.salloc_mut(3).unwrap();
+    a.copy_from_slice(b"abc");
+    let mut b = shared.salloc_mut(3).unwrap();
+    b.copy_from_slice(b"def");
+    let mut g = shared.lock();
+    let room = g.write_space().unwrap();
+    assert!(room.is_empty(), "regions outstanding: no room in place");
+    drop(b); // deferred: this thread holds the lock
+    assert_eq!(
+        a.realloc(2).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    assert_eq!(a.len(), 3);
+    a.free().unwrap(); // deferred too
+    g.write_all(b"!").unwrap(); // settles both first, then writes after them
+    drop(g);
+    assert_eq!(shared.into_inner().into_vec().unwrap(), b"abcdef!");
 }
 
 #[test]
@@ -144,7 +203,7 @@ fn std_interfaces_share_the_offset() {
 
 #[test]
 fn threads_share_a_memory_stream() {
-    let s = Stream::memory();
+    let s = SharedStream::new(Stream::memory());
     let n = iters(2000);
     std::thread::scope(|sc| {
         for t in 0..2u8 {
@@ -157,7 +216,7 @@ fn threads_share_a_memory_stream() {
             });
         }
     });
-    let v = s.into_vec().unwrap();
+    let v = s.into_inner().into_vec().unwrap();
     assert_eq!(v.len(), 2 * n * 4);
     let mut next = [0usize; 2];
     for rec in v.chunks(4) {
@@ -178,7 +237,7 @@ fn write_space_fills_in_place_between_other_writes() {
         x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
         let n = (x >> 8) as usize % 3000;
         let bytes: Vec<u8> = (0..n).map(|i| (i as u32 ^ x) as u8).collect();
-        let mut g = s.get_mut();
+        let g = &mut s;
         match round % 3 {
             0 => {
                 let room = g.write_space().unwrap();
@@ -205,7 +264,7 @@ fn write_space_fills_in_place_between_other_writes() {
 #[test]
 fn write_space_is_never_overcommitted_and_waits_for_regions() {
     let mut s = Stream::memory();
-    let mut g = s.get_mut();
+    let g = &mut s;
     let room = g.write_space().unwrap().len();
     assert!(room > 0);
     assert_eq!(
@@ -222,14 +281,13 @@ fn write_space_is_never_overcommitted_and_waits_for_regions() {
     let room = g.write_space().unwrap();
     room[0] = b'd';
     g.commit_space(1).unwrap();
-    drop(g);
     assert_eq!(s.into_vec().unwrap(), b"abcd");
 }
 
 #[test]
 fn raw_regions_free_in_any_order_and_land_in_allocation_order() {
     let mut s = Stream::memory();
-    let g = s.get_mut();
+    let g = &mut s;
     let mut raws: Vec<Option<_>> = (0..6u8)
         .map(|i| {
             let r = g.salloc_mut(10).unwrap().into_raw();
@@ -243,7 +301,6 @@ fn raw_regions_free_in_any_order_and_land_in_allocation_order() {
         // SAFETY: each raw region of this stream is rebuilt once.
         unsafe { g.region_mut_from_raw(raw) }.free().unwrap();
     }
-    drop(g);
     let want: Vec<u8> = (0..6u8).flat_map(|i| [b'a' + i; 10]).collect();
     assert_eq!(s.into_vec().unwrap(), want);
 }
@@ -252,7 +309,7 @@ fn raw_regions_free_in_any_order_and_land_in_allocation_order() {
 fn raw_read_regions_keep_their_bytes() {
     let data = pattern(200_000);
     let mut s = Stream::from_bytes(data.clone());
-    let g = s.get_mut();
+    let g = &mut s;
     let a = g.salloc(70_000).unwrap().into_raw();
     let b = g.salloc(70_000).unwrap().into_raw();
     assert_eq!((a.offset(), b.offset(), b.len()), (0, 70_000, 70_000));
@@ -270,7 +327,7 @@ fn raw_read_regions_keep_their_bytes() {
 fn fill_buf_min_gathers_across_buffers() {
     let data = pattern(100_000);
     let mut s = Stream::from_bytes(data.clone());
-    let mut g = s.get_mut();
+    let g = &mut s;
     let mut at = 0;
     let mut x = 3u32;
     while at < data.len() {

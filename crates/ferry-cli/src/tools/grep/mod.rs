@@ -383,7 +383,7 @@ impl Search<'_> {
         } else {
             Stream::open(f, &OpenOptions::read_only())
         };
-        let mut s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
+        let s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
         if !self.o.text && has_hole(f, &s) {
             self.go_binary();
         }
@@ -393,9 +393,9 @@ impl Search<'_> {
             && s.len().is_ok_and(|l| l >= 64 << 20)
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
         // A last line without a newline is searched as if it had one.
-        let g = s.get_mut();
+        let g = &s;
         super::blocks::for_each_block(
-            &g,
+            g,
             if two { 16 << 20 } else { 4 << 20 },
             b'\n',
             |e| Failure::Read(common::os_only(e)),
