@@ -85,7 +85,14 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
         .map(|()| 0);
     }
     let w: Box<dyn Write> = match (kind, out) {
-        ("compat", "-") => Box::new(Stream::stdout()?),
+        ("compat", "-") => {
+            let s = Stream::stdout()?;
+            // A pipe's capacity is the program's choice, not the library's:
+            // these programs ask for 1 MiB as the asi ones do (not a pipe:
+            // an error, ignored).
+            let _ = s.set_pipe_size(1 << 20);
+            Box::new(s)
+        }
         ("compat", p) => Box::new(open_write(p)?),
         (_, "-") => Box::new(BufWriter::new(io::stdout().lock())),
         (_, p) => Box::new(BufWriter::new(File::create(p)?)),
@@ -112,11 +119,17 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
 }
 
 fn open_read(p: &str) -> io::Result<Stream> {
-    Stream::open(p, &OpenOptions::read_only())
+    Stream::open(
+        p,
+        &crate::tools::common::stream_options(OpenOptions::read_only()),
+    )
 }
 
 fn open_write(p: &str) -> io::Result<Stream> {
-    Stream::open(p, &OpenOptions::write_truncate())
+    Stream::open(
+        p,
+        &crate::tools::common::stream_options(OpenOptions::write_truncate()),
+    )
 }
 
 // ---- the program logic, one source for std and compat ----

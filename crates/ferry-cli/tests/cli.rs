@@ -244,3 +244,31 @@ fn asf_c_names_what_it_lacks() {
     assert_eq!(code, 1);
     assert!(err.contains("no tool in --only"), "{err}");
 }
+
+/// `FERRY_BACKEND` is the command's knob for the bench: each value gives
+/// the same output, and one it does not know is a warning, never fatal.
+#[test]
+fn ferry_backend_is_never_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("in");
+    std::fs::write(&p, "one two\nthree\n").unwrap();
+    let path = p.to_str().unwrap();
+    for v in ["auto", "mmap", "buffered", "sequential", "zip"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["wc", path])
+            .env("FERRY_BACKEND", v)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "FERRY_BACKEND={v}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(" 2  3 14 {path}\n")
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.contains("FERRY_BACKEND=zip ignored"),
+            v == "zip",
+            "{err}"
+        );
+    }
+}

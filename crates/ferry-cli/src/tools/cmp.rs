@@ -116,7 +116,7 @@ fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
     let r = if name == "-" {
         Stream::stdin()
     } else {
-        Stream::open(name, &OpenOptions::read_only())
+        Stream::open(name, &common::stream_options(OpenOptions::read_only()))
     };
     r.map_err(|e| t.file_error(&common::os_to_string(name), &common::os_only(e)))
 }
@@ -207,8 +207,8 @@ fn parallel_first_difference(
 ) -> Option<Option<u64>> {
     let half = (n / 2) - (n / 2) % CHUNK as u64;
     let part = |from: u64, to: u64| -> Option<Option<u64>> {
-        let sa = Stream::open(an, &OpenOptions::read_only()).ok()?;
-        let sb = Stream::open(bn, &OpenOptions::read_only()).ok()?;
+        let sa = Stream::open(an, &common::stream_options(OpenOptions::read_only())).ok()?;
+        let sb = Stream::open(bn, &common::stream_options(OpenOptions::read_only())).ok()?;
         let mut pos = from;
         while pos < to {
             let len = ((to - pos) as usize).min(CHUNK);

@@ -152,9 +152,32 @@ pub fn os_only(e: io::Error) -> io::Error {
     }
 }
 
-/// An OS error's text as C's `strerror` gives it.
+/// An OS error's text as C's `strerror` gives it (no "(os error N)").
 pub fn describe(e: &io::Error) -> String {
-    ferry::stream::describe(e)
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if e.raw_os_error().is_some() => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+/// `opts` with the stream backend `FERRY_BACKEND` names (`auto`, `mmap`,
+/// `buffered`, `sequential`): the bench runs the tools on each. The
+/// variable is the command's, not the library's; a value it does not know
+/// is ignored with one warning, never fatal.
+pub fn stream_options(opts: ferry::OpenOptions) -> ferry::OpenOptions {
+    use ferry::stream::Backend;
+    static BACKEND: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
+    let b = *BACKEND.get_or_init(|| match std::env::var("FERRY_BACKEND") {
+        Ok(v) => Backend::from_name(&v).unwrap_or_else(|| {
+            eprintln!(
+                "ferry: FERRY_BACKEND={v} ignored (expected auto, mmap, buffered or sequential)"
+            );
+            Backend::Auto
+        }),
+        Err(_) => Backend::Auto,
+    });
+    opts.backend(b)
 }
 
 /// True for a write error that means the reader went away.

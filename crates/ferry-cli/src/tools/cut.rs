@@ -371,7 +371,7 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     let s = if f == "-" {
         Stream::stdin()
     } else {
-        Stream::open(f, &OpenOptions::read_only())
+        Stream::open(f, &common::stream_options(OpenOptions::read_only()))
     };
     let s = s.map_err(|e| (false, common::os_only(e)))?;
     // A large file: both cores, each on half of every 16 MiB block; the

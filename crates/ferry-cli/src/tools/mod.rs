@@ -6,7 +6,7 @@
 mod blocks;
 mod cat;
 mod cmp;
-mod common;
+pub(crate) mod common;
 mod copy;
 mod cp;
 mod cut;

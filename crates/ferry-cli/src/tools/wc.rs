@@ -619,7 +619,7 @@ fn count_file(
     let stream = if f == "-" {
         Stream::stdin()
     } else {
-        Stream::open(f, &OpenOptions::read_only())
+        Stream::open(f, &common::stream_options(OpenOptions::read_only()))
     };
     let stream = match stream {
         Ok(s) => s,

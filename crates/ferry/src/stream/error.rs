@@ -40,7 +40,7 @@ impl StreamError {
 
 /// The message of an OS error without Rust's " (os error N)" suffix, as
 /// C's `strerror` would give it.
-pub fn describe(e: &io::Error) -> String {
+pub(crate) fn describe(e: &io::Error) -> String {
     let s = e.to_string();
     match s.rfind(" (os error ") {
         Some(i) if e.raw_os_error().is_some() => s[..i].to_string(),

@@ -55,7 +55,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use error::{describe, os_error, StreamError};
+pub use error::{os_error, StreamError};
 pub use inplace::Lines;
 pub use options::{Backend, Mode, OpenOptions};
 pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
@@ -119,6 +119,25 @@ impl Stream {
     /// ```
     pub fn raw_fd(&self) -> Option<i32> {
         self.with_inner(|i| i.src.raw_fd())
+    }
+
+    /// Asks the kernel to make the capacity of the pipe this stream reads
+    /// or writes at least `bytes` (Roadrunner's channel parameter: each
+    /// write or splice then moves up to that much instead of 64 KiB).
+    /// Returns the capacity set. The pipe is shared with the process at its
+    /// other end, so ferry never does this on its own. `InvalidInput` if the
+    /// stream is not a pipe.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let (_r, w) = std::io::pipe()?;
+    /// let s = ferry::Stream::from_fd(w.into())?;
+    /// assert!(s.set_pipe_size(1 << 20)? >= 1 << 20);
+    /// assert!(ferry::Stream::memory().set_pipe_size(1 << 20).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn set_pipe_size(&self, bytes: usize) -> std::io::Result<usize> {
+        self.with_inner(|i| i.set_pipe_size(bytes))
     }
 
     /// Runs `f` on the state.

@@ -12,8 +12,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
-/// What a stream writing a pipe asks the kernel to make its capacity.
-const PIPE_SIZE: usize = 1 << 20;
 impl Stream {
     /// Opens a file as a stream.
     ///
@@ -52,10 +50,7 @@ impl Stream {
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
-        let backend = match Backend::from_env().map_err(|e| named("opening", &name, e))? {
-            Some(b) if opts.backend == Backend::Auto => b,
-            _ => opts.backend,
-        };
+        let backend = opts.backend;
         // Mapping serves read-only local files (measured faster than reading
         // into buffers for a sequential scan here: docs/BENCHMARKS.md);
         // network and FUSE file systems, and streams that also write, get
@@ -113,10 +108,6 @@ impl Stream {
     /// ```
     pub fn from_fd_with(fd: OwnedFd, name: &str, backend: Backend) -> io::Result<Stream> {
         let name: Arc<str> = name.into();
-        let backend = match Backend::from_env().map_err(|e| named("opening", &name, e))? {
-            Some(b) if backend == Backend::Auto => b,
-            _ => backend,
-        };
         let mut s = Stream::from_fd_inner(fd, name, backend == Backend::Sequential)?;
         {
             let i = s.inner.get_mut();
@@ -161,13 +152,6 @@ impl Stream {
                 restore: true,
             }
         } else {
-            if can_write && info.write == fileio::WriteKind::Pipe {
-                // Roadrunner's channel parameter, on today's kernel: a
-                // writer's pipe grows to 1 MiB (best effort; capped by
-                // /proc/sys/fs/pipe-max-size), so each write or splice
-                // moves up to a megabyte instead of 64 KiB.
-                let _ = rustix::pipe::fcntl_setpipe_size(&file, PIPE_SIZE);
-            }
             Source::Seq { file, info }
         };
         let mut inner = Inner::new(src, name, can_read, can_write, append);

@@ -1,7 +1,5 @@
 //! How a stream is opened.
 
-use std::io;
-
 /// A stream's direction: every stream is in one of the two at a time (ASF's
 /// `set_stream_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,7 +13,7 @@ pub enum Mode {
 /// Which stream module moves the bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
-    /// Chosen by descriptor and file-system type (and `FERRY_BACKEND`):
+    /// Chosen by descriptor and file-system type:
     /// read-only regular files on local file systems are mapped; files that
     /// are also written, and files on network or FUSE file systems, are
     /// buffered; pipes, sockets and terminals are read and written in order.
@@ -35,19 +33,24 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The backend `FERRY_BACKEND=mmap|buffered` asks for, if set.
-    pub(crate) fn from_env() -> io::Result<Option<Backend>> {
-        match std::env::var("FERRY_BACKEND") {
-            Ok(v) => match v.as_str() {
-                "mmap" | "mapped" => Ok(Some(Backend::Mapped)),
-                "buffered" => Ok(Some(Backend::Buffered)),
-                "" | "auto" => Ok(None),
-                other => Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("FERRY_BACKEND={other}: expected mmap, buffered or auto"),
-                )),
-            },
-            Err(_) => Ok(None),
+    /// The backend a name stands for: `auto`, `mmap` (or `mapped`),
+    /// `buffered`, `sequential`; `None` for anything else. The library reads
+    /// no environment variable: a program that wants one (ferry's bench
+    /// reads `FERRY_BACKEND`) parses it with this and passes the result to
+    /// [`OpenOptions::backend`].
+    ///
+    /// ```
+    /// use ferry::stream::Backend;
+    /// assert_eq!(Backend::from_name("mmap"), Some(Backend::Mapped));
+    /// assert_eq!(Backend::from_name("zip"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Backend> {
+        match name {
+            "" | "auto" => Some(Backend::Auto),
+            "mmap" | "mapped" => Some(Backend::Mapped),
+            "buffered" => Some(Backend::Buffered),
+            "sequential" => Some(Backend::Sequential),
+            _ => None,
         }
     }
 }

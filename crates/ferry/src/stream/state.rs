@@ -14,6 +14,7 @@
 use super::error::{errno, named};
 use super::options::Mode;
 use super::source::Source;
+use crate::sys::fileio::WriteKind;
 use crate::{Buf, BufMut, Pool};
 use std::collections::VecDeque;
 use std::io::{self, SeekFrom};
@@ -272,6 +273,19 @@ impl Inner {
                 "the file shrank while it was mapped (the lost bytes read as zeros)",
             ),
         )
+    }
+
+    pub(crate) fn set_pipe_size(&mut self, bytes: usize) -> io::Result<usize> {
+        match &self.src {
+            Source::Seq { file, info } if info.write == WriteKind::Pipe => {
+                crate::sys::fileio::set_pipe_size(std::os::fd::AsFd::as_fd(file), bytes)
+                    .map_err(|e| self.err("resizing", e))
+            }
+            _ => Err(self.err(
+                "resizing",
+                io::Error::new(io::ErrorKind::InvalidInput, "not a pipe"),
+            )),
+        }
     }
 
     pub(crate) fn set_bufsize(&mut self, n: usize) {

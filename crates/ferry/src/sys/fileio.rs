@@ -188,6 +188,13 @@ fn hand_over(
 }
 
 /// `fsync`.
+/// Asks the kernel to make a pipe's capacity at least `bytes`; returns the
+/// capacity it set (capped by `/proc/sys/fs/pipe-max-size` for unprivileged
+/// processes: `EPERM` past it).
+pub(crate) fn set_pipe_size(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<usize> {
+    Ok(rustix::pipe::fcntl_setpipe_size(fd, bytes)?)
+}
+
 pub(crate) fn sync_all(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(retry(|| rustix::fs::fsync(fd))?)
 }

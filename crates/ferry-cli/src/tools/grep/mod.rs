@@ -381,7 +381,7 @@ impl Search<'_> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
-            Stream::open(f, &OpenOptions::read_only())
+            Stream::open(f, &common::stream_options(OpenOptions::read_only()))
         };
         let s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
         if !self.o.text && has_hole(f, &s) {
