@@ -24,8 +24,11 @@
 #![warn(missing_docs)]
 
 pub mod buf;
+#[cfg(all(test, loom))]
+mod loom_models;
 pub mod pool;
 pub mod stream;
+mod sync;
 mod sys;
 #[cfg(test)]
 mod test_support;

@@ -57,11 +57,10 @@ fn touch(rec: &[u8]) -> u64 {
     u64::from_le_bytes(rec[..8].try_into().unwrap_or([0; 8]))
 }
 
-fn salloc_records(s: &mut Stream) -> Result<u64, String> {
-    let g = &s;
+fn salloc_records(s: &Stream) -> Result<u64, String> {
     let mut n = 0u64;
     loop {
-        let r = g.salloc(64).map_err(|e| e.to_string())?;
+        let r = s.salloc(64).map_err(|e| e.to_string())?;
         if r.len() < 64 {
             break;
         }
@@ -88,17 +87,15 @@ fn records(runs: usize, scale: Scale, dir: Option<&std::path::Path>) -> Result<V
                 Ok(n)
             })
         }),
-        Variant::new("salloc(64)+free, get_mut (no lock)", || {
-            warm_then(&file, || salloc_records(&mut open(&file, Backend::Auto)?))
+        Variant::new("salloc(64)+free, Stream (no lock)", || {
+            warm_then(&file, || salloc_records(&open(&file, Backend::Auto)?))
         }),
-        Variant::new("salloc(64)+free, get_mut, buffered", || {
-            warm_then(&file, || {
-                salloc_records(&mut open(&file, Backend::Buffered)?)
-            })
+        Variant::new("salloc(64)+free, Stream, buffered", || {
+            warm_then(&file, || salloc_records(&open(&file, Backend::Buffered)?))
         }),
-        Variant::new("salloc(64)+free, &Stream (locked)", || {
+        Variant::new("SharedStream salloc(64)+drop (locked)", || {
             warm_then(&file, || {
-                let s = open(&file, Backend::Auto)?;
+                let s = ferry::SharedStream::new(open(&file, Backend::Auto)?);
                 let mut n = 0u64;
                 loop {
                     let r = s.salloc(64).map_err(|e| e.to_string())?;
@@ -133,19 +130,19 @@ fn records(runs: usize, scale: Scale, dir: Option<&std::path::Path>) -> Result<V
     Ok(vec![
         vs_base(
             "64-byte records: salloc+free (no lock) vs BufReader::read_exact",
-            "salloc(64)+free, get_mut (no lock)",
+            "salloc(64)+free, Stream (no lock)",
             Target::MinRatio(5.0),
         ),
         absolute(
             &s,
             "64-byte records: uncontended locked salloc+free",
-            "salloc(64)+free, &Stream (locked)",
+            "SharedStream salloc(64)+drop (locked)",
             20.0,
             runs,
         ),
         vs_base(
             "64-byte records: buffered backend vs BufReader::read_exact",
-            "salloc(64)+free, get_mut, buffered",
+            "salloc(64)+free, Stream, buffered",
             Target::None,
         ),
         vs_base(

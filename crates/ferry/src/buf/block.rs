@@ -17,17 +17,18 @@
 //! without allocating: that is what makes pool `alloc` cheaper than `malloc`.
 
 use crate::pool::SlotLink;
+use crate::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::alloc::Layout;
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 
 /// More references than this means a leak loop: abort like `Arc` does.
 const MAX_REFS: usize = isize::MAX as usize;
 /// The shared static header starts here, so it never reaches zero.
 const STATIC_REFS: usize = 1 << (usize::BITS - 2);
 
-/// Process-unique block ids; 0 is the static block.
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Process-unique block ids; 0 is the static block. (A plain counter:
+/// std's atomic even in loom models.)
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 pub(crate) fn next_block_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
@@ -75,6 +76,7 @@ unsafe impl Sync for Header {}
 
 /// The block behind every empty buffer and every `&'static [u8]`: never
 /// freed, never writable, capacity 0.
+#[cfg(not(loom))]
 static STATIC_HEADER: Header = Header {
     refs: AtomicUsize::new(STATIC_REFS),
     id: 0,
@@ -83,6 +85,28 @@ static STATIC_HEADER: Header = Header {
     cap: 0,
     backing: Backing::Static,
 };
+
+#[cfg(not(loom))]
+fn static_header() -> &'static Header {
+    &STATIC_HEADER
+}
+
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref STATIC_HEADER: Header = Header {
+        refs: AtomicUsize::new(STATIC_REFS),
+        id: 0,
+        generation: AtomicU64::new(0),
+        data: NonNull::dangling(),
+        cap: 0,
+        backing: Backing::Static,
+    };
+}
+
+#[cfg(loom)]
+fn static_header() -> &'static Header {
+    &STATIC_HEADER
+}
 
 impl Header {
     pub(crate) fn new(id: u64, data: NonNull<u8>, cap: usize, backing: Backing) -> Header {
@@ -101,10 +125,21 @@ impl Header {
     ///
     /// Only for a header nobody else can see (refs == 0, out of any list).
     pub(crate) fn revive(&mut self, bump: bool) {
-        if bump {
-            *self.generation.get_mut() += 1;
+        // Exclusive access: plain writes (loom's atomics spell it with_mut).
+        #[cfg(not(loom))]
+        {
+            if bump {
+                *self.generation.get_mut() += 1;
+            }
+            *self.refs.get_mut() = 1;
         }
-        *self.refs.get_mut() = 1;
+        #[cfg(loom)]
+        {
+            if bump {
+                self.generation.with_mut(|g| *g += 1);
+            }
+            self.refs.with_mut(|r| *r = 1);
+        }
     }
 }
 
@@ -173,9 +208,9 @@ pub(crate) fn default_align(cap: usize, align: usize) -> usize {
 impl Block {
     /// The shared empty block: no allocation.
     pub(crate) fn empty() -> Block {
-        STATIC_HEADER.refs.fetch_add(1, Ordering::Relaxed);
+        static_header().refs.fetch_add(1, Ordering::Relaxed);
         Block {
-            hdr: NonNull::from(&STATIC_HEADER),
+            hdr: NonNull::from(static_header()),
         }
     }
 

@@ -34,13 +34,13 @@ pub use error::PoolError;
 pub use stats::{ClassStats, PoolStats};
 
 use crate::buf::block::{next_block_id, Backing, Block, Header};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, Condvar, Mutex, SpinLock};
 use crate::BufMut;
-use spin::mutex::SpinMutex;
 use std::alloc::Layout;
 use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// A pool slot's tie to its pool, kept in the block header.
@@ -75,11 +75,12 @@ struct ShardInner {
 /// alloc+free, so it is the difference between beating malloc and not.
 #[repr(align(128))]
 struct Shard {
-    inner: SpinMutex<ShardInner, spin::relax::Yield>,
+    inner: SpinLock<ShardInner>,
 }
 
 impl Shard {
-    fn lock(&self) -> spin::mutex::SpinMutexGuard<'_, ShardInner, spin::relax::Yield> {
+    #[inline]
+    fn lock(&self) -> impl std::ops::DerefMut<Target = ShardInner> + '_ {
         self.inner.lock()
     }
 }
@@ -106,7 +107,8 @@ pub(crate) struct PoolShared {
 thread_local! {
     static SHARD_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
-static NEXT_HINT: AtomicUsize = AtomicUsize::new(0);
+/// Spreads threads over shards (a plain counter: std's atomic in models).
+static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// This thread's home shard among `n` (a power of two).
 fn home_shard(n: usize) -> usize {
@@ -151,7 +153,9 @@ struct PoolHandle {
 impl Drop for PoolHandle {
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::SeqCst);
-        self.shared.release_free(usize::MAX);
+        if self.shared.release_free(usize::MAX) > 0 {
+            self.shared.wake_waiters();
+        }
     }
 }
 
@@ -188,7 +192,7 @@ impl Pool {
         });
         let shards: Box<[Shard]> = (0..shards.clamp(1, 1 << 16).next_power_of_two())
             .map(|_| Shard {
-                inner: SpinMutex::new(ShardInner {
+                inner: SpinLock::new(ShardInner {
                     free: (0..classes.len()).map(|_| Vec::new()).collect(),
                     hits: 0,
                 }),
@@ -274,7 +278,7 @@ impl Pool {
     /// ```
     pub fn alloc(&self, len: usize) -> Result<BufMut, PoolError> {
         let class = self.class_for(len)?;
-        match self.shared().try_alloc(class) {
+        match PoolShared::try_alloc(self.shared(), class, false) {
             Some(slot) => Ok(self.hand_out(slot)),
             None => Err(self.exhausted(len, class)),
         }
@@ -296,7 +300,7 @@ impl Pool {
     /// ```
     pub fn alloc_timeout(&self, len: usize, timeout: Duration) -> Result<BufMut, PoolError> {
         let class = self.class_for(len)?;
-        if let Some(slot) = self.shared().try_alloc(class) {
+        if let Some(slot) = PoolShared::try_alloc(self.shared(), class, false) {
             return Ok(self.hand_out(slot));
         }
         let sh = self.shared();
@@ -307,7 +311,7 @@ impl Pool {
         // look sees the count and wakes us (see `push_free`).
         sh.waiters.fetch_add(1, Ordering::SeqCst);
         let got = loop {
-            if let Some(slot) = sh.try_alloc(class) {
+            if let Some(slot) = PoolShared::try_alloc(sh, class, true) {
                 break Some(slot);
             }
             let now = Instant::now();
@@ -368,7 +372,11 @@ impl Pool {
     /// assert_eq!(pool.stats().reserved_bytes, 0);
     /// ```
     pub fn trim(&self) -> usize {
-        self.shared().release_free(usize::MAX)
+        let released = self.shared().release_free(usize::MAX);
+        if released > 0 {
+            self.shared().wake_waiters();
+        }
+        released
     }
 
     /// A snapshot of the pool's counters.
@@ -413,21 +421,36 @@ impl Pool {
 
 impl PoolShared {
     /// A free slot of `class` (and whether it was just made), or None if the
-    /// budget is used up.
-    fn try_alloc(self: &Arc<Self>, class: usize) -> Option<(NonNull<Header>, bool)> {
-        let n = self.shards.len();
+    /// budget is used up. `waiting`: the caller holds `wait_lock` (an
+    /// `alloc_timeout` looking again), so waking others must not lock it
+    /// again — that self-deadlock is what the loom model of a waiter found.
+    fn try_alloc(this: &Arc<Self>, class: usize, waiting: bool) -> Option<(NonNull<Header>, bool)> {
+        let n = this.shards.len();
         let home = home_shard(n);
         for i in 0..n {
-            let mut s = self.shards[(home + i) & (n - 1)].lock();
+            let mut s = this.shards[(home + i) & (n - 1)].lock();
             if let Some(SlotPtr(p)) = s.free[class].pop() {
                 s.hits += 1;
                 return Some((p, false));
             }
         }
-        let size = self.classes[class];
-        if self.reserve(size) || (self.release_free(size) > 0 && self.reserve(size)) {
-            self.misses.fetch_add(1, Ordering::Relaxed);
-            return Some((self.new_slot(class), true));
+        let size = this.classes[class];
+        let fits = this.reserve(size) || {
+            let released = this.release_free(size);
+            let fits = released > 0 && this.reserve(size);
+            if released > size || (released > 0 && !fits) {
+                // Budget left over for others: wake them.
+                if waiting {
+                    this.wait_cv.notify_all();
+                } else {
+                    this.wake_waiters();
+                }
+            }
+            fits
+        };
+        if fits {
+            this.misses.fetch_add(1, Ordering::Relaxed);
+            return Some((PoolShared::new_slot(this, class), true));
         }
         None
     }
@@ -454,8 +477,8 @@ impl PoolShared {
         }
     }
 
-    fn new_slot(self: &Arc<Self>, class: usize) -> NonNull<Header> {
-        let size = self.classes[class];
+    fn new_slot(this: &Arc<Self>, class: usize) -> NonNull<Header> {
+        let size = this.classes[class];
         let layout = match Layout::from_size_align(size, crate::sys::page_size()) {
             Ok(l) => l,
             Err(_) => unreachable!("class sizes are validated page multiples"),
@@ -465,13 +488,13 @@ impl PoolShared {
         let Some(data) = NonNull::new(ptr) else {
             std::alloc::handle_alloc_error(layout)
         };
-        self.slots[class].fetch_add(1, Ordering::Relaxed);
+        this.slots[class].fetch_add(1, Ordering::Relaxed);
         let h = Header::new(
             next_block_id(),
             data,
             size,
             Backing::Pool(SlotLink {
-                pool: Some(Arc::clone(self)),
+                pool: Some(Arc::clone(this)),
                 class,
                 layout,
             }),
@@ -480,7 +503,8 @@ impl PoolShared {
     }
 
     /// Frees up to `want` bytes of free slots (any class); returns the bytes
-    /// released and wakes waiters if any.
+    /// released. The caller wakes waiters if it should (it may hold
+    /// `wait_lock`).
     ///
     /// The freed slots' headers are dropped last: each holds a reference to
     /// this pool, so the caller must hold one of its own if it uses the pool
@@ -502,9 +526,6 @@ impl PoolShared {
             }
         }
         self.reserved.fetch_sub(released, Ordering::AcqRel);
-        if released > 0 {
-            self.wake_waiters();
-        }
         for SlotPtr(p) in victims {
             // SAFETY: a free slot is owned by its free list alone; we took it
             // off the list, so dropping its header (which frees its memory

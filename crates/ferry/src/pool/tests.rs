@@ -362,3 +362,31 @@ fn closing_the_pool_while_slots_come_back_frees_everything() {
         t.join().unwrap();
     }
 }
+
+/// A waiter that frees a larger free slot's budget to make its own must not
+/// lock the wait lock it already holds (the loom model of a waiter found
+/// that self-deadlock). Deterministic: budget for one 8 KiB slot; a 4 KiB
+/// waiter wakes when the 8 KiB slot comes back and must release it.
+#[test]
+#[cfg_attr(miri, ignore = "waits on real time")]
+fn a_waiter_that_releases_a_larger_slot_does_not_deadlock() {
+    let pool = Pool::new(
+        PoolConfig::default()
+            .with_classes(vec![4096, 8192])
+            .with_budget(8192),
+    )
+    .unwrap();
+    let big = pool.alloc(8192).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p2 = pool.clone();
+    std::thread::spawn(move || {
+        let got = p2.alloc_timeout(4096, std::time::Duration::from_secs(60));
+        let _ = tx.send(got.map(|m| m.capacity()));
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    drop(big);
+    match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(got) => assert_eq!(got.unwrap(), 4096),
+        Err(_) => panic!("the waiter deadlocked"),
+    }
+}
