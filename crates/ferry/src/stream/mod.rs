@@ -43,6 +43,8 @@
 //! # Ok(()) }
 //! ```
 
+mod backend;
+mod engine;
 mod error;
 mod inplace;
 mod io;
@@ -50,8 +52,6 @@ mod open;
 mod options;
 mod region;
 mod shared;
-mod source;
-mod state;
 #[cfg(test)]
 mod tests;
 
@@ -61,7 +61,7 @@ pub use options::{Backend, Mode, OpenOptions};
 pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
 pub use shared::{SharedRegion, SharedRegionMut, SharedStream, StreamGuard};
 
-use state::Inner;
+use engine::Inner;
 use std::cell::UnsafeCell;
 use std::io::SeekFrom;
 use std::marker::PhantomData;
@@ -118,7 +118,7 @@ impl Stream {
     /// assert_eq!(s.raw_fd(), None);
     /// ```
     pub fn raw_fd(&self) -> Option<i32> {
-        self.with_inner(|i| i.src.raw_fd())
+        self.with_inner(|i| backend::Module::raw_fd(&i.io))
     }
 
     /// Asks the kernel to make the capacity of the pipe this stream reads
@@ -157,7 +157,7 @@ impl Stream {
     }
 
     #[inline]
-    fn region(&self, l: state::ReadLease) -> Region<'_> {
+    fn region(&self, l: engine::ReadLease) -> Region<'_> {
         Region {
             stream: self,
             ptr: l.ptr,
@@ -167,7 +167,7 @@ impl Stream {
         }
     }
 
-    fn region_mut(&self, l: state::WriteLease) -> RegionMut<'_> {
+    fn region_mut(&self, l: engine::WriteLease) -> RegionMut<'_> {
         RegionMut {
             stream: self,
             ptr: l.ptr,

@@ -1,9 +1,9 @@
 //! Making streams: files, descriptors, the standard streams, memory.
 
+use super::backend::{self, Io, Memory};
+use super::engine::Inner;
 use super::error::{errno, named};
 use super::options::{Backend, OpenOptions};
-use super::source::Source;
-use super::state::Inner;
 use super::Stream;
 use crate::sys::fileio;
 use std::fs::File;
@@ -50,33 +50,10 @@ impl Stream {
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
-        let backend = opts.backend;
-        // Mapping serves read-only local files (measured faster than reading
-        // into buffers for a sequential scan here: docs/BENCHMARKS.md);
-        // network and FUSE file systems, and streams that also write, get
-        // buffers.
-        let map = info.regular
-            && !opts.is_write()
-            && match backend {
-                Backend::Mapped => true,
-                Backend::Buffered | Backend::Sequential => false,
-                Backend::Auto => !info.remote,
-            };
-        let src = if info.regular && backend != Backend::Sequential {
-            Source::File {
-                file,
-                info,
-                restore: false,
-            }
-        } else {
-            Source::Seq { file, info }
-        };
-        let mut inner = Inner::new(src, name, opts.read, opts.is_write(), opts.append);
+        let io = backend::choose(file, info, opts.backend, opts.read, opts.is_write(), false);
+        let mut inner = Inner::new(io, name, opts.read, opts.is_write(), opts.append);
         if let Some(n) = opts.buffer_size {
             inner.set_bufsize(n);
-        }
-        if map {
-            inner.set_mapped();
         }
         Ok(Stream::from_inner(inner))
     }
@@ -107,32 +84,14 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn from_fd_with(fd: OwnedFd, name: &str, backend: Backend) -> io::Result<Stream> {
-        let name: Arc<str> = name.into();
-        let mut s = Stream::from_fd_inner(fd, name, backend == Backend::Sequential)?;
-        {
-            let i = s.inner.get_mut();
-            let map = i.can_read
-                && !i.can_write
-                && match &i.src {
-                    Source::File { info, .. } => match backend {
-                        Backend::Mapped => info.regular,
-                        Backend::Buffered | Backend::Sequential => false,
-                        Backend::Auto => info.regular && !info.remote,
-                    },
-                    _ => false,
-                };
-            if map {
-                i.set_mapped();
-            }
-        }
-        Ok(s)
+        Stream::from_fd_inner(fd, name.into(), backend)
     }
 
     pub(crate) fn from_fd_named(fd: OwnedFd, name: Arc<str>) -> io::Result<Stream> {
-        Stream::from_fd_inner(fd, name, false)
+        Stream::from_fd_inner(fd, name, Backend::Buffered)
     }
 
-    fn from_fd_inner(fd: OwnedFd, name: Arc<str>, seq: bool) -> io::Result<Stream> {
+    fn from_fd_inner(fd: OwnedFd, name: Arc<str>, want: Backend) -> io::Result<Stream> {
         let flags = rustix::fs::fcntl_getfl(&fd).map_err(|e| named("opening", &name, e.into()))?;
         let acc = flags & rustix::fs::OFlags::RWMODE;
         let can_read = acc == rustix::fs::OFlags::RDONLY || acc == rustix::fs::OFlags::RDWR;
@@ -143,18 +102,15 @@ impl Stream {
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
-        let mut start = 0;
-        let src = if info.regular && !seq {
-            start = fileio::tell(file.as_fd()).map_err(|e| named("opening", &name, e))?;
-            Source::File {
-                file,
-                info,
-                restore: true,
-            }
+        // A regular file is read and written from the descriptor's offset,
+        // which is put back where the stream stopped when it closes.
+        let start = if info.regular && want != Backend::Sequential {
+            fileio::tell(file.as_fd()).map_err(|e| named("opening", &name, e))?
         } else {
-            Source::Seq { file, info }
+            0
         };
-        let mut inner = Inner::new(src, name, can_read, can_write, append);
+        let io = backend::choose(file, info, want, can_read, can_write, true);
+        let mut inner = Inner::new(io, name, can_read, can_write, append);
         inner.pos = start;
         Ok(Stream::from_inner(inner))
     }
@@ -199,7 +155,7 @@ impl Stream {
     /// A read-write stream over `bytes`, offset 0 (like `fmemopen`).
     pub fn from_bytes(bytes: Vec<u8>) -> Stream {
         Stream::from_inner(Inner::new(
-            Source::Memory { data: bytes },
+            Io::Memory(Memory { data: bytes }),
             "<memory>".into(),
             true,
             true,
@@ -223,9 +179,9 @@ impl Stream {
     pub fn memory_contents(&mut self) -> io::Result<&[u8]> {
         let inner = self.inner.get_mut();
         inner.flush()?;
-        match &inner.src {
-            Source::Memory { data } => Ok(data),
-            _ => Err(named(
+        match inner.io.memory() {
+            Some(data) => Ok(data),
+            None => Err(named(
                 "taking the bytes of",
                 &inner.name,
                 io::Error::new(io::ErrorKind::InvalidInput, "not a memory stream"),
@@ -238,9 +194,9 @@ impl Stream {
     pub fn into_vec(mut self) -> io::Result<Vec<u8>> {
         let inner = self.inner.get_mut();
         inner.finish()?;
-        match &mut inner.src {
-            Source::Memory { data } => Ok(std::mem::take(data)),
-            _ => Err(named(
+        match inner.io.memory() {
+            Some(data) => Ok(std::mem::take(data)),
+            None => Err(named(
                 "taking the bytes of",
                 &inner.name,
                 io::Error::new(io::ErrorKind::InvalidInput, "not a memory stream"),

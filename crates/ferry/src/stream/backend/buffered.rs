@@ -1,0 +1,65 @@
+//! The buffered module: `pread`/`pwrite` at the stream's offset, into and
+//! out of the engine's page-aligned pool buffers.
+
+use super::Module;
+use crate::sys::fileio::{self, FdInfo};
+use std::fs::File;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd};
+
+pub(crate) struct Buffered {
+    pub(super) file: File,
+    info: FdInfo,
+    /// Put the descriptor's own offset at the stream's on close (for
+    /// descriptors the stream was handed, so a parent process sees what was
+    /// consumed).
+    restore: bool,
+}
+
+impl Buffered {
+    pub(crate) fn new(file: File, info: FdInfo, restore: bool) -> Buffered {
+        Buffered {
+            file,
+            info,
+            restore,
+        }
+    }
+}
+
+impl Module for Buffered {
+    fn positional(&self) -> bool {
+        true
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        fileio::file_size(self.file.as_fd())
+    }
+
+    fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<usize> {
+        fileio::read_at(self.file.as_fd(), buf, off)
+    }
+
+    fn read_uninit(&mut self, off: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        fileio::read_at_uninit(self.file.as_fd(), buf, off)
+    }
+
+    fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
+        fileio::write_all(self.file.as_fd(), self.info.write, bytes, off)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        fileio::sync_all(self.file.as_fd())
+    }
+
+    fn finish(&mut self, pos: u64) -> io::Result<()> {
+        if self.restore {
+            fileio::seek_to(self.file.as_fd(), pos)?;
+        }
+        Ok(())
+    }
+
+    fn raw_fd(&self) -> Option<i32> {
+        Some(self.file.as_raw_fd())
+    }
+}

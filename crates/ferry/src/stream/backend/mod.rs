@@ -1,0 +1,197 @@
+//! Stream modules (the Alloc Stream Facility's term): where a stream's
+//! bytes come from and go to. The engine (`super::engine`) keeps the
+//! buffers, leases and write queue; a module only moves bytes, through
+//! [`Module`]. [`choose`] is the one place a module is picked.
+//!
+//! | module | descriptor | reads | writes |
+//! |---|---|---|---|
+//! | [`Mapped`] | read-only local regular file | mapped windows | — |
+//! | [`Buffered`] | regular file | `pread` into pool buffers | `pwrite` |
+//! | [`Sequential`] | pipe, socket, tty, device (or asked for) | `read` | `write` |
+//! | [`Memory`] | none (`fmemopen`, `open_memstream`) | copy | copy |
+
+mod buffered;
+mod mapped;
+mod memory;
+mod sequential;
+
+pub(crate) use buffered::Buffered;
+pub(crate) use mapped::Mapped;
+pub(crate) use memory::Memory;
+pub(crate) use sequential::Sequential;
+
+use super::options::Backend;
+use crate::sys::fileio::FdInfo;
+use crate::Buf;
+use std::fs::File;
+use std::io;
+use std::mem::MaybeUninit;
+
+/// A mapped window of a file ([`Module::window`]).
+pub(crate) struct Window {
+    /// The file's bytes at the asked offset (empty at or past its end).
+    pub buf: Buf,
+    /// The window reaches the end of the file.
+    pub eof: bool,
+}
+
+/// What every stream module does. Offsets are the stream's; sequential
+/// modules ignore them.
+pub(crate) trait Module {
+    /// True if the module reads and writes at any offset (not a pipe).
+    fn positional(&self) -> bool;
+
+    /// The current length of what the module reads (0 if unknown).
+    fn size(&self) -> io::Result<u64>;
+
+    /// Reads at `off` (or next); 0 at end of file.
+    fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// [`Module::read`] into memory not yet initialized: the first `n`
+    /// bytes of `buf` are initialized when it returns `Ok(n)`.
+    fn read_uninit(&mut self, off: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>;
+
+    /// Writes all of `bytes` at `off` (`None`: at the end, append mode) or
+    /// next. Returns the bytes written and the error that stopped it.
+    fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>);
+
+    /// Makes written bytes durable.
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Called once when the stream closes, with the stream's offset.
+    fn finish(&mut self, _pos: u64) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The descriptor, if there is one.
+    fn raw_fd(&self) -> Option<i32> {
+        None
+    }
+
+    /// Sets the capacity of the pipe the module reads or writes.
+    fn set_pipe_size(&self, _bytes: usize) -> io::Result<usize> {
+        Err(io::Error::new(io::ErrorKind::InvalidInput, "not a pipe"))
+    }
+
+    /// The mapped module's read: a window of the file at `pos` holding at
+    /// least `min` bytes unless the file ends first. `None` for modules
+    /// that read into buffers.
+    fn window(&mut self, _pos: u64, _min: usize) -> Option<io::Result<Window>> {
+        None
+    }
+}
+
+/// The stream's module.
+pub(crate) enum Io {
+    Mapped(Mapped),
+    Buffered(Buffered),
+    Sequential(Sequential),
+    Memory(Memory),
+}
+
+macro_rules! each {
+    ($io:expr, $m:ident => $e:expr) => {
+        match $io {
+            Io::Mapped($m) => $e,
+            Io::Buffered($m) => $e,
+            Io::Sequential($m) => $e,
+            Io::Memory($m) => $e,
+        }
+    };
+}
+
+impl Module for Io {
+    #[inline]
+    fn positional(&self) -> bool {
+        !matches!(self, Io::Sequential(_))
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        each!(self, m => m.size())
+    }
+
+    fn read(&mut self, off: u64, buf: &mut [u8]) -> io::Result<usize> {
+        each!(self, m => m.read(off, buf))
+    }
+
+    fn read_uninit(&mut self, off: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        each!(self, m => m.read_uninit(off, buf))
+    }
+
+    fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
+        each!(self, m => m.write(off, bytes))
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        each!(self, m => m.sync())
+    }
+
+    fn finish(&mut self, pos: u64) -> io::Result<()> {
+        each!(self, m => m.finish(pos))
+    }
+
+    fn raw_fd(&self) -> Option<i32> {
+        each!(self, m => m.raw_fd())
+    }
+
+    fn set_pipe_size(&self, bytes: usize) -> io::Result<usize> {
+        each!(self, m => m.set_pipe_size(bytes))
+    }
+
+    fn window(&mut self, pos: u64, min: usize) -> Option<io::Result<Window>> {
+        each!(self, m => m.window(pos, min))
+    }
+}
+
+impl Io {
+    /// True for the mapped module (its reads can fault if the file shrinks).
+    #[inline]
+    pub(crate) fn is_mapped(&self) -> bool {
+        matches!(self, Io::Mapped(_))
+    }
+
+    /// The bytes of a memory stream.
+    pub(crate) fn memory(&mut self) -> Option<&mut Vec<u8>> {
+        match self {
+            Io::Memory(m) => Some(&mut m.data),
+            _ => None,
+        }
+    }
+}
+
+/// Picks the module for a descriptor: the one place the choice is made.
+///
+/// Mapping serves read-only regular files on local file systems (measured
+/// faster than reading into buffers for a sequential scan here:
+/// docs/BENCHMARKS.md); network and FUSE file systems and streams that also
+/// write get buffers; pipes, sockets and terminals (and any descriptor with
+/// `Backend::Sequential`) are read and written in order. `restore`: put the
+/// descriptor's offset back where the stream stopped when it closes (for a
+/// descriptor the caller handed over).
+pub(crate) fn choose(
+    file: File,
+    info: FdInfo,
+    want: Backend,
+    can_read: bool,
+    can_write: bool,
+    restore: bool,
+) -> Io {
+    if !info.regular || want == Backend::Sequential {
+        return Io::Sequential(Sequential::new(file, info));
+    }
+    let map = can_read
+        && !can_write
+        && match want {
+            Backend::Mapped => true,
+            Backend::Auto => !info.remote,
+            Backend::Buffered | Backend::Sequential => false,
+        };
+    let b = Buffered::new(file, info, restore);
+    if map {
+        Io::Mapped(Mapped::new(b))
+    } else {
+        Io::Buffered(b)
+    }
+}

@@ -1,0 +1,54 @@
+//! The sequential module: `read`/`write` in order at the descriptor's own
+//! offset — pipes, sockets, terminals, devices, and any descriptor other
+//! writers share.
+
+use super::Module;
+use crate::sys::fileio::{self, FdInfo, WriteKind};
+use std::fs::File;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd};
+
+pub(crate) struct Sequential {
+    file: File,
+    info: FdInfo,
+}
+
+impl Sequential {
+    pub(crate) fn new(file: File, info: FdInfo) -> Sequential {
+        Sequential { file, info }
+    }
+}
+
+impl Module for Sequential {
+    fn positional(&self) -> bool {
+        false
+    }
+
+    fn size(&self) -> io::Result<u64> {
+        Ok(0)
+    }
+
+    fn read(&mut self, _off: u64, buf: &mut [u8]) -> io::Result<usize> {
+        fileio::read(self.file.as_fd(), buf)
+    }
+
+    fn read_uninit(&mut self, _off: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        fileio::read_uninit(self.file.as_fd(), buf)
+    }
+
+    fn write(&mut self, _off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
+        fileio::write_all(self.file.as_fd(), self.info.write, bytes, None)
+    }
+
+    fn raw_fd(&self) -> Option<i32> {
+        Some(self.file.as_raw_fd())
+    }
+
+    fn set_pipe_size(&self, bytes: usize) -> io::Result<usize> {
+        if self.info.write != WriteKind::Pipe {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a pipe"));
+        }
+        fileio::set_pipe_size(self.file.as_fd(), bytes)
+    }
+}
