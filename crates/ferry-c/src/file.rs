@@ -22,7 +22,7 @@ use parking_lot::{RawMutex, RawThreadId};
 use std::cell::UnsafeCell;
 use std::io::{self, BufRead, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::{Mutex, Once};
+use std::sync::Once;
 
 /// The buffering mode (setvbuf).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -165,11 +165,15 @@ pub static STDOUT: StaticFile = StaticFile(UnsafeCell::new(std_file(1)));
 pub static STDERR: StaticFile = StaticFile(UnsafeCell::new(std_file(2)));
 
 /// Every FILE that may hold unwritten bytes (for fflush(NULL) and exit).
-static OPEN: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// (parking_lot's: no poisoning, so a panic elsewhere cannot hide every
+/// FILE from fflush(NULL) and exit.)
+static OPEN: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 static AT_EXIT: Once = Once::new();
 
 extern "C" fn flush_all_at_exit() {
-    flush_all();
+    crate::ffi::ffi_guard((), libc::EIO, || {
+        flush_all();
+    });
 }
 
 fn register_exit() {
@@ -181,9 +185,7 @@ fn register_exit() {
 
 pub(crate) fn all_files() -> Vec<*mut FyFile> {
     let mut v: Vec<*mut FyFile> = vec![STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()];
-    if let Ok(o) = OPEN.lock() {
-        v.extend(o.iter().map(|&p| p as *mut FyFile));
-    }
+    v.extend(OPEN.lock().iter().map(|&p| p as *mut FyFile));
     v
 }
 
@@ -535,9 +537,7 @@ pub(crate) fn new_file(
         lock: RawReentrantMutex::INIT,
         st: UnsafeCell::new(st),
     }));
-    if let Ok(mut o) = OPEN.lock() {
-        o.push(f as usize);
-    }
+    OPEN.lock().push(f as usize);
     f
 }
 
@@ -609,9 +609,7 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
         file.clear_front();
         st.window = Window::Empty;
     }
-    if let Ok(mut o) = OPEN.lock() {
-        o.retain(|&p| p != f as usize);
-    }
+    OPEN.lock().retain(|&p| p != f as usize);
     // SAFETY: the lock was released above; a heap FILE is ours to free.
     let heap = unsafe { (*file.st.get()).heap };
     if heap {
@@ -654,20 +652,27 @@ pub(crate) fn with_stream<R>(
     // SAFETY: a FILE pointer from this library (the C contract).
     let file = unsafe { &*f };
     let g = file.locked();
-    // SAFETY: lock held; one borrow.
+    // A panic inside `op` ends here, under the lock, as an error of the
+    // stream (ferror, errno EIO), like any other failed operation.
+    let r = crate::ffi::caught(|| {
+        // SAFETY: lock held; one borrow (it ends with this closure).
+        let st = unsafe { g.state() };
+        if let Err(e) = settle(file, st) {
+            return Err(errno_of(&e));
+        }
+        pick(st)?;
+        op(file, st)
+    });
+    // SAFETY: lock held; the closure's borrow has ended.
     let st = unsafe { g.state() };
-    if let Err(e) = settle(file, st) {
-        fail(st, errno_of(&e));
-        return bad;
-    }
-    if let Err(e) = pick(st) {
-        fail(st, e);
-        return bad;
-    }
-    match op(file, st) {
-        Ok(r) => r,
-        Err(e) => {
+    match r {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
             fail(st, e);
+            bad
+        }
+        None => {
+            fail(st, libc::EIO);
             bad
         }
     }

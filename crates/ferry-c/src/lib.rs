@@ -20,6 +20,7 @@
 
 pub mod asi;
 pub mod buf;
+mod ffi;
 pub mod file;
 pub mod stdio;
 pub mod unistd;

@@ -177,6 +177,14 @@ fn threads_never_split_a_line() {
     same("threads.c", b"", &[]);
 }
 
+/// Sizes no memory can hold (fy_bufmut_new(SIZE_MAX), salloc of
+/// PTRDIFF_MAX bytes, fread whose size * n overflows) fail with NULL, -1
+/// or 0 and errno, and the program goes on: nothing panics or aborts.
+#[test]
+fn impossible_sizes_fail_cleanly() {
+    checks_itself("ferry-only/limits.c", &["-include", "ferry/unistd.h"]);
+}
+
 #[test]
 fn stdio_unix_io_and_asi_on_one_stream() {
     checks_itself("ferry-only/mixed.c", &["-include", "ferry/unistd.h"]);

@@ -60,7 +60,10 @@ int fy_sclose(fy_stream *s);
 /* Allocates *len bytes at the stream offset and advances it. Read mode:
  * the bytes of the stream; fewer only at end of file (0 at end of file:
  * a non-NULL pointer that needs no sfree). Write mode: room for exactly
- * *len bytes. NULL on error with *len = -errno. */
+ * *len bytes. NULL on error with *len = -errno:
+ * -EINVAL for a negative *len, -ENOMEM for a region no memory can hold
+ * (a write region, or a read region of a pipe, of PTRDIFF_MAX bytes),
+ * -EFBIG for a write region that would pass the largest file offset. */
 void *fy_salloc(fy_stream *s, ssize_t *len);
 
 /* Frees a region (`ptr` as salloc returned it). 0 or a negative errno

@@ -19,6 +19,10 @@
  * fy_region_to_buf turns a read region from fy_salloc into a buffer that
  * outlives the stream — a mapped file's pages stay mapped, nothing is
  * copied.
+ *
+ * Sizes no memory can hold fail as malloc does: fy_bufmut_new and
+ * fy_buf_copy return NULL, fy_bufmut_append returns -1 (the buffer is
+ * unchanged), with errno ENOMEM.
  */
 #ifndef FERRY_BUF_H
 #define FERRY_BUF_H
