@@ -164,16 +164,21 @@ pub static STDIN: StaticFile = StaticFile(UnsafeCell::new(std_file(0)));
 pub static STDOUT: StaticFile = StaticFile(UnsafeCell::new(std_file(1)));
 pub static STDERR: StaticFile = StaticFile(UnsafeCell::new(std_file(2)));
 
-/// Every FILE that may hold unwritten bytes (for fflush(NULL) and exit).
-/// (parking_lot's: no poisoning, so a panic elsewhere cannot hide every
-/// FILE from fflush(NULL) and exit.)
+/// Every heap FILE (addresses), for fflush(NULL) and exit; the std
+/// streams are static and always walked too.
+///
+/// This lock is glibc's `_IO_list_lock`: a walk holds it from its first
+/// FILE to its last, and `close_file` unregisters a FILE under it before
+/// freeing it, so a walk never touches a freed FILE. Lock order: this
+/// lock first, then a FILE's lock (as glibc's `_IO_flush_all`). Code that
+/// already holds a FILE's lock (a read that flushes line-buffered output)
+/// only *tries* this lock and the others' FILE locks, so it never waits
+/// against that order.
 static OPEN: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 static AT_EXIT: Once = Once::new();
 
 extern "C" fn flush_all_at_exit() {
-    crate::ffi::ffi_guard((), libc::EIO, || {
-        flush_all();
-    });
+    crate::ffi::ffi_guard((), libc::EIO, flush_at_exit);
 }
 
 fn register_exit() {
@@ -183,47 +188,104 @@ fn register_exit() {
     });
 }
 
-pub(crate) fn all_files() -> Vec<*mut FyFile> {
-    let mut v: Vec<*mut FyFile> = vec![STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()];
-    v.extend(OPEN.lock().iter().map(|&p| p as *mut FyFile));
-    v
+fn std_files() -> [*mut FyFile; 3] {
+    [STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()]
 }
 
-/// fflush(NULL): every stream; EOF if any failed.
+/// The std streams, then the registered FILEs in `open`.
+fn walk(open: &[usize]) -> impl Iterator<Item = *mut FyFile> + '_ {
+    std_files()
+        .into_iter()
+        .chain(open.iter().map(|&p| p as *mut FyFile))
+}
+
+/// Flushes one FILE whose lock the caller holds, if it writes.
+fn flush_if_writing(f: &FyFile, st: &mut State) -> Result<(), c_int> {
+    if st.stream.is_some() && st.writable {
+        flush(f, st)?;
+    }
+    Ok(())
+}
+
+/// fflush(NULL): every stream; EOF if any failed. Holds the list lock
+/// throughout and waits for each FILE's lock in turn (glibc's
+/// `_IO_flush_all`).
 pub(crate) fn flush_all() -> c_int {
+    let open = OPEN.lock();
     let mut r = 0;
-    for f in all_files() {
-        // SAFETY: registered FILEs are live until fclose unregisters them.
+    for f in walk(&open) {
+        // SAFETY: std FILEs are static; a registered FILE is live while
+        // the list lock is held (close_file unregisters it under this
+        // lock before freeing it).
         let f = unsafe { &*f };
         let g = f.locked();
-        // SAFETY: the lock is held.
-        let st = unsafe { g.state() };
-        if st.stream.is_some() && st.writable && flush(f, st).is_err() {
+        // SAFETY: the FILE's lock is held; one borrow.
+        if flush_if_writing(f, unsafe { g.state() }).is_err() {
             r = libc::EOF;
         }
     }
     r
 }
 
+/// exit's flush. glibc's `_IO_cleanup` flushes every stream without
+/// taking its lock ("some threads might use streams but that is their
+/// problem"); ferry cannot touch a stream another thread is in the middle
+/// of, so it takes each FILE's lock if it can have it at once or after a
+/// yield (glibc's `_IO_unbuffer_all` tries twice so) and leaves the
+/// stream alone otherwise. A thread blocked in fgets(stdin) holds stdin's
+/// lock for as long as no input comes: exit must not wait for it, and
+/// the streams nobody holds are still flushed.
+///
+/// The list lock is waited for, but boundedly: only a walk or an
+/// fopen/fclose holds it, and a walk (fflush(NULL) in another thread) may
+/// itself be stuck behind such a reader. Past the bound only the std
+/// streams, which are static, are flushed.
+fn flush_at_exit() {
+    let open = OPEN.try_lock_for(std::time::Duration::from_secs(1));
+    let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
+    for f in walk(heap) {
+        // SAFETY: as in `flush_all` (the list lock is held for `heap`).
+        let f = unsafe { &*f };
+        let mut got = f.lock.try_lock();
+        for _ in 0..2 {
+            if got {
+                break;
+            }
+            std::thread::yield_now();
+            got = f.lock.try_lock();
+        }
+        if !got {
+            continue;
+        }
+        let g = Held_(f);
+        // SAFETY: the FILE's lock is held (taken just above); one borrow.
+        let _ = flush_if_writing(f, unsafe { g.state() });
+    }
+}
+
 /// Flushes the line-buffered output streams (glibc does before reading a
-/// line-buffered or unbuffered input stream).
+/// line-buffered or unbuffered input stream). The caller holds the lock
+/// of `except`, so this only tries the list lock (the std streams are
+/// flushed without it) and the other FILEs' locks: a FILE another thread
+/// holds is being used by it, and will flush itself.
 pub(crate) fn flush_line_buffered(except: *const FyFile) {
-    for f in all_files() {
+    let open = OPEN.try_lock();
+    let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
+    for f in walk(heap) {
         if std::ptr::eq(f, except) {
             continue;
         }
-        // SAFETY: registered FILEs are live until fclose unregisters them.
+        // SAFETY: as in `flush_all` (the list lock is held for `heap`).
         let f = unsafe { &*f };
         if !f.lock.try_lock() {
-            continue; // another thread is using it: it will flush itself
+            continue;
         }
-        // SAFETY: the lock is held (taken just above).
-        let st = unsafe { &mut *f.st.get() };
-        if st.stream.is_some() && st.writable && st.buffering == Buffering::Line {
-            let _ = flush(f, st);
+        let g = Held_(f);
+        // SAFETY: the FILE's lock is held (taken just above); one borrow.
+        let st = unsafe { g.state() };
+        if st.buffering == Buffering::Line {
+            let _ = flush_if_writing(f, st);
         }
-        // SAFETY: taken above by this thread.
-        unsafe { f.lock.unlock() };
     }
 }
 
@@ -609,6 +671,10 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
         file.clear_front();
         st.window = Window::Empty;
     }
+    // Unregistered under the list lock (taken after the FILE's lock was
+    // released: list lock, then FILE lock is the order): once this
+    // returns, no walk can reach the FILE, and one in progress has let go
+    // of it.
     OPEN.lock().retain(|&p| p != f as usize);
     // SAFETY: the lock was released above; a heap FILE is ours to free.
     let heap = unsafe { (*file.st.get()).heap };
