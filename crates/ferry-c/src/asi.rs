@@ -258,13 +258,13 @@ fn salloc_mode(s: *mut FyFile, locked: bool, mode: c_int, len: *mut ssize_t) -> 
     })
 }
 
-fn sfree(s: *mut FyFile, locked: bool, ptr: *mut c_void) -> c_int {
+fn sfree(s: *mut FyFile, locked: bool, ptr: *const c_void) -> c_int {
     on(
         s,
         locked,
         |e| -e,
         |st| {
-            if ptr == empty() {
+            if ptr == empty().cast_const() {
                 return Ok(0);
             }
             let i = st
@@ -360,11 +360,11 @@ pub extern "C" fn fy_u_salloc(s: *mut FyFile, len: *mut ssize_t) -> *mut c_void 
     ffi_guard(std::ptr::null_mut(), libc::EIO, || salloc(s, false, len))
 }
 #[no_mangle]
-pub extern "C" fn fy_sfree(s: *mut FyFile, ptr: *mut c_void) -> c_int {
+pub extern "C" fn fy_sfree(s: *mut FyFile, ptr: *const c_void) -> c_int {
     ffi_guard(-libc::EIO, libc::EIO, || sfree(s, true, ptr))
 }
 #[no_mangle]
-pub extern "C" fn fy_u_sfree(s: *mut FyFile, ptr: *mut c_void) -> c_int {
+pub extern "C" fn fy_u_sfree(s: *mut FyFile, ptr: *const c_void) -> c_int {
     ffi_guard(-libc::EIO, libc::EIO, || sfree(s, false, ptr))
 }
 #[no_mangle]
@@ -472,7 +472,7 @@ pub extern "C" fn fy_unlock(s: *mut FyFile) {
 
 /// Frees a read region into a `Buf` (no copy); NULL and errno for
 /// anything else.
-pub(crate) fn region_to_buf(s: *mut FyFile, ptr: *mut c_void) -> Option<ferry::Buf> {
+pub(crate) fn region_to_buf(s: *mut FyFile, ptr: *const c_void) -> Option<ferry::Buf> {
     on(
         s,
         true,

@@ -262,7 +262,7 @@ pub extern "C" fn fy_buf_shares(a: *const FyBuf, b: *const FyBuf) -> libc::c_int
 /// Frees a read region of `s` (from fy_salloc) into a buffer that
 /// outlives the stream: no copy.
 #[no_mangle]
-pub extern "C" fn fy_region_to_buf(s: *mut crate::file::FyFile, ptr: *mut c_void) -> *mut FyBuf {
+pub extern "C" fn fy_region_to_buf(s: *mut crate::file::FyFile, ptr: *const c_void) -> *mut FyBuf {
     ffi_guard(
         std::ptr::null_mut(),
         libc::ENOMEM,

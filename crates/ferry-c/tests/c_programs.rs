@@ -302,6 +302,13 @@ fn impossible_sizes_fail_cleanly() {
     checks_itself("ferry-only/limits.c", &["-include", "ferry/unistd.h"]);
 }
 
+/// Read regions are read-only: a write through one of a mapped file
+/// faults (in a child process); the bytes and the file stay as they were.
+#[test]
+fn read_regions_are_read_only() {
+    checks_itself("ferry-only/regions.c", &[]);
+}
+
 #[test]
 fn stdio_unix_io_and_asi_on_one_stream() {
     checks_itself("ferry-only/mixed.c", &["-include", "ferry/unistd.h"]);
