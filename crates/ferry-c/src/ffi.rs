@@ -54,3 +54,32 @@ pub(crate) fn caught<R>(f: impl FnOnce() -> R) -> Option<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::{errno_value, set_errno};
+
+    // An entry point shaped like the library's: the panic must end as the
+    // failure value and errno, not as an abort at the boundary.
+    extern "C" fn panics(fail: bool) -> *mut u8 {
+        ffi_guard(std::ptr::null_mut(), libc::ENOMEM, || {
+            if fail {
+                panic!("a bug below the boundary");
+            }
+            std::ptr::NonNull::dangling().as_ptr()
+        })
+    }
+
+    #[test]
+    fn a_panic_becomes_the_failure_value_and_errno() {
+        set_errno(0);
+        assert!(panics(true).is_null());
+        assert_eq!(errno_value(), libc::ENOMEM);
+        set_errno(0);
+        assert!(!panics(false).is_null());
+        assert_eq!(errno_value(), 0);
+        assert_eq!(caught(|| -> i32 { panic!("inner") }), None);
+        assert_eq!(caught(|| 7), Some(7));
+    }
+}
