@@ -230,17 +230,24 @@ pub(crate) fn flush_all() -> c_int {
 /// exit's flush. glibc's `_IO_cleanup` flushes every stream without
 /// taking its lock ("some threads might use streams but that is their
 /// problem"); ferry cannot touch a stream another thread is in the middle
-/// of, so it takes each FILE's lock if it can have it at once or after a
-/// yield (glibc's `_IO_unbuffer_all` tries twice so) and leaves the
-/// stream alone otherwise. A thread blocked in fgets(stdin) holds stdin's
-/// lock for as long as no input comes: exit must not wait for it, and
-/// the streams nobody holds are still flushed.
+/// of, so it flushes the streams nobody holds (`flush_unheld`). A thread
+/// blocked in fgets(stdin) holds stdin's lock for as long as no input
+/// comes: exit must not wait for it.
+fn flush_at_exit() {
+    flush_unheld();
+}
+
+/// Flushes every stream whose lock can be had at once or after a yield
+/// (glibc's `_IO_unbuffer_all` tries twice so) and leaves the others
+/// alone: for exit, and for popen (glibc's popen flushes nothing; ferry
+/// flushes so what this process buffered for a shared output goes out
+/// before the child's, but must not wait behind a blocked reader either).
 ///
 /// The list lock is waited for, but boundedly: only a walk or an
 /// fopen/fclose holds it, and a walk (fflush(NULL) in another thread) may
 /// itself be stuck behind such a reader. Past the bound only the std
 /// streams, which are static, are flushed.
-fn flush_at_exit() {
+pub(crate) fn flush_unheld() {
     let open = OPEN.try_lock_for(std::time::Duration::from_secs(1));
     let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
     for f in walk(heap) {

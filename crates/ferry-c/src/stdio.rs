@@ -1284,8 +1284,9 @@ pub extern "C" fn fy_popen(command: *const c_char, mode: *const c_char) -> *mut 
         } else {
             c.stdin(std::process::Stdio::piped());
         }
-        // What this process buffered for a shared output goes out first.
-        file::flush_all();
+        // What this process buffered for a shared output goes out first
+        // (the streams no other thread holds: see `flush_unheld`).
+        file::flush_unheld();
         let mut child = match c.spawn() {
             Ok(ch) => ch,
             Err(e) => {

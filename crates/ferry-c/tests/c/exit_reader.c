@@ -1,7 +1,8 @@
 /* exit() while another thread is blocked in fgets(stdin) (a pipe that
  * stays open and empty): the exit-time flush must not wait for the
  * stream the reader holds, and the output buffered in stdout and in a
- * file still reaches its place. */
+ * file still reaches its place. popen, which flushes in ferry, must not
+ * wait for it either. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -29,5 +30,11 @@ int main(void)
     printf("the file is %s before exit\n", g && fgetc(g) == EOF ? "empty" : "not empty");
     if (g)
         fclose(g);
+    FILE *p = popen("echo from a child", "r");
+    char line[100];
+    if (p && fgets(line, sizeof line, p))
+        printf("popen: %s", line);
+    if (p)
+        printf("pclose: %d\n", pclose(p));
     exit(0);
 }
