@@ -34,12 +34,13 @@ fn every_extern_c_function_is_guarded() {
                 .and_then(|r| r.split('(').next())
                 .unwrap_or("?")
                 .to_string();
-            // The signature ends at the line ending in `{`.
-            while !lines[i].trim_end().ends_with('{') {
-                i += 1;
-            }
-            let body = lines[i + 1..]
-                .iter()
+            // The body starts after the first `{` (a signature has none);
+            // its first statement, comments skipped, must be the guard.
+            let rest: Vec<&str> = lines[i..lines.len().min(i + 40)].to_vec();
+            let joined = rest.join("\n");
+            let after = joined.split_once('{').map_or("", |(_, b)| b);
+            let body = after
+                .lines()
                 .map(|l| l.trim())
                 .find(|l| !l.is_empty() && !l.starts_with("//"))
                 .unwrap_or("");
