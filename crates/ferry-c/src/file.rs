@@ -22,6 +22,7 @@ use parking_lot::{RawMutex, RawThreadId};
 use std::cell::UnsafeCell;
 use std::io::{self, BufRead, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// The buffering mode (setvbuf).
@@ -112,6 +113,9 @@ pub struct FyFile {
     pub wend: *mut u8,
     pub(crate) lock: RawReentrantMutex<RawMutex, RawThreadId>,
     pub(crate) st: UnsafeCell<State>,
+    /// Lookups of the descriptor table in flight on this FILE
+    /// (`unistd::Pinned`): close_file frees it only when none are left.
+    pub(crate) pins: AtomicUsize,
 }
 
 /// A std stream lives in a static; its stream is opened on first use.
@@ -157,6 +161,7 @@ pub(crate) const fn std_file(fd: c_int) -> FyFile {
         wend: std::ptr::null_mut(),
         lock: RawReentrantMutex::INIT,
         st: UnsafeCell::new(blank_state(fd)),
+        pins: AtomicUsize::new(0),
     }
 }
 
@@ -605,6 +610,7 @@ pub(crate) fn new_file(
         wend: std::ptr::null_mut(),
         lock: RawReentrantMutex::INIT,
         st: UnsafeCell::new(st),
+        pins: AtomicUsize::new(0),
     }));
     OPEN.lock().push(f as usize);
     f
@@ -683,10 +689,20 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
     // returns, no walk can reach the FILE, and one in progress has let go
     // of it.
     OPEN.lock().retain(|&p| p != f as usize);
+    // No descriptor names the FILE any more: numbers dup'd from its
+    // descriptor become plain descriptors (with glibc they outlive fclose
+    // too), and no new lookup can find it.
+    crate::unistd::forget_file(f);
     // SAFETY: the lock was released above; a heap FILE is ours to free.
     let heap = unsafe { (*file.st.get()).heap };
     if heap {
-        // SAFETY: made by Box::into_raw in new_file; unregistered above.
+        // Lookups that found it before it left the table end first (each
+        // sees it closed: EBADF).
+        while file.pins.load(Ordering::Acquire) != 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: made by Box::into_raw in new_file; unregistered from the
+        // list and the descriptor table above, and no lookup holds it.
         drop(unsafe { Box::from_raw(f) });
     }
     match first_err {

@@ -143,7 +143,8 @@ pub extern "C" fn fy_fdopen(fd: c_int, mode: *const c_char) -> *mut FyFile {
             set_errno(libc::EINVAL);
             return std::ptr::null_mut();
         }
-        if let Some(f) = crate::unistd::lookup(fd) {
+        if let Some(pin) = crate::unistd::lookup(fd) {
+            let f = pin.ptr();
             // An emulated descriptor: the FILE is its stream.
             // SAFETY: a live FILE from the descriptor table; lock taken.
             let g = unsafe { &*f }.locked();
@@ -1191,14 +1192,15 @@ pub extern "C" fn fy_vdprintf(fd: c_int, fmt: *const c_char, ap: *mut c_void) ->
         // glibc writes to the descriptor itself, past any FILE's buffer; so
         // does ferry, except for emulated descriptors (ferry/unistd.h), whose
         // bytes live in their stream.
-        let emulated = crate::unistd::lookup(fd).filter(|&f| {
-            file::file_ref(f).is_some_and(|file| {
+        let emulated = crate::unistd::lookup(fd).filter(|p| {
+            file::file_ref(p.ptr()).is_some_and(|file| {
                 let g = file.locked();
                 // SAFETY: lock held.
                 !unsafe { g.state() }.is_file
             })
         });
-        if let Some(f) = emulated {
+        if let Some(pin) = emulated {
+            let f = pin.ptr();
             // SAFETY: as above.
             let r = unsafe { fy__vfprintf_c(f.cast(), fmt, ap) };
             if r >= 0 && fy_fflush(f) != 0 {

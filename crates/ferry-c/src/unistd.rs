@@ -15,6 +15,7 @@ use libc::{c_char, c_int, c_void, mode_t, off_t, size_t, ssize_t};
 use std::collections::BTreeMap;
 use std::io::SeekFrom;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
 
 /// Descriptor → stream (FILE pointers as integers).
 /// (parking_lot's: no poisoning, so a panic elsewhere cannot make every
@@ -27,12 +28,41 @@ pub(crate) fn register(fd: c_int, f: *mut FyFile) {
     }
 }
 
-pub(crate) fn lookup(fd: c_int) -> Option<*mut FyFile> {
+/// A FILE found in the descriptor table, kept from being freed while this
+/// is held: `close_file` takes a FILE out of the table (under the table's
+/// lock, so no new pin can be taken) and then waits for its pins to drop.
+pub(crate) struct Pinned(*mut FyFile);
+
+impl Pinned {
+    /// Pins `f`; the caller holds the table's lock and found `f` in it
+    /// (or `f` is a static std stream).
+    fn new(f: *mut FyFile) -> Pinned {
+        // SAFETY: `f` is live: it is in the table, whose lock the caller
+        // holds (close_file removes it under that lock before freeing), or
+        // it is static.
+        unsafe { &*f }.pins.fetch_add(1, Ordering::Relaxed);
+        Pinned(f)
+    }
+
+    pub(crate) fn ptr(&self) -> *mut FyFile {
+        self.0
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: pinned, so still live; Release orders this thread's use
+        // of the FILE before close_file's Acquire load sees the count drop.
+        unsafe { &*self.0 }.pins.fetch_sub(1, Ordering::Release);
+    }
+}
+
+pub(crate) fn lookup(fd: c_int) -> Option<Pinned> {
     if fd <= 2 {
         // The std streams answer for 0, 1, 2 unless something replaced them.
         let t = FDS.lock();
         if let Some(&f) = t.get(&fd) {
-            return Some(f as *mut FyFile);
+            return Some(Pinned::new(f as *mut FyFile));
         }
         drop(t);
         // SAFETY: reading the std stream pointers.
@@ -42,13 +72,20 @@ pub(crate) fn lookup(fd: c_int) -> Option<*mut FyFile> {
         let g = file.locked();
         // SAFETY: lock held.
         let st = unsafe { g.state() };
-        return (fd >= 0 && !st.closed && st.fd == fd).then_some(f);
+        // A std stream is static: pinning it only keeps the count honest.
+        return (fd >= 0 && !st.closed && st.fd == fd).then(|| Pinned::new(f));
     }
-    FDS.lock().get(&fd).map(|&f| f as *mut FyFile)
+    let t = FDS.lock();
+    t.get(&fd).map(|&f| Pinned::new(f as *mut FyFile))
 }
 
 pub(crate) fn forget(fd: c_int) {
     FDS.lock().remove(&fd);
+}
+
+/// Takes every descriptor naming `f` out of the table (close_file).
+pub(crate) fn forget_file(f: *mut FyFile) {
+    FDS.lock().retain(|_, &mut p| p != f as usize);
 }
 
 /// open(2) on a stream (the variadic `fy_open` in ferry/unistd.h passes
@@ -99,10 +136,11 @@ pub extern "C" fn fy__open(path: *const c_char, flags: c_int, mode: mode_t) -> c
 #[no_mangle]
 pub extern "C" fn fy_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: read(2) with the caller's arguments.
             return unsafe { libc::read(fd, buf, n) };
         };
+        let f = pin.ptr();
         if isize::try_from(n).is_err() {
             // As the kernel: no buffer that long can be mapped.
             set_errno(libc::EFAULT);
@@ -124,10 +162,11 @@ pub extern "C" fn fy_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
 #[no_mangle]
 pub extern "C" fn fy_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: write(2) with the caller's arguments.
             return unsafe { libc::write(fd, buf, n) };
         };
+        let f = pin.ptr();
         if isize::try_from(n).is_err() {
             // As the kernel: no buffer that long can be mapped.
             set_errno(libc::EFAULT);
@@ -151,10 +190,11 @@ pub extern "C" fn fy_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t 
 #[no_mangle]
 pub extern "C" fn fy_lseek(fd: c_int, off: off_t, whence: c_int) -> off_t {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: lseek(2) with the caller's arguments.
             return unsafe { libc::lseek(fd, off, whence) };
         };
+        let f = pin.ptr();
         if stdio::fy_fseeko(f, off, whence) != 0 {
             return -1;
         }
@@ -195,10 +235,11 @@ fn positioned<R>(
 #[no_mangle]
 pub extern "C" fn fy_pread(fd: c_int, buf: *mut c_void, n: size_t, off: off_t) -> ssize_t {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: pread(2) with the caller's arguments.
             return unsafe { libc::pread(fd, buf, n, off) };
         };
+        let f = pin.ptr();
         if isize::try_from(n).is_err() {
             // As the kernel: no buffer that long can be mapped.
             set_errno(libc::EFAULT);
@@ -227,10 +268,11 @@ pub extern "C" fn fy_pread(fd: c_int, buf: *mut c_void, n: size_t, off: off_t) -
 #[no_mangle]
 pub extern "C" fn fy_pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ssize_t {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: pwrite(2) with the caller's arguments.
             return unsafe { libc::pwrite(fd, buf, n, off) };
         };
+        let f = pin.ptr();
         if isize::try_from(n).is_err() {
             // As the kernel: no buffer that long can be mapped.
             set_errno(libc::EFAULT);
@@ -257,10 +299,11 @@ pub extern "C" fn fy_pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t
 #[no_mangle]
 pub extern "C" fn fy_close(fd: c_int) -> c_int {
     ffi_guard(-1, libc::EIO, || {
-        let Some(f) = lookup(fd) else {
+        let Some(pin) = lookup(fd) else {
             // SAFETY: close(2) on the caller's descriptor.
             return unsafe { libc::close(fd) };
         };
+        let f = pin.ptr();
         forget(fd);
         let Some(file) = file::file_ref(f) else {
             // SAFETY: close(2) on the caller's descriptor.
@@ -288,6 +331,9 @@ pub extern "C" fn fy_close(fd: c_int) -> c_int {
         // SAFETY: closing the caller's descriptor number.
         let closed = unsafe { libc::close(fd) };
         if last {
+            // close_file waits for every pin: let go of ours first (this
+            // thread took the last descriptor, so only it frees the FILE).
+            drop(pin);
             // SAFETY: no descriptor names the stream any more.
             if let Err(e) = unsafe { file::close_file(f) } {
                 set_errno(e);
@@ -307,8 +353,9 @@ pub extern "C" fn fy_dup(fd: c_int) -> c_int {
         if new < 0 {
             return new;
         }
-        if let Some(file) = lookup(fd).and_then(file::file_ref) {
-            let f = file as *const FyFile as *mut FyFile;
+        let pin = lookup(fd);
+        if let Some(file) = pin.as_ref().and_then(|p| file::file_ref(p.ptr())) {
+            let f = pin.as_ref().map_or(std::ptr::null_mut(), Pinned::ptr);
             let g = file.locked();
             // SAFETY: lock held.
             let st = unsafe { g.state() };

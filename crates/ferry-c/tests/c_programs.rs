@@ -225,6 +225,23 @@ fn flushing_every_stream_while_others_close() {
     );
 }
 
+/// A descriptor dup'd from a FILE's works after fclose, as with glibc
+/// (ferry used to keep it naming the freed FILE), and a lookup of it that
+/// races the fclose never touches the freed FILE (malloc fills freed
+/// memory here, as in the test above, so such a use hangs or crashes).
+#[test]
+fn descriptors_outlive_fclose() {
+    same_with(
+        "fd_after_fclose.c",
+        b"",
+        &[],
+        &[
+            ("MALLOC_PERTURB_", "165"),
+            ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0"),
+        ],
+    );
+}
+
 /// exit() while a thread is blocked in fgets(stdin) on a pipe that stays
 /// open: the process exits at once, status 0, with the output buffered
 /// in stdout and in a file written out (both builds, the same). Before
