@@ -460,8 +460,7 @@ fn open_std(st: &mut State) {
     };
     match Stream::from_fd_with(owned, name, backend) {
         Ok(s) => {
-            // SAFETY: isatty on an open descriptor.
-            if fd != 2 && unsafe { libc::isatty(fd) } == 1 {
+            if fd != 2 && is_tty(fd) {
                 st.buffering = Buffering::Line;
             }
             st.seekable = fd == 0 && is_seekable(fd);
@@ -471,9 +470,23 @@ fn open_std(st: &mut State) {
     }
 }
 
+/// isatty, keeping errno: a stream that is no terminal must not leave
+/// ENOTTY behind from a call that succeeded (glibc's `local_isatty`).
+pub(crate) fn is_tty(fd: c_int) -> bool {
+    let saved = errno_value();
+    // SAFETY: isatty on any number is harmless.
+    let tty = unsafe { libc::isatty(fd) } == 1;
+    set_errno(saved);
+    tty
+}
+
 pub(crate) fn is_seekable(fd: c_int) -> bool {
+    let saved = errno_value();
     // SAFETY: lseek with SEEK_CUR and 0 does not move the offset.
-    unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) >= 0 }
+    let seekable = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) >= 0 };
+    // A pipe is no failure of the call that asked (ESPIPE stays inside).
+    set_errno(saved);
+    seekable
 }
 
 /// The stream for an operation that reads (EBADF when not readable).
@@ -597,11 +610,8 @@ pub(crate) fn new_file(
     };
     st.kind = kind;
     st.is_file = is_file;
-    if fd >= 0 && st.stream.is_some() {
-        // SAFETY: isatty on a descriptor the stream owns.
-        if unsafe { libc::isatty(fd) } == 1 {
-            st.buffering = Buffering::Line;
-        }
+    if fd >= 0 && st.stream.is_some() && is_tty(fd) {
+        st.buffering = Buffering::Line;
     }
     let f = Box::into_raw(Box::new(FyFile {
         rpos: std::ptr::null_mut(),

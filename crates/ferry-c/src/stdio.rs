@@ -233,10 +233,9 @@ pub extern "C" fn fy_freopen(
                 st.err = false;
                 st.push.clear();
                 st.seekable = file::is_seekable(fd);
-                // SAFETY: isatty on the stream's descriptor.
                 st.buffering = if fd == 2 {
                     Buffering::None
-                } else if unsafe { libc::isatty(fd) } == 1 {
+                } else if file::is_tty(fd) {
                     Buffering::Line
                 } else {
                     Buffering::Full

@@ -242,6 +242,13 @@ fn descriptors_outlive_fclose() {
     );
 }
 
+/// Calls that succeed leave errno as glibc's do (no ENOTTY or ESPIPE
+/// from the isatty and lseek a new stream makes).
+#[test]
+fn successful_calls_keep_errno() {
+    same("errno_kept.c", b"input\n", &[]);
+}
+
 /// exit() while a thread is blocked in fgets(stdin) on a pipe that stays
 /// open: the process exits at once, status 0, with the output buffered
 /// in stdout and in a file written out (both builds, the same). Before
