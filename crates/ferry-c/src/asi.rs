@@ -1,6 +1,7 @@
 //! ferry/asi.h: the Alloc Stream Interface in C. Regions are the stream's
 //! own bytes; the FILE keeps each one (by its address) until `fy_sfree`.
 
+use crate::ffi::ffi_guard;
 use crate::file::{self, errno_of, set_errno, settle, stream_of, FyFile, Held, Kind, State};
 use ferry::stream::Backend;
 use ferry::{Mode, Stream};
@@ -22,65 +23,69 @@ pub extern "C" fn fy_sopen(
     mode: mode_t,
     error: *mut c_int,
 ) -> *mut FyFile {
-    let report = |e: c_int| {
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        let report = |e: c_int| {
+            if !error.is_null() {
+                // SAFETY: the caller's out-parameter.
+                unsafe { *error = -e };
+            }
+            set_errno(e);
+            std::ptr::null_mut()
+        };
+        if path.is_null() {
+            return report(libc::EFAULT);
+        }
+        // SAFETY: open(2) with the caller's arguments.
+        let fd = unsafe { libc::open(path, flags, mode as libc::c_uint) };
+        if fd < 0 {
+            return report(file::errno_value());
+        }
+        let acc = flags & libc::O_ACCMODE;
+        let (read, write) = (acc != libc::O_WRONLY, acc != libc::O_RDONLY);
+        // SAFETY: our descriptor, handed to the stream.
+        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a C path.
+        let name = unsafe { std::ffi::CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned();
+        let s = match Stream::from_fd_with(owned, &name, Backend::Auto) {
+            Ok(s) => s,
+            Err(e) => return report(errno_of(&e)),
+        };
+        // The paper's rule: read-only streams start in read mode, others in
+        // write mode.
+        if write {
+            if let Err(e) = s.set_mode(Mode::Write) {
+                return report(errno_of(&e));
+            }
+        }
         if !error.is_null() {
             // SAFETY: the caller's out-parameter.
-            unsafe { *error = -e };
+            unsafe { *error = 0 };
         }
-        set_errno(e);
-        std::ptr::null_mut()
-    };
-    if path.is_null() {
-        return report(libc::EFAULT);
-    }
-    // SAFETY: open(2) with the caller's arguments.
-    let fd = unsafe { libc::open(path, flags, mode as libc::c_uint) };
-    if fd < 0 {
-        return report(file::errno_value());
-    }
-    let acc = flags & libc::O_ACCMODE;
-    let (read, write) = (acc != libc::O_WRONLY, acc != libc::O_RDONLY);
-    // SAFETY: our descriptor, handed to the stream.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: a C path.
-    let name = unsafe { std::ffi::CStr::from_ptr(path) }
-        .to_string_lossy()
-        .into_owned();
-    let s = match Stream::from_fd_with(owned, &name, Backend::Auto) {
-        Ok(s) => s,
-        Err(e) => return report(errno_of(&e)),
-    };
-    // The paper's rule: read-only streams start in read mode, others in
-    // write mode.
-    if write {
-        if let Err(e) = s.set_mode(Mode::Write) {
-            return report(errno_of(&e));
-        }
-    }
-    if !error.is_null() {
-        // SAFETY: the caller's out-parameter.
-        unsafe { *error = 0 };
-    }
-    let f = file::new_file(Some(s), 0, fd, read, write, Kind::Plain, true);
-    crate::unistd::register(fd, f);
-    f
+        let f = file::new_file(Some(s), 0, fd, read, write, Kind::Plain, true);
+        crate::unistd::register(fd, f);
+        f
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn fy_sclose(s: *mut FyFile) -> c_int {
-    if s.is_null() {
-        return -libc::EINVAL;
-    }
-    let fd = crate::stdio::fy_fileno(s);
-    crate::unistd::forget(fd);
-    // SAFETY: the caller gives the stream up.
-    match unsafe { file::close_file(s) } {
-        Ok(_) => 0,
-        Err(e) => {
-            set_errno(e);
-            -e
+    ffi_guard(-libc::EIO, libc::EIO, || {
+        if s.is_null() {
+            return -libc::EINVAL;
         }
-    }
+        let fd = crate::stdio::fy_fileno(s);
+        crate::unistd::forget(fd);
+        // SAFETY: the caller gives the stream up.
+        match unsafe { file::close_file(s) } {
+            Ok(_) => 0,
+            Err(e) => {
+                set_errno(e);
+                -e
+            }
+        }
+    })
 }
 
 /// Runs `op` on the settled state, under the FILE's lock when `locked`
@@ -96,18 +101,16 @@ fn on<R>(
         return bad(libc::EINVAL);
     };
     let _g = locked.then(|| file.locked());
-    // SAFETY: the lock is held, by us or (u_ operations) by the caller.
-    let st = unsafe { &mut *file.st.get() };
-    if let Err(e) = settle(file, st) {
-        let e = errno_of(&e);
-        set_errno(e);
-        return bad(e);
-    }
-    if let Err(e) = stream_of(st) {
-        set_errno(e);
-        return bad(e);
-    }
-    match op(st) {
+    // A panic below is an error of the call (-EIO), like any other.
+    let r = crate::ffi::caught(|| {
+        // SAFETY: the lock is held, by us or (u_ operations) by the
+        // caller; one borrow.
+        let st = unsafe { &mut *file.st.get() };
+        settle(file, st).map_err(|e| errno_of(&e))?;
+        stream_of(st)?;
+        op(st)
+    });
+    match r.unwrap_or(Err(libc::EIO)) {
         Ok(r) => r,
         Err(e) => {
             set_errno(e);
@@ -120,6 +123,17 @@ fn set_len(len: *mut ssize_t, v: ssize_t) {
     if !len.is_null() {
         // SAFETY: the caller's length argument.
         unsafe { *len = v };
+    }
+}
+
+/// The errno of a failed salloc. A region larger than any buffer can be
+/// comes back as `InvalidInput` with no system error; for C that is
+/// malloc's case, ENOMEM.
+fn alloc_errno(e: &std::io::Error) -> c_int {
+    if ferry::stream::os_error(e).is_none() && e.kind() == std::io::ErrorKind::InvalidInput {
+        libc::ENOMEM
+    } else {
+        errno_of(e)
     }
 }
 
@@ -160,7 +174,7 @@ fn alloc(
             Some(to) => g.salloc_at(want, to),
             None => g.salloc(want),
         }
-        .map_err(|e| errno_of(&e))?;
+        .map_err(|e| alloc_errno(&e))?;
         if r.is_empty() {
             drop(r);
             set_len(len, 0);
@@ -175,7 +189,7 @@ fn alloc(
             Some(to) => g.salloc_mut_at(want, to),
             None => g.salloc_mut(want),
         }
-        .map_err(|e| errno_of(&e))?;
+        .map_err(|e| alloc_errno(&e))?;
         let raw = r.into_raw();
         let (p, n) = (raw.as_ptr() as *mut c_void, raw.len());
         if n == 0 {
@@ -244,13 +258,13 @@ fn salloc_mode(s: *mut FyFile, locked: bool, mode: c_int, len: *mut ssize_t) -> 
     })
 }
 
-fn sfree(s: *mut FyFile, locked: bool, ptr: *mut c_void) -> c_int {
+fn sfree(s: *mut FyFile, locked: bool, ptr: *const c_void) -> c_int {
     on(
         s,
         locked,
         |e| -e,
         |st| {
-            if ptr == empty() {
+            if ptr == empty().cast_const() {
                 return Ok(0);
             }
             let i = st
@@ -339,19 +353,19 @@ fn set_mode(s: *mut FyFile, locked: bool, mode: c_int) -> c_int {
 
 #[no_mangle]
 pub extern "C" fn fy_salloc(s: *mut FyFile, len: *mut ssize_t) -> *mut c_void {
-    salloc(s, true, len)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || salloc(s, true, len))
 }
 #[no_mangle]
 pub extern "C" fn fy_u_salloc(s: *mut FyFile, len: *mut ssize_t) -> *mut c_void {
-    salloc(s, false, len)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || salloc(s, false, len))
 }
 #[no_mangle]
-pub extern "C" fn fy_sfree(s: *mut FyFile, ptr: *mut c_void) -> c_int {
-    sfree(s, true, ptr)
+pub extern "C" fn fy_sfree(s: *mut FyFile, ptr: *const c_void) -> c_int {
+    ffi_guard(-libc::EIO, libc::EIO, || sfree(s, true, ptr))
 }
 #[no_mangle]
-pub extern "C" fn fy_u_sfree(s: *mut FyFile, ptr: *mut c_void) -> c_int {
-    sfree(s, false, ptr)
+pub extern "C" fn fy_u_sfree(s: *mut FyFile, ptr: *const c_void) -> c_int {
+    ffi_guard(-libc::EIO, libc::EIO, || sfree(s, false, ptr))
 }
 #[no_mangle]
 pub extern "C" fn fy_srealloc(
@@ -359,7 +373,9 @@ pub extern "C" fn fy_srealloc(
     ptr: *mut c_void,
     newlen: *mut ssize_t,
 ) -> *mut c_void {
-    srealloc(s, true, ptr, newlen)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        srealloc(s, true, ptr, newlen)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_u_srealloc(
@@ -367,7 +383,9 @@ pub extern "C" fn fy_u_srealloc(
     ptr: *mut c_void,
     newlen: *mut ssize_t,
 ) -> *mut c_void {
-    srealloc(s, false, ptr, newlen)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        srealloc(s, false, ptr, newlen)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_sallocat(
@@ -376,7 +394,9 @@ pub extern "C" fn fy_sallocat(
     offset: off_t,
     whence: c_int,
 ) -> *mut c_void {
-    salloc_at(s, true, None, len, offset, whence)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_at(s, true, None, len, offset, whence)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_u_sallocat(
@@ -385,31 +405,37 @@ pub extern "C" fn fy_u_sallocat(
     offset: off_t,
     whence: c_int,
 ) -> *mut c_void {
-    salloc_at(s, false, None, len, offset, whence)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_at(s, false, None, len, offset, whence)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_sflush(s: *mut FyFile) -> c_int {
-    sflush(s, true)
+    ffi_guard(-libc::EIO, libc::EIO, || sflush(s, true))
 }
 #[no_mangle]
 pub extern "C" fn fy_u_sflush(s: *mut FyFile) -> c_int {
-    sflush(s, false)
+    ffi_guard(-libc::EIO, libc::EIO, || sflush(s, false))
 }
 #[no_mangle]
 pub extern "C" fn fy_set_stream_mode(s: *mut FyFile, mode: c_int) -> c_int {
-    set_mode(s, true, mode)
+    ffi_guard(-libc::EIO, libc::EIO, || set_mode(s, true, mode))
 }
 #[no_mangle]
 pub extern "C" fn fy_u_set_stream_mode(s: *mut FyFile, mode: c_int) -> c_int {
-    set_mode(s, false, mode)
+    ffi_guard(-libc::EIO, libc::EIO, || set_mode(s, false, mode))
 }
 #[no_mangle]
 pub extern "C" fn fy_Salloc(s: *mut FyFile, mode: c_int, len: *mut ssize_t) -> *mut c_void {
-    salloc_mode(s, true, mode, len)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_mode(s, true, mode, len)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_u_Salloc(s: *mut FyFile, mode: c_int, len: *mut ssize_t) -> *mut c_void {
-    salloc_mode(s, false, mode, len)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_mode(s, false, mode, len)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_SallocAt(
@@ -419,7 +445,9 @@ pub extern "C" fn fy_SallocAt(
     offset: off_t,
     whence: c_int,
 ) -> *mut c_void {
-    salloc_at(s, true, Some(mode), len, offset, whence)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_at(s, true, Some(mode), len, offset, whence)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_u_SallocAt(
@@ -429,20 +457,22 @@ pub extern "C" fn fy_u_SallocAt(
     offset: off_t,
     whence: c_int,
 ) -> *mut c_void {
-    salloc_at(s, false, Some(mode), len, offset, whence)
+    ffi_guard(std::ptr::null_mut(), libc::EIO, || {
+        salloc_at(s, false, Some(mode), len, offset, whence)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_lock(s: *mut FyFile) {
-    crate::stdio::fy_flockfile(s)
+    ffi_guard((), libc::EIO, || crate::stdio::fy_flockfile(s))
 }
 #[no_mangle]
 pub extern "C" fn fy_unlock(s: *mut FyFile) {
-    crate::stdio::fy_funlockfile(s)
+    ffi_guard((), libc::EIO, || crate::stdio::fy_funlockfile(s))
 }
 
 /// Frees a read region into a `Buf` (no copy); NULL and errno for
 /// anything else.
-pub(crate) fn region_to_buf(s: *mut FyFile, ptr: *mut c_void) -> Option<ferry::Buf> {
+pub(crate) fn region_to_buf(s: *mut FyFile, ptr: *const c_void) -> Option<ferry::Buf> {
     on(
         s,
         true,

@@ -22,7 +22,8 @@ use parking_lot::{RawMutex, RawThreadId};
 use std::cell::UnsafeCell;
 use std::io::{self, BufRead, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::sync::{Mutex, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
 
 /// The buffering mode (setvbuf).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -112,6 +113,9 @@ pub struct FyFile {
     pub wend: *mut u8,
     pub(crate) lock: RawReentrantMutex<RawMutex, RawThreadId>,
     pub(crate) st: UnsafeCell<State>,
+    /// Lookups of the descriptor table in flight on this FILE
+    /// (`unistd::Pinned`): close_file frees it only when none are left.
+    pub(crate) pins: AtomicUsize,
 }
 
 /// A std stream lives in a static; its stream is opened on first use.
@@ -157,6 +161,7 @@ pub(crate) const fn std_file(fd: c_int) -> FyFile {
         wend: std::ptr::null_mut(),
         lock: RawReentrantMutex::INIT,
         st: UnsafeCell::new(blank_state(fd)),
+        pins: AtomicUsize::new(0),
     }
 }
 
@@ -164,12 +169,21 @@ pub static STDIN: StaticFile = StaticFile(UnsafeCell::new(std_file(0)));
 pub static STDOUT: StaticFile = StaticFile(UnsafeCell::new(std_file(1)));
 pub static STDERR: StaticFile = StaticFile(UnsafeCell::new(std_file(2)));
 
-/// Every FILE that may hold unwritten bytes (for fflush(NULL) and exit).
-static OPEN: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Every heap FILE (addresses), for fflush(NULL) and exit; the std
+/// streams are static and always walked too.
+///
+/// This lock is glibc's `_IO_list_lock`: a walk holds it from its first
+/// FILE to its last, and `close_file` unregisters a FILE under it before
+/// freeing it, so a walk never touches a freed FILE. Lock order: this
+/// lock first, then a FILE's lock (as glibc's `_IO_flush_all`). Code that
+/// already holds a FILE's lock (a read that flushes line-buffered output)
+/// only *tries* this lock and the others' FILE locks, so it never waits
+/// against that order.
+static OPEN: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 static AT_EXIT: Once = Once::new();
 
 extern "C" fn flush_all_at_exit() {
-    flush_all();
+    crate::ffi::ffi_guard((), libc::EIO, flush_at_exit);
 }
 
 fn register_exit() {
@@ -179,49 +193,111 @@ fn register_exit() {
     });
 }
 
-pub(crate) fn all_files() -> Vec<*mut FyFile> {
-    let mut v: Vec<*mut FyFile> = vec![STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()];
-    if let Ok(o) = OPEN.lock() {
-        v.extend(o.iter().map(|&p| p as *mut FyFile));
-    }
-    v
+fn std_files() -> [*mut FyFile; 3] {
+    [STDIN.0.get(), STDOUT.0.get(), STDERR.0.get()]
 }
 
-/// fflush(NULL): every stream; EOF if any failed.
+/// The std streams, then the registered FILEs in `open`.
+fn walk(open: &[usize]) -> impl Iterator<Item = *mut FyFile> + '_ {
+    std_files()
+        .into_iter()
+        .chain(open.iter().map(|&p| p as *mut FyFile))
+}
+
+/// Flushes one FILE whose lock the caller holds, if it writes.
+fn flush_if_writing(f: &FyFile, st: &mut State) -> Result<(), c_int> {
+    if st.stream.is_some() && st.writable {
+        flush(f, st)?;
+    }
+    Ok(())
+}
+
+/// fflush(NULL): every stream; EOF if any failed. Holds the list lock
+/// throughout and waits for each FILE's lock in turn (glibc's
+/// `_IO_flush_all`).
 pub(crate) fn flush_all() -> c_int {
+    let open = OPEN.lock();
     let mut r = 0;
-    for f in all_files() {
-        // SAFETY: registered FILEs are live until fclose unregisters them.
+    for f in walk(&open) {
+        // SAFETY: std FILEs are static; a registered FILE is live while
+        // the list lock is held (close_file unregisters it under this
+        // lock before freeing it).
         let f = unsafe { &*f };
         let g = f.locked();
-        // SAFETY: the lock is held.
-        let st = unsafe { g.state() };
-        if st.stream.is_some() && st.writable && flush(f, st).is_err() {
+        // SAFETY: the FILE's lock is held; one borrow.
+        if flush_if_writing(f, unsafe { g.state() }).is_err() {
             r = libc::EOF;
         }
     }
     r
 }
 
+/// exit's flush. glibc's `_IO_cleanup` flushes every stream without
+/// taking its lock ("some threads might use streams but that is their
+/// problem"); ferry cannot touch a stream another thread is in the middle
+/// of, so it flushes the streams nobody holds (`flush_unheld`). A thread
+/// blocked in fgets(stdin) holds stdin's lock for as long as no input
+/// comes: exit must not wait for it.
+fn flush_at_exit() {
+    flush_unheld();
+}
+
+/// Flushes every stream whose lock can be had at once or after a yield
+/// (glibc's `_IO_unbuffer_all` tries twice so) and leaves the others
+/// alone: for exit, and for popen (glibc's popen flushes nothing; ferry
+/// flushes so what this process buffered for a shared output goes out
+/// before the child's, but must not wait behind a blocked reader either).
+///
+/// The list lock is waited for, but boundedly: only a walk or an
+/// fopen/fclose holds it, and a walk (fflush(NULL) in another thread) may
+/// itself be stuck behind such a reader. Past the bound only the std
+/// streams, which are static, are flushed.
+pub(crate) fn flush_unheld() {
+    let open = OPEN.try_lock_for(std::time::Duration::from_secs(1));
+    let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
+    for f in walk(heap) {
+        // SAFETY: as in `flush_all` (the list lock is held for `heap`).
+        let f = unsafe { &*f };
+        let mut got = f.lock.try_lock();
+        for _ in 0..2 {
+            if got {
+                break;
+            }
+            std::thread::yield_now();
+            got = f.lock.try_lock();
+        }
+        if !got {
+            continue;
+        }
+        let g = Held_(f);
+        // SAFETY: the FILE's lock is held (taken just above); one borrow.
+        let _ = flush_if_writing(f, unsafe { g.state() });
+    }
+}
+
 /// Flushes the line-buffered output streams (glibc does before reading a
-/// line-buffered or unbuffered input stream).
+/// line-buffered or unbuffered input stream). The caller holds the lock
+/// of `except`, so this only tries the list lock (the std streams are
+/// flushed without it) and the other FILEs' locks: a FILE another thread
+/// holds is being used by it, and will flush itself.
 pub(crate) fn flush_line_buffered(except: *const FyFile) {
-    for f in all_files() {
+    let open = OPEN.try_lock();
+    let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
+    for f in walk(heap) {
         if std::ptr::eq(f, except) {
             continue;
         }
-        // SAFETY: registered FILEs are live until fclose unregisters them.
+        // SAFETY: as in `flush_all` (the list lock is held for `heap`).
         let f = unsafe { &*f };
         if !f.lock.try_lock() {
-            continue; // another thread is using it: it will flush itself
+            continue;
         }
-        // SAFETY: the lock is held (taken just above).
-        let st = unsafe { &mut *f.st.get() };
-        if st.stream.is_some() && st.writable && st.buffering == Buffering::Line {
-            let _ = flush(f, st);
+        let g = Held_(f);
+        // SAFETY: the FILE's lock is held (taken just above); one borrow.
+        let st = unsafe { g.state() };
+        if st.buffering == Buffering::Line {
+            let _ = flush_if_writing(f, st);
         }
-        // SAFETY: taken above by this thread.
-        unsafe { f.lock.unlock() };
     }
 }
 
@@ -384,8 +460,7 @@ fn open_std(st: &mut State) {
     };
     match Stream::from_fd_with(owned, name, backend) {
         Ok(s) => {
-            // SAFETY: isatty on an open descriptor.
-            if fd != 2 && unsafe { libc::isatty(fd) } == 1 {
+            if fd != 2 && is_tty(fd) {
                 st.buffering = Buffering::Line;
             }
             st.seekable = fd == 0 && is_seekable(fd);
@@ -395,9 +470,23 @@ fn open_std(st: &mut State) {
     }
 }
 
+/// isatty, keeping errno: a stream that is no terminal must not leave
+/// ENOTTY behind from a call that succeeded (glibc's `local_isatty`).
+pub(crate) fn is_tty(fd: c_int) -> bool {
+    let saved = errno_value();
+    // SAFETY: isatty on any number is harmless.
+    let tty = unsafe { libc::isatty(fd) } == 1;
+    set_errno(saved);
+    tty
+}
+
 pub(crate) fn is_seekable(fd: c_int) -> bool {
+    let saved = errno_value();
     // SAFETY: lseek with SEEK_CUR and 0 does not move the offset.
-    unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) >= 0 }
+    let seekable = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) >= 0 };
+    // A pipe is no failure of the call that asked (ESPIPE stays inside).
+    set_errno(saved);
+    seekable
 }
 
 /// The stream for an operation that reads (EBADF when not readable).
@@ -521,11 +610,8 @@ pub(crate) fn new_file(
     };
     st.kind = kind;
     st.is_file = is_file;
-    if fd >= 0 && st.stream.is_some() {
-        // SAFETY: isatty on a descriptor the stream owns.
-        if unsafe { libc::isatty(fd) } == 1 {
-            st.buffering = Buffering::Line;
-        }
+    if fd >= 0 && st.stream.is_some() && is_tty(fd) {
+        st.buffering = Buffering::Line;
     }
     let f = Box::into_raw(Box::new(FyFile {
         rpos: std::ptr::null_mut(),
@@ -534,10 +620,9 @@ pub(crate) fn new_file(
         wend: std::ptr::null_mut(),
         lock: RawReentrantMutex::INIT,
         st: UnsafeCell::new(st),
+        pins: AtomicUsize::new(0),
     }));
-    if let Ok(mut o) = OPEN.lock() {
-        o.push(f as usize);
-    }
+    OPEN.lock().push(f as usize);
     f
 }
 
@@ -609,13 +694,25 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
         file.clear_front();
         st.window = Window::Empty;
     }
-    if let Ok(mut o) = OPEN.lock() {
-        o.retain(|&p| p != f as usize);
-    }
+    // Unregistered under the list lock (taken after the FILE's lock was
+    // released: list lock, then FILE lock is the order): once this
+    // returns, no walk can reach the FILE, and one in progress has let go
+    // of it.
+    OPEN.lock().retain(|&p| p != f as usize);
+    // No descriptor names the FILE any more: numbers dup'd from its
+    // descriptor become plain descriptors (with glibc they outlive fclose
+    // too), and no new lookup can find it.
+    crate::unistd::forget_file(f);
     // SAFETY: the lock was released above; a heap FILE is ours to free.
     let heap = unsafe { (*file.st.get()).heap };
     if heap {
-        // SAFETY: made by Box::into_raw in new_file; unregistered above.
+        // Lookups that found it before it left the table end first (each
+        // sees it closed: EBADF).
+        while file.pins.load(Ordering::Acquire) != 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: made by Box::into_raw in new_file; unregistered from the
+        // list and the descriptor table above, and no lookup holds it.
         drop(unsafe { Box::from_raw(f) });
     }
     match first_err {
@@ -654,20 +751,27 @@ pub(crate) fn with_stream<R>(
     // SAFETY: a FILE pointer from this library (the C contract).
     let file = unsafe { &*f };
     let g = file.locked();
-    // SAFETY: lock held; one borrow.
+    // A panic inside `op` ends here, under the lock, as an error of the
+    // stream (ferror, errno EIO), like any other failed operation.
+    let r = crate::ffi::caught(|| {
+        // SAFETY: lock held; one borrow (it ends with this closure).
+        let st = unsafe { g.state() };
+        if let Err(e) = settle(file, st) {
+            return Err(errno_of(&e));
+        }
+        pick(st)?;
+        op(file, st)
+    });
+    // SAFETY: lock held; the closure's borrow has ended.
     let st = unsafe { g.state() };
-    if let Err(e) = settle(file, st) {
-        fail(st, errno_of(&e));
-        return bad;
-    }
-    if let Err(e) = pick(st) {
-        fail(st, e);
-        return bad;
-    }
-    match op(file, st) {
-        Ok(r) => r,
-        Err(e) => {
+    match r {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
             fail(st, e);
+            bad
+        }
+        None => {
+            fail(st, libc::EIO);
             bad
         }
     }

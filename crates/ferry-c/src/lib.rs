@@ -11,7 +11,10 @@
 //! One stream serves all four: only the stream buffers data, so a program
 //! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
 //! offset. The FFI boundary is unsafe by nature; each block says why it
-//! holds.
+//! holds. No panic crosses it: every `extern "C"` function runs inside
+//! `ffi::ffi_guard` (tests/ffi_boundary.rs checks), and sizes that come
+//! from C are allocated fallibly, so failures are NULL / -1 / EOF and
+//! errno as in glibc.
 
 // Every `extern "C"` function here takes C pointers on the contract its
 // header states (a FILE from this library, a buffer of the given size, a
@@ -20,6 +23,7 @@
 
 pub mod asi;
 pub mod buf;
+mod ffi;
 pub mod file;
 pub mod stdio;
 pub mod unistd;

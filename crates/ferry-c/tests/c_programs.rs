@@ -54,8 +54,17 @@ struct Out {
 }
 
 fn run(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str]) -> Out {
+    run_with(exe, dir, stdin, args, &[])
+}
+
+/// How long a test program may run before it counts as hung (killed,
+/// status None).
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+fn run_with(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) -> Out {
     let mut c = Command::new(exe);
     c.arg(dir).args(args).current_dir(dir);
+    c.envs(env.iter().copied());
     c.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -66,7 +75,20 @@ fn run(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str]) -> Out {
         use std::io::Write;
         let _ = sin.write_all(&data);
     });
+    // A hung program (a deadlock) is killed at the deadline.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(DEADLINE).is_err() {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    });
     let o = child.wait_with_output().expect("waiting");
+    let _ = tx.send(());
+    let _ = watchdog.join();
     let _ = feeder.join();
     Out {
         status: o.status.code(),
@@ -78,6 +100,11 @@ fn run(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str]) -> Out {
 /// Both builds of `name`, run in fresh directories with the same input:
 /// the same output, the same status.
 fn same(name: &str, stdin: &[u8], args: &[&str]) {
+    same_with(name, stdin, args, &[])
+}
+
+/// `same`, with extra environment variables for both runs.
+fn same_with(name: &str, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) {
     let work = tempfile::tempdir().expect("tempdir");
     let g = work.path().join("glibc");
     let f = work.path().join("ferry");
@@ -86,8 +113,8 @@ fn same(name: &str, stdin: &[u8], args: &[&str]) {
     let (dg, df) = (work.path().join("dg"), work.path().join("df"));
     std::fs::create_dir(&dg).unwrap();
     std::fs::create_dir(&df).unwrap();
-    let a = run(&g, &dg, stdin, args);
-    let b = run(&f, &df, stdin, args);
+    let a = run_with(&g, &dg, stdin, args, env);
+    let b = run_with(&f, &df, stdin, args, env);
     let show = |o: &Out| {
         format!(
             "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
@@ -175,6 +202,139 @@ fn output_is_flushed_at_exit() {
 #[test]
 fn threads_never_split_a_line() {
     same("threads.c", b"", &[]);
+}
+
+/// fflush(NULL) and a read's flush of line-buffered output walk the open
+/// streams while another thread opens and closes them: the walk must
+/// never touch a freed FILE (the list lock covers fclose's unregister).
+///
+/// glibc's malloc is told to fill freed memory (MALLOC_PERTURB_) and to
+/// keep no per-thread cache (which skips the fill), so a FILE used after
+/// fclose freed it has a garbage lock: the walk hangs or panics instead
+/// of quietly reading stale bytes. (Before the fix most runs failed so.)
+#[test]
+fn flushing_every_stream_while_others_close() {
+    same_with(
+        "flush_race.c",
+        b"",
+        &[],
+        &[
+            ("MALLOC_PERTURB_", "165"),
+            ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0"),
+        ],
+    );
+}
+
+/// A descriptor dup'd from a FILE's works after fclose, as with glibc
+/// (ferry used to keep it naming the freed FILE), and a lookup of it that
+/// races the fclose never touches the freed FILE (malloc fills freed
+/// memory here, as in the test above, so such a use hangs or crashes).
+#[test]
+fn descriptors_outlive_fclose() {
+    same_with(
+        "fd_after_fclose.c",
+        b"",
+        &[],
+        &[
+            ("MALLOC_PERTURB_", "165"),
+            ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0"),
+        ],
+    );
+}
+
+/// Calls that succeed leave errno as glibc's do (no ENOTTY or ESPIPE
+/// from the isatty and lseek a new stream makes).
+#[test]
+fn successful_calls_keep_errno() {
+    same("errno_kept.c", b"input\n", &[]);
+}
+
+/// exit() while a thread is blocked in fgets(stdin) on a pipe that stays
+/// open: the process exits at once, status 0, with the output buffered
+/// in stdout and in a file written out (both builds, the same). Before
+/// exit it runs popen, which ferry (unlike glibc) flushes for: that must
+/// not wait for the reader either.
+#[test]
+fn exit_does_not_wait_for_a_blocked_reader() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut outs = Vec::new();
+    for ferry in [false, true] {
+        let exe = work.path().join(if ferry { "ferry" } else { "glibc" });
+        compile(&src("exit_reader.c"), &exe, ferry, &[]);
+        let dir = work.path().join(if ferry { "df" } else { "dg" });
+        std::fs::create_dir(&dir).unwrap();
+        let mut child = Command::new(&exe)
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running exit_reader");
+        // Keep the write end of stdin open (and empty) until the end.
+        let stdin = child.stdin.take();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("waiting") {
+                break Some(s);
+            }
+            if start.elapsed() > std::time::Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        drop(stdin);
+        let mut out = String::new();
+        let mut err = String::new();
+        use std::io::Read;
+        child
+            .stdout
+            .take()
+            .expect("piped")
+            .read_to_string(&mut out)
+            .unwrap();
+        child
+            .stderr
+            .take()
+            .expect("piped")
+            .read_to_string(&mut err)
+            .unwrap();
+        let name = if ferry { "ferry" } else { "glibc" };
+        let status = status.unwrap_or_else(|| {
+            panic!(
+                "{name}: still running after 10 s (exit or popen waits for the reader)\n{out}{err}"
+            )
+        });
+        let file = std::fs::read_to_string(dir.join("left-open")).unwrap_or_default();
+        assert_eq!(status.code(), Some(0), "{name}: {status:?}\n{out}{err}");
+        assert_eq!(file, "buffered in a file\n", "{name}: the file");
+        outs.push(out);
+    }
+    assert_eq!(
+        outs[1], outs[0],
+        "ferry (left) and glibc (right) printed differently"
+    );
+    assert!(
+        outs[0].contains("buffered in stdout, then exit"),
+        "{}",
+        outs[0]
+    );
+}
+
+/// Sizes no memory can hold (fy_bufmut_new(SIZE_MAX), salloc of
+/// PTRDIFF_MAX bytes, fread whose size * n overflows) fail with NULL, -1
+/// or 0 and errno, and the program goes on: nothing panics or aborts.
+#[test]
+fn impossible_sizes_fail_cleanly() {
+    checks_itself("ferry-only/limits.c", &["-include", "ferry/unistd.h"]);
+}
+
+/// Read regions are read-only: a write through one of a mapped file
+/// faults (in a child process); the bytes and the file stay as they were.
+#[test]
+fn read_regions_are_read_only() {
+    checks_itself("ferry-only/regions.c", &[]);
 }
 
 #[test]

@@ -12,7 +12,7 @@
  *     const char *p;
  *     while ((p = fy_salloc(s, &len)) && len > 0) {
  *         use(p, len);              // the stream's buffer, no copy
- *         fy_sfree(s, (void *)p);
+ *         fy_sfree(s, p);
  *         len = 1 << 20;
  *     }
  *     if (!p) report(-len);         // a negative errno, from the call
@@ -29,6 +29,19 @@
  * Regions stay valid until freed, whatever else happens to the stream.
  * Write regions reach the file in the order they were allocated, whatever
  * order they are freed in; the file grows when they are freed.
+ *
+ * Read regions are read-only: hold the pointer as `const` (the example
+ * above does; C converts `void *` to `const char *` without a cast, and
+ * fy_sfree and fy_region_to_buf take `const void *`). The
+ * bytes are the stream's own and may be shared: a mapped file's pages
+ * are mapped read-only (a write faults, SIGSEGV), other read buffers are
+ * ordinary memory that a fy_buf made by fy_region_to_buf (ferry/buf.h),
+ * another region of the same buffer or the stream's next read may still
+ * be using, so a write through a read region is undefined behaviour even
+ * where it does not fault. To change the bytes, copy them. Only write
+ * regions (write mode) are the program's to fill. (ferry does not write
+ * protect every read buffer: an mprotect per refill would cost more than
+ * the copy the interface exists to avoid.)
  */
 #ifndef FERRY_ASI_H
 #define FERRY_ASI_H
@@ -58,14 +71,18 @@ fy_stream *fy_sopen(const char *path, int flags, mode_t mode, int *error);
 int fy_sclose(fy_stream *s);
 
 /* Allocates *len bytes at the stream offset and advances it. Read mode:
- * the bytes of the stream; fewer only at end of file (0 at end of file:
- * a non-NULL pointer that needs no sfree). Write mode: room for exactly
- * *len bytes. NULL on error with *len = -errno. */
+ * the bytes of the stream, read-only (see above); fewer only at end of
+ * file (0 at end of file: a non-NULL pointer that needs no sfree). Write
+ * mode: room for exactly *len bytes. NULL on error with *len = -errno:
+ * -EINVAL for a negative *len, -ENOMEM for a region no memory can hold
+ * (a write region, or a read region of a pipe, of PTRDIFF_MAX bytes),
+ * -EFBIG for a write region that would pass the largest file offset. */
 void *fy_salloc(fy_stream *s, ssize_t *len);
 
-/* Frees a region (`ptr` as salloc returned it). 0 or a negative errno
+/* Frees a region (`ptr` as salloc returned it; `const`, so a read region
+ * held as a const pointer needs no cast). 0 or a negative errno
  * (-EINVAL: not a region of this stream). */
-int fy_sfree(fy_stream *s, void *ptr);
+int fy_sfree(fy_stream *s, const void *ptr);
 
 /* Shrinks or grows the most recent write region to *newlen; the next
  * allocation starts right after it. Returns the region (it may move when
@@ -89,7 +106,7 @@ void *fy_SallocAt(fy_stream *s, int mode, ssize_t *len, off_t offset, int whence
 /* Unlocked variants: the caller holds fy_lock (or no other thread uses
  * the stream). */
 void *fy_u_salloc(fy_stream *s, ssize_t *len);
-int fy_u_sfree(fy_stream *s, void *ptr);
+int fy_u_sfree(fy_stream *s, const void *ptr);
 void *fy_u_srealloc(fy_stream *s, void *ptr, ssize_t *newlen);
 void *fy_u_sallocat(fy_stream *s, ssize_t *len, off_t offset, int whence);
 int fy_u_sflush(fy_stream *s);

@@ -19,6 +19,16 @@
  * fy_region_to_buf turns a read region from fy_salloc into a buffer that
  * outlives the stream — a mapped file's pages stay mapped, nothing is
  * copied.
+ *
+ * The bytes of a fy_buf are read-only (fy_buf_data returns const): other
+ * references, the read region it came from, or a mapped file's page
+ * cache share them, and a mapped file's pages are mapped read-only (a
+ * write faults). Only a fy_bufmut's spare room is writable, until it is
+ * frozen.
+ *
+ * Sizes no memory can hold fail as malloc does: fy_bufmut_new and
+ * fy_buf_copy return NULL, fy_bufmut_append returns -1 (the buffer is
+ * unchanged), with errno ENOMEM.
  */
 #ifndef FERRY_BUF_H
 #define FERRY_BUF_H
@@ -49,7 +59,7 @@ fy_buf *fy_buf_clone(const fy_buf *b);
 void fy_buf_release(fy_buf *b);
 int fy_buf_shares(const fy_buf *a, const fy_buf *b);
 
-fy_buf *fy_region_to_buf(fy_stream *s, void *region);
+fy_buf *fy_region_to_buf(fy_stream *s, const void *region);
 
 #ifdef __cplusplus
 }

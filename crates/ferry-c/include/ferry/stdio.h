@@ -227,7 +227,10 @@ static inline int fy_fputs(const char *s, fy_FILE *f)
 }
 
 /* fread and fwrite: a memcpy out of the read window, or into the write
- * window, when the request fits there (one thread); else the library. */
+ * window, when the request fits there (one thread); else the library.
+ * A size * n past PTRDIFF_MAX (or overflowing) names no buffer: 0, errno
+ * EFAULT and the error flag, with nothing read or written (glibc
+ * multiplies modulo 2^64 and read(2) or write(2) then fail so). */
 static inline size_t fy_fread(void *ptr, size_t size, size_t n, fy_FILE *f)
 {
     size_t len;
