@@ -7,6 +7,11 @@
 //! unchanged, to whatever ferry displaced (see `chain.rs`). It takes no
 //! lock, allocates nothing, and makes only async-signal-safe calls: `mmap`,
 //! `sigaction`, `pthread_sigmask`, `rt_tgsigqueueinfo`.
+//!
+//! Calling a displaced handler, it blocks that handler's `sa_mask` as the
+//! kernel would; it does not emulate `SA_RESETHAND` (resetting would
+//! uninstall ferry's guard) or `SA_NODEFER` (SIGBUS stays blocked while
+//! the displaced handler runs, as it is while ferry's does).
 
 use super::chain::{self, Call};
 use super::{Entry, FAULTS, HANDSHAKE, INDEX, PAGE};

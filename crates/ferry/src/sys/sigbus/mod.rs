@@ -71,6 +71,8 @@ static FAULTS: AtomicU64 = AtomicU64::new(0);
 static PAGE: AtomicUsize = AtomicUsize::new(0);
 /// Serialises installing the handler.
 static INSTALL: Mutex<()> = Mutex::new(());
+/// ferry's handler has been installed at least once.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// A mapping registered with the guard; unregister before unmapping.
 #[derive(Debug)]
@@ -120,11 +122,13 @@ fn ensure_installed() -> bool {
     if cur.sa_sigaction == ours() {
         return true;
     }
-    let installed_before = PAGE.load(Ordering::Relaxed) != 0;
+    // Before the handler can run: it must not ask the kernel (or libc,
+    // whose `sysconf` need not be async-signal-safe) for the page size.
     PAGE.store(crate::sys::page_size(), Ordering::Relaxed);
     if !chain::push(&cur) {
-        // Displaced too often: leave the application's handler in place.
-        return installed_before;
+        // Displaced too often: leave the application's handler in place
+        // (ferry's still runs if it chains to the action it replaced).
+        return INSTALLED.load(Ordering::Relaxed);
     }
     // SAFETY: sigaction with valid pointers; the handler only reads state
     // that is initialised (statics, and `cur` pushed above).
@@ -135,8 +139,9 @@ fn ensure_installed() -> bool {
         libc::sigemptyset(&mut sa.sa_mask);
         let mut prev: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(libc::SIGBUS, &sa, &mut prev) != 0 {
-            return installed_before;
+            return INSTALLED.load(Ordering::Relaxed);
         }
+        INSTALLED.store(true, Ordering::Relaxed);
         // Someone installed another handler between our query and ours:
         // that one is what we displaced, so it comes first.
         if prev.sa_sigaction != cur.sa_sigaction {
