@@ -133,6 +133,51 @@ fn a_growing_index_frees_its_old_table_only_after_the_handler_left() {
     });
 }
 
+#[test]
+fn a_neighbour_unmapped_and_mapped_again_neither_hides_a_mapping_nor_is_read_freed() {
+    // Two-page mappings (size class 8 KiB) that share the granule `g`:
+    // B = [g - 4K, g + 4K) and A = [g + 4K, g + 12K) are both filed under
+    // g's key, B first. The writer unregisters B (frees its entry) and
+    // registers C at the same address (a new mapping where B was), which
+    // takes B's old position; meanwhile the handler looks up an address of
+    // A in granule g, reading each candidate's entry as the real handler
+    // does (B's or C's may come first).
+    const FREED: u8 = 0xff;
+    model(|| {
+        let s = Arc::new(Shared {
+            index: Index::new(),
+            hs: Handshake::new(),
+            mapping: UnsafeCell::new(7),
+        });
+        let entries: Arc<[UnsafeCell<u8>; 4]> =
+            Arc::new(std::array::from_fn(|_| UnsafeCell::new(0)));
+        let g = 1usize << 30;
+        let (b, a) = ((g - PAGE, g + PAGE), (g + PAGE, g + 3 * PAGE));
+        let mut w = Writer::new();
+        s.index.insert(&mut w, &s.hs, b.0, b.1, 2);
+        s.index.insert(&mut w, &s.hs, a.0, a.1, 1);
+        let h = {
+            let (s, entries) = (s.clone(), entries.clone());
+            thread::spawn(move || {
+                s.hs.enter();
+                let found = s.index.lookup(g + PAGE + 8, |v| {
+                    // SAFETY (model): loom checks this read against the free.
+                    let e = entries[v].with(|p| unsafe { *p });
+                    assert_ne!(e, FREED, "the handler read a freed entry");
+                    v == 1
+                });
+                s.hs.leave();
+                assert_eq!(found, Some(1), "A is found whatever its neighbour does");
+            })
+        };
+        s.index.remove(&mut w, &s.hs, b.0, b.1, 2);
+        // SAFETY (model): loom checks this write against the handler's read.
+        entries[2].with_mut(|p| unsafe { *p = FREED });
+        s.index.insert(&mut w, &s.hs, b.0, b.1, 3);
+        h.join().unwrap();
+    });
+}
+
 /// The protocol this guard had before: acquire/release only. loom finds the
 /// store→load reordering that lets both sides miss each other, which is
 /// what the fences in `handshake.rs` rule out.
