@@ -131,3 +131,27 @@ fn a_sigbus_outside_ferrys_mappings_keeps_the_default_behaviour() {
         "child should die of SIGBUS: {st:?}"
     );
 }
+
+#[test]
+fn more_mappings_than_the_old_table_held_are_all_guarded() {
+    // The guard used to hold 8192 mappings; beyond that mapping failed.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("many");
+    std::fs::write(&p, vec![3u8; 4096]).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&p)
+        .unwrap();
+    let bufs: Vec<ferry::Buf> = (0..10_000)
+        .map(|i| ferry::Buf::map_file(&f, 0..4096).unwrap_or_else(|e| panic!("map {i}: {e}")))
+        .collect();
+    assert!(bufs.iter().all(|b| b[4095] == 3 && b.is_intact()));
+    f.set_len(0).unwrap();
+    let last = bufs.last().unwrap();
+    assert_eq!(last[4095], 0, "the lost page reads as zeros");
+    assert!(!last.is_intact());
+    let first = &bufs[0];
+    assert_eq!(first[0], 0);
+    assert!(!first.is_intact());
+}

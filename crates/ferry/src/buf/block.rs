@@ -314,9 +314,8 @@ impl Block {
             None => {
                 // SAFETY: just mapped, not yet shared with anyone.
                 unsafe { crate::sys::map::unmap(m.base, m.map_len) };
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::OutOfMemory,
-                    "cannot guard another file mapping against SIGBUS (too many mappings)",
+                return Err(std::io::Error::other(
+                    "cannot install the SIGBUS guard that file mappings need",
                 ));
             }
         };
