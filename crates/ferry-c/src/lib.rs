@@ -25,6 +25,7 @@ pub mod asi;
 pub mod buf;
 mod ffi;
 pub mod file;
+mod registry;
 pub mod stdio;
 pub mod unistd;
 

@@ -457,7 +457,7 @@ pub extern "C" fn fy__uflow(f: *mut FyFile) -> c_int {
                 return Ok(EOF);
             }
             if st.buffering != Buffering::Full {
-                file::flush_line_buffered(file);
+                crate::registry::flush_line_buffered(file);
             }
             let g = guard(st)?;
             let (p, n) = match g.fill_buf() {
@@ -872,10 +872,10 @@ pub extern "C" fn fy_fsetpos(f: *mut FyFile, pos: *const libc::fpos_t) -> c_int 
 pub extern "C" fn fy_fflush(f: *mut FyFile) -> c_int {
     ffi_guard(-1, libc::EIO, || {
         if f.is_null() {
-            return file::flush_all();
+            return crate::registry::flush_all();
         }
         let Some(file) = file::file_ref(f) else {
-            return file::flush_all();
+            return crate::registry::flush_all();
         };
         let g = file.locked();
         // SAFETY: lock held.
@@ -1287,7 +1287,7 @@ pub extern "C" fn fy_popen(command: *const c_char, mode: *const c_char) -> *mut 
         }
         // What this process buffered for a shared output goes out first
         // (the streams no other thread holds: see `flush_unheld`).
-        file::flush_unheld();
+        crate::registry::flush_unheld();
         let mut child = match c.spawn() {
             Ok(ch) => ch,
             Err(e) => {
