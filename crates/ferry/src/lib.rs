@@ -30,7 +30,7 @@ mod sys;
 #[cfg(test)]
 mod test_support;
 
-pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats};
+pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats, MappedFile};
 pub use pool::{Pool, PoolConfig, PoolError, PoolStats};
 pub use stream::{
     Mode, OpenOptions, Region, RegionMut, SharedRegion, SharedRegionMut, SharedStream, Stream,

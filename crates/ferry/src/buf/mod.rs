@@ -16,6 +16,7 @@ pub(crate) mod block;
 mod buf_mut;
 mod content_id;
 mod fmt;
+mod mapped_file;
 mod shared;
 #[cfg(test)]
 mod tests;
@@ -23,11 +24,27 @@ mod tests;
 pub use aggregate::{Aggregate, AggregateReader, FragmentStats};
 pub use buf_mut::BufMut;
 pub use content_id::ContentId;
+pub use mapped_file::MappedFile;
 pub use shared::Buf;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static COPIED: AtomicU64 = AtomicU64::new(0);
+static SNAPSHOT: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn count_snapshot(n: usize) {
+    SNAPSHOT.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// Bytes copied, process-wide, into private snapshots of leased file
+/// mappings because a writer came (see [`MappedFile`]).
+///
+/// ```
+/// let _ = ferry::buf::snapshot_bytes();
+/// ```
+pub fn snapshot_bytes() -> u64 {
+    SNAPSHOT.load(Ordering::Relaxed)
+}
 
 pub(crate) fn count_copy(n: usize) {
     if n > 0 {

@@ -128,58 +128,6 @@ impl Buf {
         m.freeze()
     }
 
-    /// Maps `range` of `file` read-only, without reading it: the pages come
-    /// from the page cache when touched and are unmapped with the last
-    /// reference.
-    ///
-    /// The range must lie inside the file as it is now (else
-    /// `UnexpectedEof`). A file that another process truncates while mapped
-    /// can make a later touch fault; the stream layer guards against that.
-    ///
-    /// ```
-    /// # fn main() -> std::io::Result<()> {
-    /// use std::io::Write;
-    /// let mut f = tempfile::tempfile()?;
-    /// f.write_all(b"0123456789")?;
-    /// let b = ferry::Buf::map_file(&f, 2..6)?;
-    /// assert_eq!(&b[..], b"2345");
-    /// # Ok(()) }
-    /// ```
-    pub fn map_file(file: &std::fs::File, range: std::ops::Range<u64>) -> std::io::Result<Buf> {
-        use std::os::fd::AsFd;
-        if range.start > range.end {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("map_file: range {}..{} is reversed", range.start, range.end),
-            ));
-        }
-        let size = file.metadata()?.len();
-        if range.end > size {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!(
-                    "map_file: range {}..{} is past the end of a {size}-byte file",
-                    range.start, range.end
-                ),
-            ));
-        }
-        let len = usize::try_from(range.end - range.start).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "map_file: range too large",
-            )
-        })?;
-        if len == 0 {
-            return Ok(Buf::new());
-        }
-        let block = Block::map(file.as_fd(), range.start, len)?;
-        Ok(Buf {
-            ptr: block.data(),
-            len,
-            block,
-        })
-    }
-
     /// Number of bytes.
     #[inline]
     pub fn len(&self) -> usize {

@@ -121,6 +121,8 @@ pub(crate) struct Inner {
     finished: bool,
     /// Reads map the file in windows instead of copying it into buffers.
     mapped: bool,
+    /// The read lease that makes the mapped windows immutable.
+    lease: Option<crate::MappedFile>,
     /// The SIGBUS guard's fault count when this stream last looked.
     seen_faults: u64,
     /// Size and end of the last mapping window.
@@ -228,6 +230,7 @@ impl Inner {
             deferred: None,
             finished: false,
             mapped: false,
+            lease: None,
             seen_faults: 0,
             window: (0, u64::MAX),
         }
@@ -238,9 +241,15 @@ impl Inner {
         self.mapped
     }
 
-    /// Reads map the file (read-only regular files only).
+    /// Reads map the file (read-only regular files only), if ferry can
+    /// hold a read lease on it ([`crate::MappedFile`]); else they stay
+    /// buffered.
     pub(crate) fn set_mapped(&mut self) {
-        self.mapped = self.src.file().is_some();
+        self.lease = self
+            .src
+            .file()
+            .and_then(|f| crate::MappedFile::open(f).ok());
+        self.mapped = self.lease.is_some();
         self.seen_faults = fault_count();
     }
 
@@ -490,10 +499,17 @@ impl Inner {
             (size - start).min(min.max(window) as u64) as usize
         };
         self.window = (window, start + len as u64);
-        let buf = match self.src.file() {
-            Some(f) if len > 0 => {
-                Buf::map_file(f, start..start + len as u64).map_err(|e| self.err("mapping", e))?
-            }
+        let buf = match &self.lease {
+            Some(f) if len > 0 => match f.map(start..start + len as u64) {
+                Ok(b) => b,
+                // A writer broke the lease and still has the file open:
+                // read into buffers from here on.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    (self.mapped, self.lease) = (false, None);
+                    return self.fill(min);
+                }
+                Err(e) => return Err(self.err("mapping", e)),
+            },
             _ => Buf::new(),
         };
         self.retire_read();
