@@ -231,7 +231,7 @@ fn take(fd: BorrowedFd<'_>) -> io::Result<u64> {
 /// drop(file); // the lease lives on with `mapped` and its Bufs
 /// let a = mapped.map(2..6)?;
 /// assert_eq!(&a[..], b"2345");
-/// assert_eq!(mapped.len(), 10);
+/// assert_eq!(mapped.size()?, 10);
 ///
 /// // A writer is held back until `a` is a private copy; `a` keeps its bytes.
 /// std::fs::write(&path, b"abcdefghij")?;
@@ -287,15 +287,10 @@ impl MappedFile {
         })
     }
 
-    /// The file's length as of the current lease (taking a new one if a
-    /// writer broke the last).
-    pub fn len(&self) -> u64 {
-        self.lease_period().map_or(0, |(_, size)| size)
-    }
-
-    /// True if the file is empty (see [`MappedFile::len`]).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// The file's size under the current lease (taking a new lease if a
+    /// writer broke the last one: an error if that is refused).
+    pub fn size(&self) -> io::Result<u64> {
+        self.lease_period().map(|(_, size)| size)
     }
 
     /// The current lease period and the file's size in it, taking a new

@@ -7,9 +7,28 @@
 //!   [`freeze`](BufMut::freeze) makes it a `Buf` without copying.
 //! * [`Aggregate`] — an ordered list of `Buf` slices read as one sequence.
 //! * [`ContentId`] — equal ids mean equal bytes for the life of the process.
+//! * [`MappedFile`] — windows of a file mapped as `Buf`s under a read lease.
 //!
 //! Nothing here copies bytes unless its name says so; [`copied_bytes`]
 //! counts the bytes those named copies moved.
+//!
+//! # Immutability, block by block
+//!
+//! A `Buf` never changes while anyone can see it, and so equal
+//! `ContentId`s mean equal bytes. Each kind of block keeps that its own way:
+//!
+//! | block | who could write it | what stops them |
+//! |---|---|---|
+//! | heap, `Vec`, owner | a `BufMut` | it must be unique; `try_into_mut` bumps the generation |
+//! | pool slot | the next `BufMut` of the slot | recycling bumps the generation |
+//! | static | nobody | `'static` immutable bytes |
+//! | leased file mapping | writers of the file | the read lease: before a writer may open the file, ferry's lease thread snapshots every live mapping in place (private copy, `mremap` over the same address), then lets it through |
+//! | unchecked file mapping | writers of the file | the caller's promise ([`Buf::map_file_unchecked`]'s `# Safety`) |
+//!
+//! A snapshot keeps the block's id and generation: its bytes are the same,
+//! so its `ContentId` still names them. It is no longer the file's pages
+//! (no SIGBUS guard, and a pipe gets it by copy, not by `vmsplice`).
+//! [`snapshot_bytes`] counts what snapshots copied.
 
 mod aggregate;
 pub(crate) mod block;

@@ -323,13 +323,16 @@ impl Buf {
     /// Writes all of the bytes to `fd` (EINTR retried, partial writes
     /// resumed, no SIGPIPE: a closed pipe is an `EPIPE` error).
     ///
-    /// Bytes that are a file's own pages (a [`Buf::map_file`] buffer, or a
-    /// region of a mapped stream taken with `into_buf`) going to a pipe are
-    /// handed over by reference with `vmsplice`: the pipe holds the page
-    /// cache's pages and nothing is copied — as `splice` from the file
-    /// would, the reader sees the file's contents as they are when it
-    /// reads. Everything else is written with `write(2)` (`send` on a
-    /// socket). On an error a prefix of the bytes may have been written.
+    /// Bytes that are a file's own pages (a [`Buf::map_file`] or
+    /// [`Buf::map_file_unchecked`] buffer, or a region of a mapped stream
+    /// taken with `into_buf`) going to a pipe are handed over by reference
+    /// with `vmsplice`: the pipe holds the page cache's pages and nothing
+    /// is copied — as `splice` from the file would, the reader sees the
+    /// file's contents as they are when it reads (the `Buf` itself keeps
+    /// its bytes). A leased mapping that a writer already turned into a
+    /// private snapshot is not the file's pages any more, and is copied.
+    /// Everything else is written with `write(2)` (`send` on a socket). On
+    /// an error a prefix of the bytes may have been written.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {

@@ -59,7 +59,8 @@ impl Stream {
         // Mapping serves read-only local files (measured faster than reading
         // into buffers for a sequential scan here: docs/BENCHMARKS.md);
         // network and FUSE file systems, and streams that also write, get
-        // buffers.
+        // buffers. `set_mapped` maps only under a read lease, and leaves
+        // the stream buffered if none can be had (Backend::Mapped too).
         let map = info.regular
             && !opts.is_write()
             && match backend {

@@ -15,9 +15,9 @@
 //! is full) and reads it from a `signalfd`, so no other thread of the
 //! application ever receives it and no signal handler runs.
 
+use parking_lot::Mutex;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::OnceLock;
 
 // Not in the `libc` crate for every target; the values are Linux's
 // generic ones (`asm-generic/fcntl.h`), used by x86-64 and arm64.
@@ -51,12 +51,23 @@ pub(crate) fn lease_signal() -> libc::c_int {
 /// and plain `SIGIO` came instead): check every lease.
 pub(crate) type OnBreak = fn(Option<RawFd>);
 
-static THREAD: OnceLock<Result<libc::pid_t, i32>> = OnceLock::new();
+/// The process the lease thread was started in, and its thread id (or
+/// why it could not start).
+static THREAD: Mutex<Option<(u32, Result<libc::pid_t, i32>)>> = parking_lot::const_mutex(None);
 
-/// The lease thread's kernel thread id, starting it on the first call.
-/// `on_break` is the handler the thread calls (fixed by the first call).
+/// The lease thread's kernel thread id, starting it on the first call in
+/// this process (a child forked without `exec` starts its own).
 pub(crate) fn lease_thread(on_break: OnBreak) -> io::Result<libc::pid_t> {
-    let r = THREAD.get_or_init(|| start(on_break));
+    let pid = std::process::id();
+    let mut t = THREAD.lock();
+    let r = match *t {
+        Some((p, r)) if p == pid => r,
+        _ => {
+            let r = start(on_break);
+            *t = Some((pid, r));
+            r
+        }
+    };
     r.map_err(|e| {
         io::Error::new(
             io::Error::from_raw_os_error(e).kind(),
