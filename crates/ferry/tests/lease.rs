@@ -278,3 +278,85 @@ fn a_snapshot_goes_to_a_pipe_as_a_copy() {
     assert!(got == [b'a'; 8192], "the pipe got the snapshot's bytes");
     assert!(b[..] == [b'a'; 8192]);
 }
+
+#[test]
+fn readers_on_other_threads_see_the_same_bytes_throughout() {
+    let data = pattern(8 << 20, 7);
+    let (_d, p) = file_with(&data);
+    let b = Buf::map_file(&std::fs::File::open(&p).unwrap(), 0..8 << 20).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let readers: Vec<_> = (0..2)
+            .map(|k| {
+                let (b, data, stop) = (&b, &data, &stop);
+                sc.spawn(move || {
+                    let mut rounds = 0u32;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) || rounds == 0 {
+                        // Walk the pages in a different order per thread.
+                        for i in (0..2048).map(|i| (i * (2 * k + 1)) % 2048) {
+                            let r = i * 4096..(i + 1) * 4096;
+                            assert!(b[r.clone()] == data[r], "page {i}, round {rounds}");
+                        }
+                        rounds += 1;
+                    }
+                    rounds
+                })
+            })
+            .collect();
+        for c in ['A', 'B', 'C'] {
+            child_overwrites(&p, 0, 8 << 20, c);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+    });
+    assert!(b[..] == data[..]);
+}
+
+/// Run as another user (root re-runs this test binary through `setpriv`):
+/// a file it does not own cannot be leased, and the error says so.
+#[test]
+fn a_file_of_another_user_is_refused_and_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(path) = std::env::var("FERRY_LEASE_NOT_OWNER") {
+        let f = std::fs::File::open(&path).unwrap();
+        let e = Buf::map_file(&f, 0..10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::PermissionDenied, "{e}");
+        assert!(e.to_string().contains("owner"), "{e}");
+        assert!(Buf::read_file(&f, 0..10).unwrap()[..] == pattern(100, 8)[..10]);
+        println!("NOT-OWNER-OK");
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        // Not root: /etc/passwd belongs to root.
+        let f = std::fs::File::open("/etc/passwd").unwrap();
+        let e = Buf::map_file(&f, 0..1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::PermissionDenied, "{e}");
+        return;
+    }
+    let (d, p) = file_with(&pattern(100, 8));
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_file_of_another_user_is_refused_and_says_why",
+            "--nocapture",
+        ])
+        .env("FERRY_LEASE_NOT_OWNER", &p)
+        .output();
+    let Ok(out) = out else {
+        eprintln!("setpriv not found: skipped");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("NOT-OWNER-OK"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
