@@ -148,13 +148,19 @@ impl Drop for Link {
 /// ferry's own read-only open file, leased while it is in the registry.
 struct Leased {
     fd: OwnedFd,
+    /// The process that took the lease. A child forked without `exec`
+    /// shares the open file description, and so the lease: its copy must
+    /// not give the parent's lease up when it drops.
+    pid: u32,
 }
 
 impl Drop for Leased {
     fn drop(&mut self) {
         let mut reg = REGISTRY.lock();
         reg.remove(&self.fd.as_raw_fd());
-        lease::release(self.fd.as_fd());
+        if std::process::id() == self.pid {
+            lease::release(self.fd.as_fd());
+        }
         // The descriptor closes after the lock is let go; a late notice
         // for its number finds no entry, or another file whose lease is
         // not being broken, and is ignored.
@@ -283,7 +289,10 @@ impl MappedFile {
         );
         drop(reg);
         Ok(MappedFile {
-            file: Arc::new(Leased { fd }),
+            file: Arc::new(Leased {
+                fd,
+                pid: std::process::id(),
+            }),
         })
     }
 

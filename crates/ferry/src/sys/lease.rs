@@ -13,7 +13,11 @@
 //! per process on the first lease. That thread blocks the signal (and
 //! `SIGIO`, which the kernel sends instead when the real-time signal queue
 //! is full) and reads it from a `signalfd`, so no other thread of the
-//! application ever receives it and no signal handler runs.
+//! application ever receives it and no signal handler runs. (A `SIGIO`
+//! sent to the whole process reaches a thread that does not block it,
+//! never this one; only if every other thread blocked it too could the
+//! lease thread take it, checking its leases, and the application's own
+//! `sigwait` would miss it.)
 
 use parking_lot::Mutex;
 use std::io;
