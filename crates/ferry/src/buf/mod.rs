@@ -59,7 +59,16 @@ pub(crate) fn count_snapshot(n: usize) {
 /// mappings because a writer came (see [`MappedFile`]).
 ///
 /// ```
-/// let _ = ferry::buf::snapshot_bytes();
+/// # fn main() -> std::io::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f");
+/// std::fs::write(&path, [1u8; 4096])?;
+/// let b = ferry::Buf::map_file(&std::fs::File::open(&path)?, 0..4096)?;
+/// let before = ferry::buf::snapshot_bytes();
+/// std::fs::write(&path, [2u8; 4096])?; // waits for the snapshot
+/// assert!(ferry::buf::snapshot_bytes() >= before + 4096);
+/// assert_eq!(b[..], [1u8; 4096]);
+/// # Ok(()) }
 /// ```
 pub fn snapshot_bytes() -> u64 {
     SNAPSHOT.load(Ordering::Relaxed)
@@ -72,10 +81,11 @@ pub(crate) fn count_copy(n: usize) {
 }
 
 /// Bytes copied, process-wide, by the operations that say they copy
-/// ([`Buf::copy_from_slice`], [`Aggregate::coalesce`],
+/// ([`Buf::copy_from_slice`], [`Buf::read_file`], [`Aggregate::coalesce`],
 /// [`Aggregate::copy_to_slice`], [`Aggregate::copy_to_vec`],
 /// [`Aggregate::replace`]). Everything else in the memory layer moves
-/// references, not bytes.
+/// references, not bytes — except the snapshots a writer of a leased file
+/// forces, counted apart in [`snapshot_bytes`].
 ///
 /// ```
 /// let before = ferry::buf::copied_bytes();
