@@ -476,11 +476,12 @@ mod asi {
                 Ok(if n > 0 { 0 } else { 1 })
             }
             _ => {
-                // Both files mapped; lines are slices of the mappings.
+                // Both files mapped (read if no lease can be had); lines
+                // are slices of the mappings.
                 let map = |p: &str| -> io::Result<Buf> {
                     let f = File::open(p)?;
                     let len = f.metadata()?.len();
-                    Buf::map_file(&f, 0..len)
+                    Buf::map_file(&f, 0..len).or_else(|_| Buf::read_file(&f, 0..len))
                 };
                 let (a, b) = (map(&ins[0])?, map(&ins[1])?);
                 let code = crate::tools::diff_normal(&a, &b, &mut w)?;

@@ -9,6 +9,48 @@
 //!   and generation-numbered content ids, after IO-Lite;
 //! * [`Pool`] (module [`pool`]): page-aligned buffer pools with size classes
 //!   and a byte budget, after fbufs and Roadrunner.
+//! * [`MappedFile`]: file windows mapped into `Buf`s, kept immutable by a
+//!   read lease and a copy-on-write snapshot when a writer comes.
+//!
+//! ## The rule: a `Buf` never changes while anyone can see it
+//!
+//! Every other promise rests on this one: a `&[u8]` from a [`Buf`] is
+//! never written behind its back (Rust requires it), and two equal
+//! [`ContentId`]s (block id + generation) mean equal bytes for the life
+//! of the process — the unified cache to come keys on exactly that. What
+//! keeps it, for each kind of block:
+//!
+//! * **heap** (`BufMut` frozen, `copy_from_slice`, `read_file`) and
+//!   **`Vec`/owner** blocks: ferry's own memory; only a unique `BufMut`
+//!   writes, and taking a block back to write (`try_into_mut`) moves it
+//!   to a new generation, so old ids never match the new bytes;
+//! * **pool slots**: the same, and a slot going back to its pool gets a
+//!   new generation before it is handed out again;
+//! * **static** bytes: `'static` and immutable by Rust's own rules;
+//! * **leased file mappings** ([`Buf::map_file`], [`MappedFile::map`],
+//!   mapped streams): ferry holds a read lease (`F_SETLEASE`) on its own
+//!   read-only open of the file, so the kernel refuses the lease while
+//!   anyone has the file open for writing and, while it is held, tells
+//!   ferry before anyone may open it for writing or truncate it. ferry's
+//!   lease thread then copies every live mapping of the file into private
+//!   read-only memory and moves that over the same addresses (IO-Lite's
+//!   copy-on-write, done in user space) before giving the lease up: the
+//!   bytes behind each `Buf` — and so behind its `ContentId` — stay the
+//!   ones it was made with; only later mappings see the writer's bytes;
+//! * **unchecked mappings** ([`Buf::map_file_unchecked`], `unsafe`): the
+//!   caller's promise that nobody writes the range while the `Buf` lives.
+//!   A file that only shrinks is tolerated: the SIGBUS guard puts zeros
+//!   where the pages went and [`Buf::is_intact`] turns false.
+//!
+//! Where no lease can be had (the file is open for writing, belongs to
+//! another user, or its file system has no leases) the safe mapping API
+//! fails and says why; [`Buf::read_file`] copies instead, and a stream
+//! that would have mapped reads into buffers. Limits of the lease: a break
+//! left unanswered for `/proc/sys/fs/lease-break-time` (45 s; ferry
+//! answers in the time one copy of the mapped windows takes) lets the
+//! writer through anyway; and writes through a descriptor opened for
+//! writing *before* the lease cannot happen, because then the lease is
+//! refused.
 //!
 //! ```
 //! use ferry::{Aggregate, Buf, Pool};
@@ -33,7 +75,7 @@ mod sys;
 #[cfg(test)]
 mod test_support;
 
-pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats};
+pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats, MappedFile};
 pub use pool::{Pool, PoolConfig, PoolError, PoolStats};
 pub use stream::{
     Mode, OpenOptions, Region, RegionMut, SharedRegion, SharedRegionMut, SharedStream, Stream,

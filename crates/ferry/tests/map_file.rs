@@ -1,18 +1,22 @@
-//! `Buf::map_file` on real files.
+//! `Buf::map_file` on real files (read-only, with no writer: a file open
+//! for writing cannot be leased, see `tests/lease.rs`).
 
 use ferry::Buf;
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 
-fn file_with(bytes: &[u8]) -> std::fs::File {
-    let mut f = tempfile::tempfile().unwrap();
-    f.write_all(bytes).unwrap();
-    f
+/// A file written, closed and opened again read-only; the directory goes
+/// with the returned guard.
+fn file_with(bytes: &[u8]) -> (std::fs::File, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, bytes).unwrap();
+    (std::fs::File::open(&p).unwrap(), dir)
 }
 
 #[test]
 fn maps_unaligned_ranges_and_outlives_the_file() {
     let data: Vec<u8> = (0..3 * 4096 + 123).map(|i| (i % 253) as u8).collect();
-    let f = file_with(&data);
+    let (f, _dir) = file_with(&data);
     for (s, e) in [
         (0, 1),
         (1, 4097),
@@ -33,7 +37,7 @@ fn maps_unaligned_ranges_and_outlives_the_file() {
 
 #[test]
 fn past_the_end_and_reversed_ranges_are_errors() {
-    let f = file_with(b"0123456789");
+    let (f, _dir) = file_with(b"0123456789");
     let e = Buf::map_file(&f, 5..11).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
     assert!(e.to_string().contains("10-byte file"), "{e}");
@@ -49,7 +53,12 @@ fn write_only_file_cannot_be_mapped() {
     let p = dir.path().join("w");
     std::fs::write(&p, b"abc").unwrap();
     let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    // Safely: it is open for writing, so no lease.
     let e = Buf::map_file(&f, 0..3).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::WouldBlock, "{e}");
+    // Unchecked: mmap needs a readable descriptor.
+    // SAFETY: nothing is mapped (the call fails).
+    let e = unsafe { Buf::map_file_unchecked(&f, 0..3) }.unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EACCES), "{e}");
 }
 
@@ -58,9 +67,8 @@ fn mappings_are_released_with_the_last_reference() {
     // A named file, so that only its own mappings are counted (other tests
     // map files concurrently), mapped at every other page, so that the
     // kernel cannot merge neighbouring mappings into one.
-    let f = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(f.path(), vec![7u8; 1 << 20]).unwrap();
-    let path = f.path().to_str().unwrap().to_string();
+    let (file, dir) = file_with(&vec![7u8; 1 << 20]);
+    let path = dir.path().join("f").to_str().unwrap().to_string();
     let count = || {
         std::fs::read_to_string("/proc/self/maps")
             .unwrap()
@@ -68,7 +76,7 @@ fn mappings_are_released_with_the_last_reference() {
             .filter(|l| l.ends_with(path.as_str()))
             .count()
     };
-    let file = f.as_file();
+    let file = &file;
     assert_eq!(count(), 0);
     let bufs: Vec<Buf> = (0..20)
         .map(|i| Buf::map_file(file, i * 8192..i * 8192 + 4096).unwrap())

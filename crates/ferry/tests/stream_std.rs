@@ -103,8 +103,11 @@ fn stdin_from_a_pipe() {
 /// cannot make opens fail.
 #[test]
 fn the_environment_does_not_change_the_library() {
-    let f = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(f.path(), b"data").unwrap();
+    // A closed file (a `NamedTempFile` stays open for writing, and a file
+    // open for writing cannot be leased, so it would not be mapped).
+    let dir = tempfile::tempdir().unwrap();
+    let fp = dir.path().join("f");
+    std::fs::write(&fp, b"data").unwrap();
     if in_child() {
         let p = std::env::var("FERRY_STD_PATH").unwrap();
         match Stream::open(&p, &OpenOptions::read_only()) {
@@ -113,7 +116,7 @@ fn the_environment_does_not_change_the_library() {
         }
         return;
     }
-    let path = f.path().to_str().unwrap();
+    let path = fp.to_str().unwrap();
     let run = |v: Option<&str>| {
         let mut env = vec![("FERRY_STD_PATH", path)];
         if let Some(v) = v {
@@ -139,12 +142,12 @@ fn the_environment_does_not_change_the_library() {
     }
     // Options choose the backend.
     let s = Stream::open(
-        f.path(),
+        &fp,
         &OpenOptions::read_only().backend(ferry::stream::Backend::Buffered),
     )
     .unwrap();
     assert!(!s.is_mapped());
-    let w = Stream::open(f.path(), &OpenOptions::new().read(true).write(true)).unwrap();
+    let w = Stream::open(&fp, &OpenOptions::new().read(true).write(true)).unwrap();
     assert!(!w.is_mapped(), "a stream that writes is buffered");
 }
 

@@ -1,8 +1,12 @@
 //! `ferry diff`: GNU diff's normal and unified (`-u`, `-U N`) output,
 //! `-q`, `-s`, `-a`, `--label`, its binary-file check and exit statuses.
 //!
-//! Regular files are mapped (`Buf::map_file`) and their lines are handed to
-//! the diff as slices of the mapping — nothing is copied. The edit script
+//! Regular files are mapped (`Buf::map_file`, which holds a read lease so
+//! the bytes cannot change under the diff) and their lines are handed to
+//! the diff as slices of the mapping — nothing is copied. A file that
+//! cannot be leased (open for writing somewhere, owned by another user,
+//! on a file system without leases) is read into memory instead
+//! (`Buf::read_file`). The edit script
 //! comes from `imara-diff`'s Myers (with GNU's and git's heuristics for
 //! large inputs); its change groups are then slid the way GNU diff slides
 //! them (`shift_boundaries`), so that ambiguous changes are shown where GNU
@@ -179,7 +183,10 @@ fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
     let st = rustix::fs::fstat(&f).ok();
     let data = match &st {
         Some(s) if common::is_reg(s) => {
-            Buf::map_file(&f, 0..s.st_size as u64).map_err(common::os_only)?
+            let all = 0..s.st_size as u64;
+            Buf::map_file(&f, all.clone())
+                .or_else(|_| Buf::read_file(&f, all))
+                .map_err(common::os_only)?
         }
         _ => {
             let mut v = Vec::new();

@@ -48,6 +48,10 @@ pub(crate) enum Backing {
         #[cfg(not(miri))]
         guard: Option<crate::sys::sigbus::Registration>,
     },
+    /// A mapping of a file ferry holds a read lease on (a
+    /// [`MappedFile`](crate::MappedFile) window): unmapped on the last
+    /// drop; replaced in place by a private copy if a writer comes.
+    Leased(super::mapped_file::Link),
     /// A foreign owner (boxed), dropped by `drop_fn` on the last drop.
     Foreign {
         owner: *mut (),
@@ -146,7 +150,8 @@ impl Header {
 impl Drop for Header {
     fn drop(&mut self) {
         match &mut self.backing {
-            Backing::Static => {}
+            // A leased mapping's link unmaps it when it drops, next.
+            Backing::Static | Backing::Leased(_) => {}
             Backing::Heap { base, layout } => {
                 if layout.size() != 0 {
                     // SAFETY: `base` was allocated by the global allocator
@@ -301,7 +306,14 @@ impl Block {
         ))
     }
 
-    /// A read-only mapping of `len` bytes of a file at `offset` (`len > 0`).
+    /// A block over `cap` bytes at `data` that `backing` owns.
+    pub(crate) fn from_backing(data: NonNull<u8>, cap: usize, backing: Backing) -> Block {
+        Block::from_header(Header::new(next_block_id(), data, cap, backing))
+    }
+
+    /// A read-only mapping of `len` bytes of a file at `offset` (`len > 0`),
+    /// with no lease: the caller promises nobody writes it (see
+    /// [`Buf::map_file_unchecked`](crate::Buf::map_file_unchecked)).
     pub(crate) fn map(
         fd: std::os::fd::BorrowedFd<'_>,
         offset: u64,
@@ -402,13 +414,19 @@ impl Block {
         match &self.header().backing {
             #[cfg(not(miri))]
             Backing::Mapped { guard: Some(g), .. } => g.faulted(),
+            Backing::Leased(link) => link.faulted(),
             _ => false,
         }
     }
 
-    /// Is this block a mapping of a file's pages?
+    /// Is this block a mapping of a file's pages? (Not once a leased
+    /// mapping was replaced by its private snapshot.)
     pub(crate) fn maps_file(&self) -> bool {
-        matches!(self.header().backing, Backing::Mapped { .. })
+        match &self.header().backing {
+            Backing::Mapped { .. } => true,
+            Backing::Leased(link) => link.maps_file(),
+            _ => false,
+        }
     }
 
     /// Is this block a pool slot? (For statistics and tests.)

@@ -128,58 +128,6 @@ impl Buf {
         m.freeze()
     }
 
-    /// Maps `range` of `file` read-only, without reading it: the pages come
-    /// from the page cache when touched and are unmapped with the last
-    /// reference.
-    ///
-    /// The range must lie inside the file as it is now (else
-    /// `UnexpectedEof`). A file that another process truncates while mapped
-    /// can make a later touch fault; the stream layer guards against that.
-    ///
-    /// ```
-    /// # fn main() -> std::io::Result<()> {
-    /// use std::io::Write;
-    /// let mut f = tempfile::tempfile()?;
-    /// f.write_all(b"0123456789")?;
-    /// let b = ferry::Buf::map_file(&f, 2..6)?;
-    /// assert_eq!(&b[..], b"2345");
-    /// # Ok(()) }
-    /// ```
-    pub fn map_file(file: &std::fs::File, range: std::ops::Range<u64>) -> std::io::Result<Buf> {
-        use std::os::fd::AsFd;
-        if range.start > range.end {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("map_file: range {}..{} is reversed", range.start, range.end),
-            ));
-        }
-        let size = file.metadata()?.len();
-        if range.end > size {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!(
-                    "map_file: range {}..{} is past the end of a {size}-byte file",
-                    range.start, range.end
-                ),
-            ));
-        }
-        let len = usize::try_from(range.end - range.start).map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "map_file: range too large",
-            )
-        })?;
-        if len == 0 {
-            return Ok(Buf::new());
-        }
-        let block = Block::map(file.as_fd(), range.start, len)?;
-        Ok(Buf {
-            ptr: block.data(),
-            len,
-            block,
-        })
-    }
-
     /// Number of bytes.
     #[inline]
     pub fn len(&self) -> usize {
@@ -375,13 +323,16 @@ impl Buf {
     /// Writes all of the bytes to `fd` (EINTR retried, partial writes
     /// resumed, no SIGPIPE: a closed pipe is an `EPIPE` error).
     ///
-    /// Bytes that are a file's own pages (a [`Buf::map_file`] buffer, or a
-    /// region of a mapped stream taken with `into_buf`) going to a pipe are
-    /// handed over by reference with `vmsplice`: the pipe holds the page
-    /// cache's pages and nothing is copied — as `splice` from the file
-    /// would, the reader sees the file's contents as they are when it
-    /// reads. Everything else is written with `write(2)` (`send` on a
-    /// socket). On an error a prefix of the bytes may have been written.
+    /// Bytes that are a file's own pages (a [`Buf::map_file`] or
+    /// [`Buf::map_file_unchecked`] buffer, or a region of a mapped stream
+    /// taken with `into_buf`) going to a pipe are handed over by reference
+    /// with `vmsplice`: the pipe holds the page cache's pages and nothing
+    /// is copied — as `splice` from the file would, the reader sees the
+    /// file's contents as they are when it reads (the `Buf` itself keeps
+    /// its bytes). A leased mapping that a writer already turned into a
+    /// private snapshot is not the file's pages any more, and is copied.
+    /// Everything else is written with `write(2)` (`send` on a socket). On
+    /// an error a prefix of the bytes may have been written.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {

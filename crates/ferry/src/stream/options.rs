@@ -14,16 +14,27 @@ pub enum Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Backend {
     /// Chosen by descriptor and file-system type:
-    /// read-only regular files on local file systems are mapped; files that
-    /// are also written, and files on network or FUSE file systems, are
-    /// buffered; pipes, sockets and terminals are read and written in order.
+    /// read-only regular files on local file systems are mapped if ferry
+    /// can hold a read lease on them (see [`Backend::Mapped`]); files that
+    /// are also written, files open for writing elsewhere, and files on
+    /// network or FUSE file systems, are buffered; pipes, sockets and
+    /// terminals are read and written in order.
     #[default]
     Auto,
     /// `pread`/`pwrite` into page-aligned pool buffers.
     Buffered,
-    /// The file mapped in windows, read-only (streams that write fall back
-    /// to buffered). A file that shrinks under the mapping is an
-    /// `UnexpectedEof` error, never a crash.
+    /// The file mapped in windows, read-only, under a read lease
+    /// ([`MappedFile`](crate::MappedFile)): a writer that comes along is
+    /// held back until every window the stream lent out is a private
+    /// snapshot, so regions and their `Buf`s never change. Where no lease
+    /// can be had — the file is open for writing (in this process too),
+    /// belongs to another user, or its file system has no leases — the
+    /// stream is buffered instead, as it is for streams that write; check
+    /// [`Stream::is_mapped`](crate::Stream::is_mapped). Likewise, once a
+    /// writer broke the lease and still holds the file open, further
+    /// windows are read into buffers. (Pages lost anyway — a break left
+    /// unanswered for the kernel's lease-break time, then a truncation —
+    /// are an `UnexpectedEof` error, never a crash.)
     Mapped,
     /// `read`/`write` at the descriptor's own offset, in order, even on a
     /// regular file: for a descriptor other writers share (standard output

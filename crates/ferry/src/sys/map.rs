@@ -109,6 +109,63 @@ pub(crate) unsafe fn unmap(base: NonNull<u8>, map_len: usize) {
     let _ = unsafe { rustix::mm::munmap(base.as_ptr().cast(), map_len) };
 }
 
+/// Replaces the file mapping at `base..base + len` with a private,
+/// read-only copy of its bytes, at the same address: anonymous memory is
+/// filled from the mapping and then moved over it (`mremap` with
+/// `MREMAP_FIXED`), which swaps the pages in one step. A reader on another
+/// thread sees the same bytes before, during and after; the file's later
+/// changes no longer show. On an error the mapping is left as it was.
+///
+/// # Safety
+/// `base..base + len` must be one live mapping that the caller owns, that
+/// nobody unmaps or remaps during the call, and whose bytes do not change
+/// during it (its file's writers are held back by a lease).
+pub(crate) unsafe fn snapshot_in_place(base: NonNull<u8>, len: usize) -> io::Result<()> {
+    // SAFETY: a fresh anonymous mapping (null hint, no MAP_FIXED) replaces
+    // no memory.
+    let new = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if new == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` is ours and writable for `len` bytes; `base` is
+    // readable for `len` bytes (the caller's mapping) and does not overlap
+    // a mapping made just now.
+    unsafe { std::ptr::copy_nonoverlapping(base.as_ptr(), new.cast::<u8>(), len) };
+    // SAFETY: `new..new+len` is the mapping made above.
+    let moved = unsafe {
+        if libc::mprotect(new, len, libc::PROT_READ) != 0 {
+            libc::MAP_FAILED
+        } else {
+            // The old mapping at `base` is replaced atomically; the caller
+            // owns it and guarantees nobody else unmaps it meanwhile.
+            libc::mremap(
+                new,
+                len,
+                len,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                base.as_ptr().cast::<libc::c_void>(),
+            )
+        }
+    };
+    if moved == libc::MAP_FAILED {
+        let e = io::Error::last_os_error();
+        // SAFETY: the mapping made above, still at `new` (mremap failed).
+        unsafe { libc::munmap(new, len) };
+        return Err(e);
+    }
+    crate::buf::count_snapshot(len);
+    Ok(())
+}
+
 /// Copies up to `len` bytes of `input` from `in_off` into `output` at
 /// `out_off` by reading them straight into the output's page cache: the
 /// window of `output` is mapped shared and writable and `pread` on `input`

@@ -6,6 +6,7 @@
 //! `// SAFETY:` note.
 
 pub(crate) mod fileio;
+pub(crate) mod lease;
 pub(crate) mod map;
 #[cfg(not(miri))]
 pub(crate) mod sigbus;

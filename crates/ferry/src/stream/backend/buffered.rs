@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd};
 
 pub(crate) struct Buffered {
-    pub(super) file: File,
+    file: File,
     info: FdInfo,
     /// Put the descriptor's own offset at the stream's on close (for
     /// descriptors the stream was handed, so a parent process sees what was

@@ -1,11 +1,15 @@
 //! The mapped module: a read-only regular file read through mapped windows
-//! (a region is a slice of the page cache's own pages: no copy). A file
-//! that shrinks under a window is an `UnexpectedEof` error, never a crash:
-//! the SIGBUS guard (`crate::sys::sigbus`) catches the fault and the engine
-//! reports it.
+//! (a region is a slice of the page cache's own pages: no copy), under a
+//! read lease ([`MappedFile`]): a writer that comes along is held back until
+//! every window lent out is a private snapshot, so regions never change.
+//! Once a writer broke the lease and still holds the file open, windows
+//! are no longer mapped and the engine reads into buffers. Pages lost
+//! anyway (a break left unanswered past the kernel's lease-break time, then
+//! a truncation) are an `UnexpectedEof` error, never a crash: the SIGBUS
+//! guard catches the fault and the engine reports it.
 
 use super::{Buffered, Module, Window};
-use crate::Buf;
+use crate::{Buf, MappedFile};
 use std::io;
 use std::mem::MaybeUninit;
 
@@ -19,16 +23,26 @@ pub(crate) struct Mapped {
     /// The file, also read with `pread` (large reads into a caller's
     /// buffer go straight there).
     file: Buffered,
+    /// The read lease the windows are mapped under; `None` once a writer
+    /// broke it and kept the file open.
+    lease: Option<MappedFile>,
     /// Size and end of the last window.
     last: (usize, u64),
 }
 
 impl Mapped {
-    pub(crate) fn new(file: Buffered) -> Mapped {
+    pub(crate) fn new(file: Buffered, lease: MappedFile) -> Mapped {
         Mapped {
             file,
+            lease: Some(lease),
             last: (0, u64::MAX),
         }
+    }
+
+    /// True while windows are mapped.
+    #[inline]
+    pub(crate) fn is_live(&self) -> bool {
+        self.lease.is_some()
     }
 }
 
@@ -62,12 +76,23 @@ impl Module for Mapped {
     }
 
     fn window(&mut self, start: u64, min: usize) -> Option<io::Result<Window>> {
-        Some(self.map(start, min))
+        match self.map(start, min) {
+            // A writer broke the lease and still has the file open: read
+            // into buffers from here on.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.lease = None;
+                None
+            }
+            r => Some(r),
+        }
     }
 }
 
 impl Mapped {
     fn map(&mut self, start: u64, min: usize) -> io::Result<Window> {
+        let Some(lease) = &self.lease else {
+            return Err(io::ErrorKind::WouldBlock.into());
+        };
         let size = self.file.size()?;
         let window = if start == self.last.1 {
             (self.last.0 * 2).min(MAP_WINDOW_MAX)
@@ -82,7 +107,7 @@ impl Mapped {
         let end = start + len as u64;
         self.last = (window, end);
         let buf = if len > 0 {
-            Buf::map_file(&self.file.file, start..end)?
+            lease.map(start..end)?
         } else {
             Buf::new()
         };

@@ -146,10 +146,11 @@ impl Module for Io {
 }
 
 impl Io {
-    /// True for the mapped module (its reads can fault if the file shrinks).
+    /// True while reads come from mapped windows (the mapped module, until
+    /// a writer that broke its lease keeps the file open).
     #[inline]
     pub(crate) fn is_mapped(&self) -> bool {
-        matches!(self, Io::Mapped(_))
+        matches!(self, Io::Mapped(m) if m.is_live())
     }
 
     /// The bytes of a memory stream.
@@ -188,10 +189,16 @@ pub(crate) fn choose(
             Backend::Auto => !info.remote,
             Backend::Buffered | Backend::Sequential => false,
         };
-    let b = Buffered::new(file, info, restore);
-    if map {
-        Io::Mapped(Mapped::new(b))
+    // Mapped only under a read lease (windows never change while lent);
+    // where none can be had, buffered.
+    let lease = if map {
+        crate::MappedFile::open(&file).ok()
     } else {
-        Io::Buffered(b)
+        None
+    };
+    let b = Buffered::new(file, info, restore);
+    match lease {
+        Some(lease) => Io::Mapped(Mapped::new(b, lease)),
+        None => Io::Buffered(b),
     }
 }

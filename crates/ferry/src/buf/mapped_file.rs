@@ -1,0 +1,541 @@
+//! `MappedFile`: windows of a file mapped into `Buf`s that stay immutable,
+//! because ferry holds a read lease on the file and snapshots its mappings
+//! before anyone may change it (IO-Lite's copy-on-write, in user space).
+//!
+//! ```text
+//!   MappedFile ─► Arc<Leased> (ferry's own read-only open file, leased)
+//!                     ▲
+//!   Buf ─► Block ─► Link { file, rec } ──► MapRec { base, len, snapshotted }
+//!                                              ▲
+//!   REGISTRY: fd ─► { leased, gen, size, maps: base ─► MapRec }
+//!                     ▲ the lease thread: on a break, snapshot every map
+//!                       of that fd, then give the lease up
+//! ```
+//!
+//! Every change to the registry, and every snapshot, happens under its one
+//! lock; a mapping leaves the registry (under the lock) before it is
+//! unmapped, so the lease thread never copies from or remaps over memory
+//! that is being unmapped or reused.
+
+use super::block::{Backing, Block};
+use super::Buf;
+use crate::sys::{lease, map};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::io;
+use std::ops::Range;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+#[cfg(not(miri))]
+type Guard = crate::sys::sigbus::Registration;
+#[cfg(miri)]
+type Guard = ();
+
+/// What the registry knows of one leased file.
+struct FileEntry {
+    /// ferry holds the lease now (false once a break gave it up).
+    leased: bool,
+    /// Lease periods so far: a mapping made in an older one is not trusted.
+    gen: u64,
+    /// The file's size when the lease was taken (no one can change it
+    /// while the lease is held).
+    size: u64,
+    /// Live mappings, by base address.
+    maps: BTreeMap<usize, Arc<MapRec>>,
+}
+
+static REGISTRY: Mutex<BTreeMap<RawFd, FileEntry>> = parking_lot::const_mutex(BTreeMap::new());
+
+/// One mapping of a leased file.
+pub(crate) struct MapRec {
+    base: NonNull<u8>,
+    map_len: usize,
+    /// Replaced by a private copy: no longer the file's pages.
+    snapshotted: AtomicBool,
+    /// The SIGBUS guard's entry while the mapping is the file's pages.
+    guard: Mutex<Option<Guard>>,
+}
+
+// SAFETY: `base` is only an address; the memory it names is owned by the
+// block that owns this record, and is read-only.
+unsafe impl Send for MapRec {}
+// SAFETY: as above; the mutable parts are atomics and a mutex.
+unsafe impl Sync for MapRec {}
+
+impl MapRec {
+    /// Replaces the mapping by a private copy (registry lock held).
+    /// Returns false if that failed.
+    fn snapshot(&self) -> bool {
+        if self.snapshotted.load(Ordering::Acquire) {
+            return true;
+        }
+        // SAFETY: the record is in the registry, whose lock the caller
+        // holds, so the mapping is live and nobody unmaps it (a drop takes
+        // the record out under the lock first). Its bytes cannot change:
+        // the lease being broken holds every writer back.
+        if unsafe { map::snapshot_in_place(self.base, self.map_len) }.is_err() {
+            return false;
+        }
+        if let Some(g) = self.guard.lock().take() {
+            unregister(g);
+        }
+        self.snapshotted.store(true, Ordering::Release);
+        true
+    }
+}
+
+#[cfg(not(miri))]
+fn register(base: NonNull<u8>, len: usize) -> Option<Guard> {
+    crate::sys::sigbus::register(base.as_ptr() as usize, len)
+}
+#[cfg(miri)]
+fn register(_: NonNull<u8>, _: usize) -> Option<Guard> {
+    Some(())
+}
+#[cfg(not(miri))]
+fn unregister(g: Guard) {
+    g.unregister()
+}
+#[cfg(miri)]
+fn unregister(_: Guard) {}
+
+/// A block's hold on one mapping of a leased file: unmaps it on drop.
+pub(crate) struct Link {
+    file: Arc<Leased>,
+    rec: Arc<MapRec>,
+}
+
+impl Link {
+    /// Still the file's own pages (not yet snapshotted).
+    pub(crate) fn maps_file(&self) -> bool {
+        !self.rec.snapshotted.load(Ordering::Acquire)
+    }
+
+    /// The file shrank under the mapping (only if a break went unanswered
+    /// for the whole lease-break time).
+    pub(crate) fn faulted(&self) -> bool {
+        #[cfg(not(miri))]
+        {
+            self.rec.guard.lock().as_ref().is_some_and(|g| g.faulted())
+        }
+        #[cfg(miri)]
+        false
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let guard = {
+            let mut reg = REGISTRY.lock();
+            if let Some(e) = reg.get_mut(&self.file.fd.as_raw_fd()) {
+                e.maps.remove(&(self.rec.base.as_ptr() as usize));
+            }
+            self.rec.guard.lock().take()
+        };
+        if let Some(g) = guard {
+            unregister(g);
+        }
+        // SAFETY: the mapping was made for this link alone, the last block
+        // reference into it is gone, and the lease thread can no longer
+        // reach it (it left the registry above).
+        unsafe { map::unmap(self.rec.base, self.rec.map_len) }
+    }
+}
+
+/// ferry's own read-only open file, leased while it is in the registry.
+struct Leased {
+    fd: OwnedFd,
+    /// The process that took the lease. A child forked without `exec`
+    /// shares the open file description, and so the lease: its copy must
+    /// not give the parent's lease up when it drops.
+    pid: u32,
+}
+
+impl Drop for Leased {
+    fn drop(&mut self) {
+        let mut reg = REGISTRY.lock();
+        reg.remove(&self.fd.as_raw_fd());
+        if std::process::id() == self.pid {
+            lease::release(self.fd.as_fd());
+        }
+        // The descriptor closes after the lock is let go; a late notice
+        // for its number finds no entry, or another file whose lease is
+        // not being broken, and is ignored.
+    }
+}
+
+/// Called by the lease thread when a lease is being broken (`Some(fd)`),
+/// or when it cannot tell which (`None`: check them all).
+fn on_break(fd: Option<RawFd>) {
+    let mut reg = REGISTRY.lock();
+    let fds: Vec<RawFd> = match fd {
+        Some(fd) => vec![fd],
+        None => reg.keys().copied().collect(),
+    };
+    for fd in fds {
+        let Some(e) = reg.get_mut(&fd) else { continue };
+        // SAFETY: an entry exists only while the `Leased` owning this
+        // descriptor is alive (its drop removes it under this lock).
+        let bfd = unsafe { BorrowedFd::borrow_raw(fd) };
+        if !e.leased || lease::holds_unbroken_lease(bfd) {
+            continue; // a stale notice, or not this file
+        }
+        let mut all = true;
+        for rec in e.maps.values() {
+            all &= rec.snapshot();
+        }
+        e.leased = false;
+        e.gen += 1;
+        if all {
+            lease::release(bfd);
+        }
+        // Else (no memory for a copy) the lease stays until the kernel's
+        // lease-break time ends it; the writer waits that long.
+    }
+}
+
+/// Takes a lease on `fd` (registry lock held by the caller) and returns the
+/// file's size.
+fn take(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let tid = lease::lease_thread(on_break)?;
+    lease::take_read_lease(fd, tid)?;
+    crate::sys::fileio::file_size(fd)
+}
+
+/// A file that ferry holds a read lease on, so that its mappings can be
+/// handed out as [`Buf`]s by a safe API: windows of it map cheaply, and
+/// none of their bytes ever change.
+///
+/// How: ferry opens the file again read-only (its own open file
+/// description, kept open by every mapping) and takes a read lease on it
+/// (`fcntl(F_SETLEASE, F_RDLCK)`). The kernel refuses the lease while
+/// anyone has the file open for writing, and while it is held tells ferry
+/// *before* anyone opens the file for writing or truncates it, holding
+/// that opener back. ferry's lease thread then replaces every live mapping
+/// of the file by a private read-only copy at the same address (so the
+/// pointers in `Buf`s stay valid and readers on any thread see the same
+/// bytes throughout) and gives the lease up; the writer goes on, and only
+/// later mappings see its bytes. Mapping again after that takes a new
+/// lease, which fails while the writer still has the file open.
+///
+/// The lease is refused — [`MappedFile::open`] fails, naming why — when
+/// the file is open for writing anywhere, this process included
+/// (`WouldBlock`, `EAGAIN`); when the caller is neither the file's owner
+/// nor has `CAP_LEASE` (`EACCES`); or on file systems without leases
+/// (`EINVAL`). [`Buf::read_file`] copies the bytes instead.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("data");
+/// std::fs::write(&path, b"0123456789")?;
+/// let file = std::fs::File::open(&path)?;
+/// let mapped = ferry::MappedFile::open(&file)?;
+/// drop(file); // the lease lives on with `mapped` and its Bufs
+/// let a = mapped.map(2..6)?;
+/// assert_eq!(&a[..], b"2345");
+/// assert_eq!(mapped.size()?, 10);
+///
+/// // A writer is held back until `a` is a private copy; `a` keeps its bytes.
+/// std::fs::write(&path, b"abcdefghij")?;
+/// assert_eq!(&a[..], b"2345");
+///
+/// // The file is open for writing here: no lease, no mapping.
+/// let w = std::fs::OpenOptions::new().append(true).open(&path)?;
+/// let e = ferry::MappedFile::open(&std::fs::File::open(&path)?).unwrap_err();
+/// assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+/// drop(w);
+/// assert_eq!(&mapped.map(2..6)?[..], b"cdef");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct MappedFile {
+    file: Arc<Leased>,
+}
+
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("fd", &self.file.fd.as_raw_fd())
+            .finish()
+    }
+}
+
+impl MappedFile {
+    /// Opens `file` again read-only (through `/proc/self/fd`) and takes a
+    /// read lease on that; see the type's documentation for the errors.
+    pub fn open(file: &std::fs::File) -> io::Result<MappedFile> {
+        let fd = lease::reopen_readonly(file.as_fd())?;
+        let info = crate::sys::fileio::fd_info(fd.as_fd())?;
+        if !info.regular {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "only regular files can be mapped",
+            ));
+        }
+        let mut reg = REGISTRY.lock();
+        let size = take(fd.as_fd())?;
+        reg.insert(
+            fd.as_raw_fd(),
+            FileEntry {
+                leased: true,
+                gen: 0,
+                size,
+                maps: BTreeMap::new(),
+            },
+        );
+        drop(reg);
+        Ok(MappedFile {
+            file: Arc::new(Leased {
+                fd,
+                pid: std::process::id(),
+            }),
+        })
+    }
+
+    /// The file's size under the current lease (taking a new lease if a
+    /// writer broke the last one: an error if that is refused).
+    pub fn size(&self) -> io::Result<u64> {
+        self.lease_period().map(|(_, size)| size)
+    }
+
+    /// The current lease period and the file's size in it, taking a new
+    /// lease if the last was broken.
+    fn lease_period(&self) -> io::Result<(u64, u64)> {
+        let fd = self.file.fd.as_fd();
+        let mut reg = REGISTRY.lock();
+        let Some(e) = reg.get_mut(&fd.as_raw_fd()) else {
+            return Err(io::Error::other("ferry: a leased file left the registry"));
+        };
+        if !e.leased {
+            e.size = take(fd)?;
+            e.leased = true;
+        }
+        Ok((e.gen, e.size))
+    }
+
+    /// Maps `range` of the file read-only: one `mmap` and no copy. The
+    /// bytes never change while the `Buf` (or any slice of it) lives.
+    ///
+    /// The range must lie inside the file (else `UnexpectedEof`); a
+    /// reversed range is `InvalidInput`. If a writer broke the lease, a
+    /// new lease is taken first, and refused while the writer still has
+    /// the file open (`WouldBlock`).
+    pub fn map(&self, range: Range<u64>) -> io::Result<Buf> {
+        if range.start > range.end {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("map_file: range {}..{} is reversed", range.start, range.end),
+            ));
+        }
+        let len = usize::try_from(range.end - range.start).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "map_file: range too large")
+        })?;
+        loop {
+            let (gen, size) = self.lease_period()?;
+            if range.end > size {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "map_file: range {}..{} is past the end of a {size}-byte file",
+                        range.start, range.end
+                    ),
+                ));
+            }
+            if len == 0 {
+                return Ok(Buf::new());
+            }
+            if let Some(b) = self.map_in(gen, range.start, len)? {
+                return Ok(b);
+            }
+            // A writer broke the lease meanwhile: try again under a new one.
+        }
+    }
+
+    /// Maps and registers a window, if lease period `gen` is still the
+    /// current one (else None: the mapping may show a writer's bytes).
+    fn map_in(&self, gen: u64, offset: u64, len: usize) -> io::Result<Option<Buf>> {
+        let fd = self.file.fd.as_fd();
+        let m = map::map_readonly(fd, offset, len)?;
+        let Some(guard) = register(m.base, m.map_len) else {
+            // SAFETY: just mapped, not shared with anyone.
+            unsafe { map::unmap(m.base, m.map_len) };
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                "cannot guard another file mapping against SIGBUS (too many mappings)",
+            ));
+        };
+        map::advise_sequential(m.base, m.map_len);
+        let rec = Arc::new(MapRec {
+            base: m.base,
+            map_len: m.map_len,
+            snapshotted: AtomicBool::new(false),
+            guard: Mutex::new(Some(guard)),
+        });
+        {
+            let mut reg = REGISTRY.lock();
+            match reg.get_mut(&fd.as_raw_fd()) {
+                Some(e) if e.leased && e.gen == gen => {
+                    e.maps.insert(m.base.as_ptr() as usize, rec.clone());
+                }
+                _ => {
+                    drop(reg);
+                    if let Some(g) = rec.guard.lock().take() {
+                        unregister(g);
+                    }
+                    // SAFETY: never registered nor handed out.
+                    unsafe { map::unmap(m.base, m.map_len) };
+                    return Ok(None);
+                }
+            }
+        }
+        // SAFETY: data_offset < map_len, so the pointer stays in the mapping.
+        let data = unsafe { NonNull::new_unchecked(m.base.as_ptr().add(m.data_offset)) };
+        let link = Link {
+            file: self.file.clone(),
+            rec,
+        };
+        let block = Block::from_backing(data, len, Backing::Leased(link));
+        Ok(Some(Buf::from_parts(block, data, len)))
+    }
+}
+
+/// Checks `range` against the file's size now; returns its length.
+fn checked_len(file: &std::fs::File, range: &Range<u64>, what: &str) -> io::Result<usize> {
+    if range.start > range.end {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}: range {}..{} is reversed", range.start, range.end),
+        ));
+    }
+    let size = crate::sys::fileio::file_size(file.as_fd())?;
+    if range.end > size {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "{what}: range {}..{} is past the end of a {size}-byte file",
+                range.start, range.end
+            ),
+        ));
+    }
+    usize::try_from(range.end - range.start).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}: range too large"),
+        )
+    })
+}
+
+impl Buf {
+    /// Maps `range` of `file` read-only, without reading it: the pages come
+    /// from the page cache when touched and are unmapped with the last
+    /// reference. The bytes never change while the `Buf` lives: ferry
+    /// holds a read lease on the file and, before anyone may write it,
+    /// replaces the mapping by a private copy ([`MappedFile`], which this
+    /// opens for the one window; use it directly to map many).
+    ///
+    /// The range must lie inside the file (else `UnexpectedEof`). If no
+    /// lease can be had — the file is open for writing anywhere, this
+    /// process included (`WouldBlock`), the caller does not own it and
+    /// lacks `CAP_LEASE`, or its file system has no leases — this fails
+    /// and says why: [`Buf::read_file`] copies the bytes instead, and
+    /// [`Buf::map_file_unchecked`] maps them on the caller's promise.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let f = std::fs::File::open(&path)?;
+    /// let b = match ferry::Buf::map_file(&f, 2..6) {
+    ///     Ok(b) => b,
+    ///     Err(_) => ferry::Buf::read_file(&f, 2..6)?, // no lease to be had
+    /// };
+    /// assert_eq!(&b[..], b"2345");
+    /// # Ok(()) }
+    /// ```
+    pub fn map_file(file: &std::fs::File, range: Range<u64>) -> io::Result<Buf> {
+        let len = checked_len(file, &range, "map_file")?;
+        if len == 0 {
+            return Ok(Buf::new());
+        }
+        MappedFile::open(file)?.map(range)
+    }
+
+    /// Reads (copies) `range` of `file` into a new page-aligned buffer with
+    /// `pread`; the file's offset does not move. The copy is counted in
+    /// [`copied_bytes`](crate::buf::copied_bytes). For files that cannot
+    /// be mapped safely ([`Buf::map_file`] fails), or small ranges.
+    ///
+    /// The range must lie inside the file (else `UnexpectedEof`, also if
+    /// the file shrinks while being read).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut f = tempfile::tempfile()?; // open for writing: no lease
+    /// f.write_all(b"0123456789")?;
+    /// let b = ferry::Buf::read_file(&f, 2..6)?;
+    /// assert_eq!(&b[..], b"2345");
+    /// # Ok(()) }
+    /// ```
+    pub fn read_file(file: &std::fs::File, range: Range<u64>) -> io::Result<Buf> {
+        let len = checked_len(file, &range, "read_file")?;
+        let mut m = super::BufMut::try_with_capacity_aligned(len, 4096)?;
+        while m.len() < len {
+            let at = range.start + m.len() as u64;
+            let want = len - m.len();
+            let n =
+                crate::sys::fileio::read_at(file.as_fd(), &mut m.spare_capacity_mut()[..want], at)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("read_file: the file ended at offset {at}, inside the range"),
+                ));
+            }
+            m.commit(n);
+        }
+        super::count_copy(len);
+        Ok(m.freeze())
+    }
+
+    /// Maps `range` of `file` read-only with no lease: the pages are the
+    /// file's page cache, so a write to the file shows in the `Buf`.
+    /// Unlike [`Buf::map_file`] this works on files open for writing and
+    /// on any file system, and costs nothing beyond the `mmap`.
+    ///
+    /// The range must lie inside the file as it is now (else
+    /// `UnexpectedEof`). A file that shrinks under the mapping does not
+    /// crash the process: the lost pages read as zeros (the SIGBUS guard)
+    /// and [`Buf::is_intact`] turns false.
+    ///
+    /// # Safety
+    /// Nobody — this process or another — may write the mapped range of
+    /// the file while any `Buf` of this mapping (or a slice of it) lives:
+    /// the bytes behind a `&[u8]` would change, which Rust forbids, and
+    /// equal [`ContentId`](crate::ContentId)s could name different bytes.
+    /// Shrinking the file is tolerated (see above).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut f = tempfile::tempfile()?;
+    /// f.write_all(b"0123456789")?;
+    /// // SAFETY: nobody writes this private temporary file while `b` lives.
+    /// let b = unsafe { ferry::Buf::map_file_unchecked(&f, 2..6)? };
+    /// assert_eq!(&b[..], b"2345");
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn map_file_unchecked(file: &std::fs::File, range: Range<u64>) -> io::Result<Buf> {
+        let len = checked_len(file, &range, "map_file")?;
+        if len == 0 {
+            return Ok(Buf::new());
+        }
+        let block = Block::map(file.as_fd(), range.start, len)?;
+        let data = block.data();
+        Ok(Buf::from_parts(block, data, len))
+    }
+}
