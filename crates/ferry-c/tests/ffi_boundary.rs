@@ -4,18 +4,30 @@
 //! sources and names any function that does not, so a new entry point
 //! cannot forget it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, subdirectories too.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+            out.push(path);
+        }
+    }
+}
 
 #[test]
 fn every_extern_c_function_is_guarded() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
     let mut checked = 0;
     let mut missing = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("src") {
-        let path = entry.expect("entry").path();
-        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
-            continue;
-        }
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("source");
         let lines: Vec<&str> = text.lines().collect();
         let mut i = 0;

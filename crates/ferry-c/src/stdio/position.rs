@@ -1,0 +1,109 @@
+//! Positioning: fseek, ftell, rewind, fgetpos, fsetpos.
+
+use super::*;
+use crate::ffi::ffi_guard;
+use crate::file::{self, errno_of, guard, set_errno, stream_of, with_stream, FyFile};
+use libc::{c_int, c_long, off_t};
+use std::io::SeekFrom;
+
+fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
+    with_stream(f, -1, stream_of, |_, st| {
+        if !st.seekable {
+            return Err(libc::ESPIPE);
+        }
+        let pending = st.push.len() as i64;
+        let to = match whence {
+            libc::SEEK_SET => SeekFrom::Start(u64::try_from(off).map_err(|_| libc::EINVAL)?),
+            libc::SEEK_CUR => {
+                let here = guard(st)?.position() as i64 - pending;
+                let t = here.checked_add(off).ok_or(libc::EOVERFLOW)?;
+                SeekFrom::Start(u64::try_from(t).map_err(|_| libc::EINVAL)?)
+            }
+            libc::SEEK_END => {
+                let len = st
+                    .stream
+                    .as_ref()
+                    .ok_or(libc::EBADF)?
+                    .len()
+                    .map_err(|e| errno_of(&e))?;
+                let t = (len as i64).checked_add(off).ok_or(libc::EOVERFLOW)?;
+                SeekFrom::Start(u64::try_from(t).map_err(|_| libc::EINVAL)?)
+            }
+            _ => return Err(libc::EINVAL),
+        };
+        st.push.clear();
+        guard(st)?.seek_to(to).map_err(|e| errno_of(&e))?;
+        st.eof = false;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fy_fseek(f: *mut FyFile, off: c_long, whence: c_int) -> c_int {
+    ffi_guard(-1, libc::EIO, || seek(f, off, whence))
+}
+
+#[no_mangle]
+pub extern "C" fn fy_fseeko(f: *mut FyFile, off: off_t, whence: c_int) -> c_int {
+    ffi_guard(-1, libc::EIO, || seek(f, off, whence))
+}
+
+fn tell(f: *mut FyFile) -> i64 {
+    with_stream(f, -1, stream_of, |_, st| {
+        if !st.seekable {
+            return Err(libc::ESPIPE);
+        }
+        let pushed = st.push.len() as i64;
+        let pos = guard(st)?.position() as i64 - pushed;
+        if pos < 0 {
+            return Err(libc::EIO);
+        }
+        Ok(pos)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fy_ftell(f: *mut FyFile) -> c_long {
+    ffi_guard(-1, libc::EIO, || tell(f))
+}
+
+#[no_mangle]
+pub extern "C" fn fy_ftello(f: *mut FyFile) -> off_t {
+    ffi_guard(-1, libc::EIO, || tell(f))
+}
+
+#[no_mangle]
+pub extern "C" fn fy_rewind(f: *mut FyFile) {
+    ffi_guard((), libc::EIO, || {
+        let e = file::errno_value();
+        seek(f, 0, libc::SEEK_SET);
+        set_errno(e);
+        fy_clearerr(f);
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fy_fgetpos(f: *mut FyFile, pos: *mut libc::fpos_t) -> c_int {
+    ffi_guard(-1, libc::EIO, || {
+        let p = tell(f);
+        if p < 0 {
+            return -1;
+        }
+        // SAFETY: the caller's fpos_t; zeroed, then its offset (glibc's
+        // fpos_t begins with the offset, __pos).
+        unsafe {
+            std::ptr::write_bytes(pos, 0, 1);
+            *(pos as *mut i64) = p;
+        }
+        0
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn fy_fsetpos(f: *mut FyFile, pos: *const libc::fpos_t) -> c_int {
+    ffi_guard(-1, libc::EIO, || {
+        // SAFETY: an fpos_t from fy_fgetpos: its offset first.
+        let p = unsafe { *(pos as *const i64) };
+        seek(f, p, libc::SEEK_SET)
+    })
+}
