@@ -1,0 +1,46 @@
+/* Attack: freopen keeps the old stream's region table. A region of the old
+ * stream freed after freopen is rebuilt on the new stream and returns a
+ * lease of the new stream's buffer with the same slot number: that buffer
+ * is freed (unmapped) while a live region of the new stream points into it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ferry/asi.h>
+#include "../ferry-only/check.h"
+
+static void make(const char *path, char c1, char c2) {
+    FILE *w = fopen(path, "w");
+    CHECK(w);
+    for (int i = 0; i < (2 << 20); i++) fputc(i < (256 << 10) ? c1 : c2, w);
+    CHECK(fclose(w) == 0);
+}
+
+int main(void) {
+    make("a", 'A', 'A');
+    make("b", 'B', 'C');
+    FILE *f = fopen("a", "r");
+    CHECK(f);
+    ssize_t n = 16;
+    char *p = fy_salloc(f, &n);           /* old stream, slot 0 */
+    CHECK(p && n == 16 && p[0] == 'A');
+    CHECK(freopen("b", "r", f) == f);
+    n = 16;
+    char *q = fy_salloc(f, &n);           /* new stream, slot 0 */
+    CHECK(q && n == 16 && q[0] == 'B');
+    char keep[16];
+    memcpy(keep, q, 16);
+    n = 16;
+    char *r = fy_sallocat(f, &n, 1 << 20, SEEK_SET); /* slot 1; slot 0 retired, leased by q */
+    CHECK(r && n == 16 && r[0] == 'C');
+    /* The old region: unknown to the new stream, it should be EINVAL. */
+    int e = fy_sfree(f, p);
+    fprintf(stderr, "sfree(old region) = %d\n", e);
+    n = 16;
+    char *t = fy_sallocat(f, &n, 1500 << 10, SEEK_SET); /* more fills reuse memory */
+    CHECK(t);
+    /* q is live: its bytes must not change (or vanish). */
+    CHECK(memcmp(keep, q, 16) == 0);
+    CHECK(fy_sfree(f, q) == 0);
+    printf("ok\n");
+    return 0;
+}

@@ -1,0 +1,42 @@
+//! Attack: a stream counts the regions lent from its current read buffer in
+//! a `u32` (`ReadCur::leases`, `Slot::leases`) with plain `+= 1`. Regions
+//! detached with the safe `Region::into_raw` (or `mem::forget`) are never
+//! returned, so 2^32 of them wrap the count to 0 in a release build; the
+//! next fill retires the buffer as unleased and frees it while a live
+//! region still points into it: its bytes change under it (use after free,
+//! promise (1) and (2) broken from safe code).
+//!
+//! Run in a build without overflow checks (a debug build panics on the
+//! overflow instead), e.g.:
+//!   cargo test -p ferry --release --test attack_lease_count -- --ignored
+//! or with `--config 'profile.dev.package.ferry.overflow-checks=false'
+//! --config 'profile.dev.package.ferry.opt-level=3'`.
+
+use ferry::Stream;
+use std::io::SeekFrom;
+
+#[test]
+#[ignore = "attack: 2^32 forgotten read regions wrap the u32 lease count; a live region's buffer is freed and reused"]
+fn attack_forgotten_regions_wrap_the_lease_count() {
+    if cfg!(debug_assertions) {
+        eprintln!("needs a build without overflow checks (see the file's doc)");
+    }
+    // 0..256 KiB is 'A', the rest 'B'.
+    let mut data = vec![b'A'; 256 << 10];
+    data.resize(2 << 20, b'B');
+    let s = Stream::from_bytes(data);
+    let keep = s.salloc(4).unwrap();
+    assert_eq!(&keep[..], b"AAAA");
+    // u32::MAX more leases on the same buffer: the count wraps to 0.
+    for _ in 0..u32::MAX {
+        let _ = s.salloc(0).unwrap().into_raw();
+    }
+    // A fill elsewhere retires the buffer `keep` points into; with a
+    // count of 0 it is freed (back to the pool)…
+    drop(s.salloc_at(8, SeekFrom::Start(600 << 10)).unwrap());
+    // …and the next fill reuses that memory for other bytes.
+    drop(s.salloc_at(8, SeekFrom::Start(1200 << 10)).unwrap());
+    let now = keep[..].to_vec();
+    std::mem::forget(keep);
+    assert_eq!(now, b"AAAA", "a live region's bytes changed: its buffer was freed and reused");
+}

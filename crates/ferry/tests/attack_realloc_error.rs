@@ -1,0 +1,65 @@
+//! Attack: `RegionMut::realloc` that moves the region to a buffer of its
+//! own (engine/write.rs `realloc_write`, "Does not fit") has already moved
+//! it — the old buffer's lease dropped, the queue entry pointing at the new
+//! buffer — when the `drain(false)?` at its end fails. The error returns
+//! through `RegionMut::realloc`'s `?` before `self.ptr`/`self.len` are
+//! updated, so the region keeps pointing into the OLD buffer, which the
+//! engine no longer counts as leased. Once that buffer is written out it
+//! becomes the spare write buffer and the next region is handed the same
+//! bytes: two live `&mut [u8]` over one memory, from safe code (and the
+//! bytes written through the stale region are lost).
+
+use ferry::Stream;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+
+#[test]
+#[ignore = "attack: a failed moving realloc leaves the RegionMut on the old, unleased buffer; the next region aliases it"]
+fn attack_failed_moving_realloc_leaves_a_stale_region() {
+    let (mut rd, wr) = std::io::pipe().unwrap();
+    // Non-blocking and full: the next write fails with EAGAIN.
+    let fd = wr.as_raw_fd();
+    // SAFETY: fcntl on our own pipe descriptor.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        assert_eq!(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK), 0);
+    }
+    let mut filler = &wr;
+    let mut stuffed = 0usize;
+    loop {
+        match filler.write(&[0u8; 4096]) {
+            Ok(n) => stuffed += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let s = Stream::from_fd(wr.into()).unwrap();
+    // Five committed bytes in the current write buffer…
+    (&s).write_all(b"hello").unwrap();
+    // …and a region right after them.
+    let mut r = s.salloc_mut(10).unwrap();
+    r.copy_from_slice(b"0123456789");
+    // Too big for the buffer: moved to a new one; the old one (complete
+    // now) is drained, which fails: the pipe is full.
+    let e = r.realloc(1 << 20).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "{e}");
+    assert_eq!(r.len(), 10, "realloc failed, the region says it is unchanged");
+    // Empty the pipe; the flush writes the old buffer out and frees it
+    // (its lease was dropped by the move).
+    let mut sink = vec![0u8; stuffed];
+    rd.read_exact(&mut sink).unwrap();
+    s.flush().unwrap();
+    // A new buffer's region: the spare (old) memory again.
+    drop(s.salloc_mut(0)); // nothing: just to be sure the realloc'd one is not last
+    let mut r2 = s.salloc_mut(64).unwrap();
+    r2.fill(b'B');
+    r.fill(b'R'); // writes through the stale region
+    let r2_now = r2.to_vec();
+    assert!(
+        r2_now.iter().all(|&b| b == b'B'),
+        "a live region's bytes were written through another region: {:?}",
+        String::from_utf8_lossy(&r2_now)
+    );
+    std::mem::forget(r);
+    std::mem::forget(r2);
+}
