@@ -3,12 +3,12 @@
 //! ```text
 //!   thread A ─ salloc ─┐                      ┌─► SharedRegion (a Buf: no lock to free)
 //!   thread B ─ salloc_mut ─► lock ─► Stream ──┴─► SharedRegionMut (freed under the lock,
-//!   thread C ─ lock() ───► StreamGuard = &mut Stream      in allocation order)
+//!   thread C ─ lock() ───► StreamGuard (the stream's calls)  in allocation order)
 //! ```
 //!
 //! The lock parks (it never spins while its holder does `pread`/`pwrite`)
 //! and is not re-entrant: while a [`StreamGuard`] lives, the stream is that
-//! guard's `&mut Stream`, and nothing else — not even a call on the same
+//! guard's alone, and nothing else — not even a call on the same
 //! thread — touches the stream's state. A call through `&SharedStream` on
 //! the guard's own thread fails with `WouldBlock` instead of deadlocking; a
 //! write region dropped there is freed when the guard lets go.
@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// A [`Stream`] shared between threads. Each call locks the stream for its
 /// bookkeeping only; regions are used without the lock, on any thread.
 /// [`lock`](SharedStream::lock) holds the lock for a run of calls (ASF's
-/// `LockAsfStream`) and gives a `&mut Stream` meanwhile.
+/// `LockAsfStream`) and gives the stream's calls meanwhile.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -153,8 +153,8 @@ impl SharedStream {
         f(unsafe { &mut *self.stream.get() })
     }
 
-    /// Holds the lock until the guard is dropped; the guard is a
-    /// `&mut Stream` meanwhile (ASF's `LockAsfStream` and `u_salloc`…).
+    /// Holds the lock until the guard is dropped; the guard offers
+    /// the stream's calls meanwhile (ASF's `LockAsfStream` and `u_salloc`…).
     ///
     /// # Panics
     /// If this thread already holds the lock (locking again would deadlock).
@@ -339,9 +339,21 @@ impl Seek for &SharedStream {
     }
 }
 
-/// The lock of a [`SharedStream`], held until dropped; meanwhile it is the
-/// stream itself (`Deref<Target = Stream>`, `DerefMut`), so every
-/// [`Stream`] call works through it without further locking.
+/// The lock of a [`SharedStream`], held until dropped; meanwhile every
+/// [`Stream`] call works through it without further locking: the `&self`
+/// ones through `Deref<Target = Stream>`, the ones that lend the buffer
+/// (`next_line`, `fill_buf_min`, `write_space`, `BufRead`) as the guard's
+/// own `&mut self` methods. It is never a `&mut Stream`: that would let
+/// safe code swap the stream out from under live [`SharedRegionMut`]s,
+/// which point into its buffers.
+///
+/// ```compile_fail,E0596
+/// let s = ferry::SharedStream::new(ferry::Stream::memory());
+/// let r = s.salloc_mut(64).unwrap();
+/// let mut g = s.lock();
+/// let old = std::mem::replace(&mut *g, ferry::Stream::memory());
+/// # drop((r, old));
+/// ```
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -372,12 +384,39 @@ impl Deref for StreamGuard<'_> {
     }
 }
 
-impl DerefMut for StreamGuard<'_> {
-    fn deref_mut(&mut self) -> &mut Stream {
+impl<'a> StreamGuard<'a> {
+    /// The stream, exclusively, for one call that lends its buffer; never
+    /// handed out whole (see the type's docs).
+    fn stream_mut(&mut self) -> &mut Stream {
         self.shared.settle();
         // SAFETY: the lock is held for the guard's life and `&mut self`
         // rules out every other reference derived from it.
         unsafe { &mut *self.shared.stream.get() }
+    }
+
+    /// [`Stream::next_line`].
+    pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        self.stream_mut().next_line()
+    }
+
+    /// [`Stream::fill_buf_min`].
+    pub fn fill_buf_min(&mut self, min: usize) -> io::Result<&[u8]> {
+        self.stream_mut().fill_buf_min(min)
+    }
+
+    /// [`Stream::write_space`].
+    pub fn write_space(&mut self) -> io::Result<&mut [u8]> {
+        self.stream_mut().write_space()
+    }
+
+    /// [`Stream::commit_space`].
+    pub fn commit_space(&mut self, n: usize) -> io::Result<()> {
+        self.stream_mut().commit_space(n)
+    }
+
+    /// [`Stream::buf_lines`].
+    pub fn buf_lines(&mut self) -> super::Lines<'_> {
+        self.stream_mut().buf_lines()
     }
 }
 
@@ -395,41 +434,41 @@ impl fmt::Debug for StreamGuard<'_> {
 
 impl Read for StreamGuard<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        (**self).read(buf)
+        self.stream_mut().read(buf)
     }
 
     fn read_to_end(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        (**self).read_to_end(buf)
+        self.stream_mut().read_to_end(buf)
     }
 }
 
 impl BufRead for StreamGuard<'_> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        (**self).fill_buf()
+        self.stream_mut().fill_buf()
     }
 
     fn consume(&mut self, amt: usize) {
-        (**self).consume(amt)
+        self.stream_mut().consume(amt)
     }
 }
 
 impl Write for StreamGuard<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (**self).write(buf)
+        self.stream_mut().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        (**self).write_all(buf)
+        self.stream_mut().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Write::flush(&mut **self)
+        Write::flush(self.stream_mut())
     }
 }
 
 impl Seek for StreamGuard<'_> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        (**self).seek(to)
+        self.stream_mut().seek(to)
     }
 }
 

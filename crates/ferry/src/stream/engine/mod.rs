@@ -61,8 +61,11 @@ enum Data {
 
 struct Slot {
     data: Data,
-    /// Regions pointing into this buffer.
-    leases: u32,
+    /// Regions pointing into this buffer. 64 bits: regions can be leaked
+    /// (`mem::forget`, `into_raw`) without being returned, and a count that
+    /// wrapped would free a buffer live regions point into; 2^64 `salloc`s
+    /// cannot happen in a process's life.
+    leases: u64,
 }
 
 /// A write region in the allocation-order queue.
@@ -84,8 +87,9 @@ struct ReadCur {
     off: u64,
     len: usize,
     eof: bool,
-    /// Leases taken while current; added to the slot's count on retire.
-    leases: u32,
+    /// Leases taken while current; added to the slot's count on retire
+    /// (64 bits, as `Slot::leases`).
+    leases: u64,
 }
 
 const NO_READ: ReadCur = ReadCur {

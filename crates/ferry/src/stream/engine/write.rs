@@ -203,7 +203,12 @@ impl Inner {
             b.end = new_len;
         }
         self.pos = file_off + new_len as u64;
-        self.drain(false)?;
+        // The region has moved: it must get its new pointer whatever writing
+        // out the old buffer meets (returning the error here left it on the
+        // old buffer, which was then reused). The next call reports it.
+        if let Err(e) = self.drain(false) {
+            self.defer(e);
+        }
         Ok(ptr)
     }
 
