@@ -14,7 +14,7 @@
 //! see one offset and one set of bytes.
 
 use crate::registry;
-pub(crate) use lifecycle::{close_file, close_stream, new_file};
+pub(crate) use lifecycle::{close_file, close_stream, new_file, release_regions};
 
 mod lifecycle;
 use ferry::stream::{os_error, Backend};

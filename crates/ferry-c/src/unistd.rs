@@ -58,6 +58,11 @@ impl Drop for Pinned {
 }
 
 pub(crate) fn lookup(fd: c_int) -> Option<Pinned> {
+    if fd < 0 {
+        // No stream: EBADF from the caller, at once (it used to lock stdin,
+        // and wait behind a thread blocked reading it).
+        return None;
+    }
     if fd <= 2 {
         // The std streams answer for 0, 1, 2 unless something replaced them.
         let t = FDS.lock();
@@ -66,14 +71,13 @@ pub(crate) fn lookup(fd: c_int) -> Option<Pinned> {
         }
         drop(t);
         // SAFETY: reading the std stream pointers.
-        let f =
-            unsafe { [stdio::fy_stdin, stdio::fy_stdout, stdio::fy_stderr][fd.max(0) as usize] };
+        let f = unsafe { [stdio::fy_stdin, stdio::fy_stdout, stdio::fy_stderr][fd as usize] };
         let file = file::file_ref(f)?;
         let g = file.locked();
         // SAFETY: lock held.
         let st = unsafe { g.state() };
         // A std stream is static: pinning it only keeps the count honest.
-        return (fd >= 0 && !st.closed && st.fd == fd).then(|| Pinned::new(f));
+        return (!st.closed && st.fd == fd).then(|| Pinned::new(f));
     }
     let t = FDS.lock();
     t.get(&fd).map(|&f| Pinned::new(f as *mut FyFile))

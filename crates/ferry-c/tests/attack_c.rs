@@ -60,13 +60,11 @@ fn attack(name: &str, extra: &[&str]) {
 }
 
 #[test]
-#[ignore = "attack: freopen keeps the old stream's regions; fy_sfree of one frees (unmaps) a live region of the new stream: SIGSEGV"]
 fn attack_freopen_keeps_old_regions() {
     attack("freopen_regions.c", &[]);
 }
 
 #[test]
-#[ignore = "attack: write(-1, ...) blocks while another thread waits in fgets(stdin): lookup() locks stdin for every fd <= 2"]
 fn attack_negative_fd_waits_for_stdin_reader() {
     attack("badfd_hang.c", &["-include", "ferry/unistd.h"]);
 }

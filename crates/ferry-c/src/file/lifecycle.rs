@@ -72,25 +72,11 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
         if st.stream.is_some() && flush(file, st).is_err() {
             first_err = Some(errno_value());
         }
-        // Regions never freed: read ones go back; write ones are written
-        // only if freed, so the close reports them.
-        let regions = std::mem::take(&mut st.regions);
-        if let Some(s) = st.stream.as_mut() {
-            let g = s;
-            for (_, h) in regions {
-                match h {
-                    // SAFETY: regions of this stream, each rebuilt once.
-                    Held::Read(r) => drop(unsafe { g.region_from_raw(r) }),
-                    Held::Push(_) => {}
-                    Held::Write(r) => {
-                        // Dropping frees it: its bytes are the program's,
-                        // allocated and never freed; glibc has no such
-                        // thing, so count it as an error of the close.
-                        drop(unsafe { g.region_mut_from_raw(r) });
-                        first_err.get_or_insert(libc::EBUSY);
-                    }
-                }
-            }
+        if release_regions(st) {
+            // A write region allocated and never freed: its bytes are the
+            // program's; glibc has no such thing, so count it as an error
+            // of the close.
+            first_err.get_or_insert(libc::EBUSY);
         }
         publish(st);
         if let Some(s) = st.stream.take() {
@@ -159,4 +145,29 @@ pub(crate) fn close_stream(s: Stream) -> Result<(), c_int> {
         return Err(libc::EBADF);
     }
     s.close().map_err(|e| errno_of(&e))
+}
+
+/// Gives back every ASI region the program still holds on the FILE's
+/// stream (before that stream goes: fclose, freopen): read ones go back,
+/// write ones are freed (so their bytes are written). Returns true if a
+/// write region was among them. Afterwards `fy_sfree` of any of them is
+/// EINVAL, never a free on another stream.
+pub(crate) fn release_regions(st: &mut State) -> bool {
+    let regions = std::mem::take(&mut st.regions);
+    let mut wrote = false;
+    if let Some(s) = st.stream.as_mut() {
+        for (_, h) in regions {
+            match h {
+                // SAFETY: regions of this stream, each rebuilt once.
+                Held::Read(r) => drop(unsafe { s.region_from_raw(r) }),
+                Held::Push(_) => {}
+                Held::Write(r) => {
+                    // SAFETY: as above.
+                    drop(unsafe { s.region_mut_from_raw(r) });
+                    wrote = true;
+                }
+            }
+        }
+    }
+    wrote
 }

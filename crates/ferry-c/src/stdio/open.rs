@@ -98,6 +98,9 @@ pub extern "C" fn fy_freopen(
         // Open first (the old descriptor may be the only way to the file).
         // SAFETY: open(2) with a C path.
         let fd = unsafe { libc::open(path.as_ptr(), flags, 0o666 as libc::c_uint) };
+        // The old stream's regions go with it: an sfree of one later must
+        // not free a region of the new stream.
+        file::release_regions(st);
         if let Some(s) = st.stream.take() {
             crate::unistd::forget(old_fd);
             let _ = file::close_stream(s);

@@ -1,7 +1,8 @@
-/* Attack: freopen keeps the old stream's region table. A region of the old
+/* Attack (fixed: freopen gives the old regions back): freopen kept the old stream's region table. A region of the old
  * stream freed after freopen is rebuilt on the new stream and returns a
  * lease of the new stream's buffer with the same slot number: that buffer
  * is freed (unmapped) while a live region of the new stream points into it. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,11 @@ static void make(const char *path, char c1, char c2) {
 int main(void) {
     make("a", 'A', 'A');
     make("b", 'B', 'C');
-    FILE *f = fopen("a", "r");
+    /* "r+": a buffered stream, so p is pool memory and cannot be reused
+     * at the address of the new (mapped) stream's regions. */
+    FILE *f = fopen("a", "r+");
     CHECK(f);
+    CHECK(fy_set_stream_mode(f, FY_READ) == 0);
     ssize_t n = 16;
     char *p = fy_salloc(f, &n);           /* old stream, slot 0 */
     CHECK(p && n == 16 && p[0] == 'A');
@@ -32,9 +36,16 @@ int main(void) {
     n = 16;
     char *r = fy_sallocat(f, &n, 1 << 20, SEEK_SET); /* slot 1; slot 0 retired, leased by q */
     CHECK(r && n == 16 && r[0] == 'C');
-    /* The old region: unknown to the new stream, it should be EINVAL. */
-    int e = fy_sfree(f, p);
-    fprintf(stderr, "sfree(old region) = %d\n", e);
+    /* The old region went with the old stream (freopen gives it back):
+     * unknown now, so EINVAL, unless its memory was reused for one of the
+     * new stream's regions at the very same address (then p names that one
+     * and freeing it would be the program's own mistake: skip). */
+    CHECK(p != q && p != r);
+    {
+        int e = fy_sfree(f, p);
+        fprintf(stderr, "sfree(old region) = %d\n", e);
+        CHECK(e == -EINVAL);
+    }
     n = 16;
     char *t = fy_sallocat(f, &n, 1500 << 10, SEEK_SET); /* more fills reuse memory */
     CHECK(t);
