@@ -128,7 +128,9 @@ int fy__vfscanf_c(struct fy_file *f, const char *fmt, va_list ap)
         if ((size_t)used >= avail && !at_end) {
             /* The scan may have wanted more than the view held. */
             fy__rconsume(f, 0, 0);
-            want = avail + 1;
+            /* Twice the view: a long token costs linear work in all, not
+             * one byte (or buffer) more per rescan (quadratic). */
+            want = avail > ((size_t)-1) / 2 ? avail + 1 : avail * 2 + 1;
             continue;
         }
         fy__rconsume(f, (size_t)used, hit_end && at_end);

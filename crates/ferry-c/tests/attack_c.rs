@@ -70,7 +70,6 @@ fn attack_negative_fd_waits_for_stdin_reader() {
 }
 
 #[test]
-#[ignore = "attack: fscanf of a >1 MiB token on a mapped file grows its view one byte per rescan: quadratic, hangs (glibc: 0.00 s)"]
 fn attack_scanf_long_token_is_quadratic() {
     attack("scan_long.c", &[]);
 }

@@ -1,4 +1,4 @@
-//! Attack: `Stream::next_line` on a line longer than the buffer refills
+//! Attack (fixed: the buffer now doubles): `Stream::next_line` on a line longer than the buffer refills
 //! from the line's start with a buffer only `bufsize` (128 KiB) larger each
 //! round (engine/read.rs `next_line_slow`: `fill(searched + bufsize)`), and
 //! each fill reads (copies) the whole line again: quadratic in the line's
@@ -18,7 +18,6 @@ fn input() -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "attack: next_line on a long line is quadratic (refills the whole line, 128 KiB more per round)"]
 fn attack_next_line_on_a_long_line_is_quadratic() {
     let mut s = Stream::from_bytes(input());
     let t = Instant::now();
@@ -40,7 +39,9 @@ fn attack_next_line_on_a_long_line_is_quadratic() {
     assert_eq!(n, LINE + 1);
     eprintln!("read_until (memory): {linear:?}; next_line (pipe): {took:?}");
     assert!(
-        took.as_secs_f64() < 2.0,
+        // A hang bound, not a speed target: linear takes well under a
+        // second here even in a debug build; quadratic took 14 s.
+        took.as_secs_f64() < 10.0,
         "next_line of a {LINE}-byte line took {took:?} (read_until: {linear:?})"
     );
 }
