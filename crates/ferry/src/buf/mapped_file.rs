@@ -45,6 +45,11 @@ struct FileEntry {
     size: u64,
     /// Live mappings, by base address.
     maps: BTreeMap<usize, Arc<MapRec>>,
+    /// This process was forked from the one that took the lease: the open
+    /// file description, and so the lease, are the parent's. Its breaks go
+    /// to the parent, so this process never maps the file again (nor takes
+    /// or gives the lease: taking it would steal the parent's notices).
+    inherited: bool,
 }
 
 static REGISTRY: Mutex<BTreeMap<RawFd, FileEntry>> = parking_lot::const_mutex(BTreeMap::new());
@@ -84,6 +89,23 @@ impl MapRec {
         }
         self.snapshotted.store(true, Ordering::Release);
         true
+    }
+}
+
+impl MapRec {
+    /// [`MapRec::snapshot`] in a child just forked (the registry is held):
+    /// only system calls, no lock another thread may have held at the fork
+    /// (the SIGBUS guard's registration stays; private memory never faults
+    /// with a lost page, so it is never consulted).
+    fn snapshot_after_fork(&self) {
+        if self.snapshotted.load(Ordering::Acquire) {
+            return;
+        }
+        // SAFETY: as in `snapshot`: the registry is held and the lease
+        // (the parent's, shared) still holds every writer back.
+        if unsafe { map::snapshot_in_place(self.base, self.map_len) }.is_ok() {
+            self.snapshotted.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -197,9 +219,56 @@ fn on_break(fd: Option<RawFd>) {
     }
 }
 
+/// Fork. A child forked without `exec` shares every leased open file
+/// description, so its copies of the mappings would see a writer's bytes
+/// once the parent's lease thread let the writer through. So, around each
+/// fork while leased mappings exist: the parent holds the registry (no
+/// break can be answered meanwhile, so every writer stays held back), the
+/// child snapshots its copies of them all before `fork` returns in it, and
+/// the parent waits for the child to say so before it lets go. A fork
+/// costs one copy of the mapped windows then (none without them).
+static FORK_PIPE: Mutex<Option<[RawFd; 2]>> = parking_lot::const_mutex(None);
+
+unsafe extern "C" fn fork_prepare() {
+    let reg = REGISTRY.lock();
+    let maps = reg.values().any(|e| !e.maps.is_empty());
+    std::mem::forget(reg); // held across fork; let go in both handlers
+    *FORK_PIPE.lock() = if maps { lease::handshake_pipe() } else { None };
+}
+
+unsafe extern "C" fn fork_parent() {
+    if let Some(fds) = FORK_PIPE.lock().take() {
+        lease::handshake_wait(fds);
+    }
+    // SAFETY: locked by fork_prepare on this thread.
+    unsafe { REGISTRY.force_unlock() };
+}
+
+unsafe extern "C" fn fork_child() {
+    // SAFETY: fork_prepare locked it on the thread that is now the child's
+    // only one: it is ours.
+    let reg = unsafe { &mut *REGISTRY.data_ptr() };
+    for e in reg.values_mut() {
+        for rec in e.maps.values() {
+            // A failed copy (no memory) leaves that window the file's
+            // pages: rare, and nothing better is possible here.
+            rec.snapshot_after_fork();
+        }
+        e.leased = false;
+        e.inherited = true;
+        e.gen += 1;
+    }
+    if let Some(fds) = FORK_PIPE.lock().take() {
+        lease::handshake_done(fds);
+    }
+    // SAFETY: as above.
+    unsafe { REGISTRY.force_unlock() };
+}
+
 /// Takes a lease on `fd` (registry lock held by the caller) and returns the
 /// file's size.
 fn take(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    lease::at_fork(fork_prepare, fork_parent, fork_child);
     let tid = lease::lease_thread(on_break)?;
     lease::take_read_lease(fd, tid)?;
     crate::sys::fileio::file_size(fd)
@@ -285,6 +354,7 @@ impl MappedFile {
                 gen: 0,
                 size,
                 maps: BTreeMap::new(),
+                inherited: false,
             },
         );
         drop(reg);
@@ -310,6 +380,13 @@ impl MappedFile {
         let Some(e) = reg.get_mut(&fd.as_raw_fd()) else {
             return Err(io::Error::other("ferry: a leased file left the registry"));
         };
+        if e.inherited {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "this process was forked from the one that holds the file's lease: \
+                 open the file again (MappedFile::open) to map it here",
+            ));
+        }
         if !e.leased {
             e.size = take(fd)?;
             e.leased = true;

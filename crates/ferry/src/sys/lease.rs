@@ -241,3 +241,51 @@ pub(crate) fn reopen_readonly(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
         )
     })
 }
+
+/// Registers fork handlers (`pthread_atfork`), once per process.
+pub(crate) fn at_fork(
+    prepare: unsafe extern "C" fn(),
+    parent: unsafe extern "C" fn(),
+    child: unsafe extern "C" fn(),
+) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: plain function pointers that live for the whole program.
+        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    });
+}
+
+/// A pipe for one fork's handshake: `[read end, write end]`, close-on-exec.
+pub(crate) fn handshake_pipe() -> Option<[RawFd; 2]> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills the two-element array.
+    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some(fds)
+}
+
+/// The child's side: says it is done, closes its ends (async-signal-safe).
+pub(crate) fn handshake_done(fds: [RawFd; 2]) {
+    // SAFETY: descriptors of our own pipe; write and close are
+    // async-signal-safe, as a forked child of a threaded process needs.
+    unsafe {
+        libc::close(fds[0]);
+        libc::write(fds[1], b"x".as_ptr().cast(), 1);
+        libc::close(fds[1]);
+    }
+}
+
+/// The parent's side: waits until the child said it is done (or died),
+/// then closes its ends.
+pub(crate) fn handshake_wait(fds: [RawFd; 2]) {
+    // SAFETY: descriptors of our own pipe.
+    unsafe {
+        libc::close(fds[1]);
+        let mut c = 0u8;
+        loop {
+            let r = libc::read(fds[0], (&raw mut c).cast(), 1);
+            if r >= 0 || *libc::__errno_location() != libc::EINTR {
+                break;
+            }
+        }
+        libc::close(fds[0]);
+    }
+}
