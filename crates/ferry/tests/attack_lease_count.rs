@@ -16,7 +16,7 @@ use ferry::Stream;
 use std::io::SeekFrom;
 
 #[test]
-#[ignore = "long: 2^32 sallocs (about 30 s optimized); the u64 lease count cannot wrap. Run: cargo test -p ferry --release --test attack_lease_count -- --ignored"]
+#[ignore = "long: 2^32 sallocs (about 7 s optimized); the u64 lease count cannot wrap. Run: cargo test -p ferry --release --test attack_lease_count -- --ignored"]
 fn attack_forgotten_regions_wrap_the_lease_count() {
     if cfg!(debug_assertions) {
         eprintln!("needs a build without overflow checks (see the file's doc)");
