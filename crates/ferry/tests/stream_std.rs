@@ -107,7 +107,8 @@ fn the_environment_does_not_change_the_library() {
     // open for writing cannot be leased, so it would not be mapped).
     let dir = tempfile::tempdir().unwrap();
     let fp = dir.path().join("f");
-    std::fs::write(&fp, b"data").unwrap();
+    // Large enough to be mapped (smaller files are read into buffers).
+    std::fs::write(&fp, vec![b'd'; 1 << 20]).unwrap();
     if in_child() {
         let p = std::env::var("FERRY_STD_PATH").unwrap();
         match Stream::open(&p, &OpenOptions::read_only()) {

@@ -69,8 +69,9 @@ impl Stream {
     }
 
     /// [`Stream::from_fd`], choosing the backend as [`Stream::open`] does:
-    /// with `Backend::Auto` (or `Mapped`) a read-only descriptor of a local
-    /// regular file is mapped. `name` names the stream in errors.
+    /// with `Backend::Auto` a read-only descriptor of a local regular file
+    /// of 1 MiB or more is mapped (any size with `Mapped`), under a read
+    /// lease. `name` names the stream in errors.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -78,7 +79,7 @@ impl Stream {
     /// let dir = tempfile::tempdir()?;
     /// std::fs::write(dir.path().join("f"), b"mapped")?;
     /// let fd = std::fs::File::open(dir.path().join("f"))?.into();
-    /// let s = Stream::from_fd_with(fd, "f", Backend::Auto)?;
+    /// let s = Stream::from_fd_with(fd, "f", Backend::Mapped)?;
     /// assert!(s.is_mapped());
     /// assert_eq!(&s.salloc(6)?[..], b"mapped");
     /// # Ok(()) }

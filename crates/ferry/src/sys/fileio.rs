@@ -25,6 +25,8 @@ pub(crate) enum WriteKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FdInfo {
     pub regular: bool,
+    /// The size when looked at (regular files).
+    pub size: u64,
     pub dir: bool,
     pub write: WriteKind,
     /// On a network or FUSE file system (where mapping is a poor idea).
@@ -48,6 +50,7 @@ pub(crate) fn fd_info(fd: BorrowedFd<'_>) -> io::Result<FdInfo> {
     };
     Ok(FdInfo {
         regular,
+        size: st.st_size as u64,
         dir: ft == FileType::Directory,
         write,
         remote: regular && is_remote_fs(fd),
