@@ -48,11 +48,14 @@ fn run(drop_in_parent: bool) {
         // SAFETY: async-signal-safe exit.
         unsafe { libc::_exit(if same { 0 } else { 42 }) };
     }
-    if drop_in_parent {
+    // The parent drops its copy now, or keeps it (snapshotted by the
+    // break) alive until the child has looked.
+    let kept = if drop_in_parent {
         drop(b);
+        None
     } else {
-        std::mem::forget(b); // the parent keeps its (snapshotted) copy alive
-    }
+        Some(b)
+    };
     overwrite(&p);
     assert_eq!(&std::fs::read(&p).unwrap()[100..108], b"XXXXXXXX");
     // SAFETY: plain write and waitpid.
@@ -65,6 +68,7 @@ fn run(drop_in_parent: bool) {
         0,
         "the forked child's Buf changed under it: the writer's bytes show through"
     );
+    drop(kept);
 }
 
 #[test]
