@@ -5,6 +5,7 @@ mod asf;
 mod asf_c;
 mod buf;
 mod files;
+mod lock_contention;
 mod measure;
 mod report;
 mod stream_ops;

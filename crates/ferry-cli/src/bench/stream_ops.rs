@@ -32,6 +32,12 @@ pub fn run(a: StreamOpsArgs) -> Result<(), String> {
     rows.extend(scan(a.c.runs, size, a.c.dir.as_deref())?);
     a.c.say("line iteration");
     rows.extend(lines(a.c.runs, scale, a.c.dir.as_deref())?);
+    a.c.say("one stream, one and two threads: parking vs spinning lock");
+    rows.extend(super::lock_contention::rows(
+        a.c.runs,
+        scale,
+        a.c.dir.as_deref(),
+    )?);
     a.c.print("stream-ops", &rows);
     Ok(())
 }
@@ -108,6 +114,27 @@ fn records(runs: usize, scale: Scale, dir: Option<&std::path::Path>) -> Result<V
                 Ok(n)
             })
         }),
+        Variant::new(
+            "SharedStream lock()+salloc(64)+free+unlock per record",
+            || {
+                warm_then(&file, || {
+                    let s = ferry::SharedStream::new(open(&file, Backend::Auto)?);
+                    let mut n = 0u64;
+                    loop {
+                        let g = s.lock();
+                        let r = g.salloc(64).map_err(|e| e.to_string())?;
+                        if r.len() < 64 {
+                            break;
+                        }
+                        black_box(touch(&r));
+                        drop(r);
+                        drop(g);
+                        n += 1;
+                    }
+                    Ok(n)
+                })
+            },
+        ),
         Variant::new("no stream: the mapped file read in 64-byte steps", || {
             warm_then(&file, || {
                 let f = std::fs::File::open(&file.path).map_err(|e| e.to_string())?;
@@ -139,6 +166,13 @@ fn records(runs: usize, scale: Scale, dir: Option<&std::path::Path>) -> Result<V
             &s,
             "64-byte records: uncontended locked salloc+free",
             "SharedStream salloc(64)+drop (locked)",
+            20.0,
+            runs,
+        ),
+        absolute(
+            &s,
+            "64-byte records: uncontended lock+salloc+free+unlock (guard per record)",
+            "SharedStream lock()+salloc(64)+free+unlock per record",
             20.0,
             runs,
         ),
