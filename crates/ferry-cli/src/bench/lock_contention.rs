@@ -29,7 +29,7 @@ fn spin_lock(m: &Mutex<Stream>) -> Result<MutexGuard<'_, Stream>, String> {
             Ok(g) => return Ok(g),
             Err(TryLockError::WouldBlock) => {
                 tries += 1;
-                if tries % 64 == 0 {
+                if tries.is_multiple_of(64) {
                     std::thread::yield_now();
                 } else {
                     std::hint::spin_loop();
