@@ -103,12 +103,18 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     };
     let mut missing = Vec::new();
     let rg = which(&["rg"]);
-    let uu = which(&["uu-cat", "uu_cat", "uutils-cat"]);
+    // Debian's rust-coreutils puts its cat in /usr/lib/cargo/bin/coreutils.
+    let uu = which(&[
+        "uu-cat",
+        "uu_cat",
+        "uutils-cat",
+        "/usr/lib/cargo/bin/coreutils/cat",
+    ]);
     if rg.is_none() {
-        missing.push("ripgrep (rg)");
+        missing.push("ripgrep (rg; apt-get install ripgrep)");
     }
     if uu.is_none() {
-        missing.push("uutils cat (uu-cat, uu_cat or uutils-cat)");
+        missing.push("uutils cat (uu-cat, uu_cat or uutils-cat; apt-get install rust-coreutils)");
     }
     for (t, bin) in [
         ("GNU coreutils", "cat"),
