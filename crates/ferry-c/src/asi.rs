@@ -5,7 +5,7 @@ use crate::ffi::ffi_guard;
 use crate::file::{self, errno_of, set_errno, settle, stream_of, FyFile, Held, Kind, State};
 use ferry::stream::Backend;
 use ferry::{Mode, Stream};
-use libc::{c_char, c_int, c_void, mode_t, off_t, ssize_t};
+use libc::{c_char, c_int, c_void, mode_t, off_t, size_t, ssize_t};
 use std::io::SeekFrom;
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -334,6 +334,23 @@ fn sflush(s: *mut FyFile, locked: bool) -> c_int {
     )
 }
 
+fn set_pipe_size(s: *mut FyFile, bytes: size_t) -> ssize_t {
+    on(
+        s,
+        true,
+        |e| -(e as ssize_t),
+        |st| {
+            let got = st
+                .stream
+                .as_ref()
+                .ok_or(libc::EBADF)?
+                .set_pipe_size(bytes)
+                .map_err(|e| errno_of(&e))?;
+            Ok(ssize_t::try_from(got).unwrap_or(ssize_t::MAX))
+        },
+    )
+}
+
 fn set_mode(s: *mut FyFile, locked: bool, mode: c_int) -> c_int {
     on(
         s,
@@ -416,6 +433,12 @@ pub extern "C" fn fy_sflush(s: *mut FyFile) -> c_int {
 #[no_mangle]
 pub extern "C" fn fy_u_sflush(s: *mut FyFile) -> c_int {
     ffi_guard(-libc::EIO, libc::EIO, || sflush(s, false))
+}
+#[no_mangle]
+pub extern "C" fn fy_set_pipe_size(s: *mut FyFile, bytes: size_t) -> ssize_t {
+    ffi_guard(-(libc::EIO as ssize_t), libc::EIO, || {
+        set_pipe_size(s, bytes)
+    })
 }
 #[no_mangle]
 pub extern "C" fn fy_set_stream_mode(s: *mut FyFile, mode: c_int) -> c_int {

@@ -18,6 +18,17 @@ pub(crate) use lifecycle::{close_file, close_stream, new_file, release_regions};
 
 mod lifecycle;
 use ferry::stream::{os_error, Backend};
+
+/// How a `FILE` that reads gets its bytes: `pread` into pool buffers, not
+/// mapped windows. A mapped stream holds a read lease, and ferry hears
+/// lease breaks on a thread of its own; glibc then counts the process as
+/// multi-threaded (`__libc_single_threaded` is 0 for good), and from then
+/// on every inline `getc`/`putc` takes the `FILE` lock: 30× slower
+/// (`ferry bench asf-c`, getc: 0.9 s → 28 s on 1 GiB). A `FILE` copies
+/// into the caller's memory anyway, and `read(2)` costs the same whatever
+/// page sizes the file sits in, which faulting a mapping does not. Mapped
+/// streams stay one call away: `fy_sopen` (ferry/asi.h).
+pub(crate) const READ_BACKEND: Backend = Backend::Buffered;
 use ferry::stream::{RawRegion, RawRegionMut};
 use ferry::Stream;
 use libc::c_int;
@@ -325,7 +336,7 @@ fn open_std(st: &mut State) {
     // Output goes through write(2) at the descriptor's offset, as glibc's
     // does: a child process, dprintf or write(1, ...) share that offset.
     let backend = if fd == 0 {
-        Backend::Auto
+        READ_BACKEND
     } else {
         Backend::Sequential
     };

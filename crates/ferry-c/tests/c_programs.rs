@@ -338,6 +338,11 @@ fn read_regions_are_read_only() {
 }
 
 #[test]
+fn reading_files_keeps_the_process_single_threaded() {
+    checks_itself("ferry-only/single_thread.c", &["-D_GNU_SOURCE"]);
+}
+
+#[test]
 fn stdio_unix_io_and_asi_on_one_stream() {
     checks_itself("ferry-only/mixed.c", &["-include", "ferry/unistd.h"]);
 }

@@ -20,6 +20,14 @@ static inline fy_stream *open_in(const char *prog, const char *path)
     return s;
 }
 
+/* Output to a pipe: asks for one that holds a whole region, so each
+ * region goes out in one write (ferry never resizes a pipe on its own;
+ * glibc and GNU tools keep the 64 KiB default). Not a pipe: nothing. */
+static inline void grow_out_pipe(fy_stream *s)
+{
+    (void)fy_set_pipe_size(s, CHUNK);
+}
+
 /* The next `want` bytes of `s` (fewer only at end of file; *len 0 then). */
 static inline const char *next_region(const char *prog, const char *name, fy_stream *s,
                                ssize_t want, ssize_t *len)

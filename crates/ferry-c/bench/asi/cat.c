@@ -7,6 +7,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         usage("cat", "FILE");
     fy_stream *in = open_in("cat", argv[1]);
+    grow_out_pipe(stdout);
     ssize_t len;
     const char *p;
     while ((p = next_region("cat", argv[1], in, CHUNK, &len)) && len > 0) {

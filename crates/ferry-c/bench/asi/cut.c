@@ -8,6 +8,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         usage("cut", "FILE");
     fy_stream *in = open_in("cut", argv[1]);
+    grow_out_pipe(stdout);
     long long col = 0; /* bytes of the current line seen so far */
     ssize_t len;
     const char *p;

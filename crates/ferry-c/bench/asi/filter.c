@@ -43,6 +43,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         usage("filter", "FILE");
     fy_stream *in = open_in("filter", argv[1]);
+    grow_out_pipe(stdout);
     struct carry c = {0};
     ssize_t len;
     const char *p;

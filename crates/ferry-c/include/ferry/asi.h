@@ -96,6 +96,14 @@ void *fy_sallocat(fy_stream *s, ssize_t *len, off_t offset, int whence);
 /* Writes out every freed write region. 0 or a negative errno. */
 int fy_sflush(fy_stream *s);
 
+/* Asks the kernel to make the pipe `s` reads or writes hold at least
+ * `bytes` (F_SETPIPE_SZ; up to /proc/sys/fs/pipe-max-size unless
+ * privileged): each write then moves up to that much instead of 64 KiB.
+ * The pipe is shared with the process at its other end, so ferry never
+ * resizes one unless asked. Returns the capacity set, or a negative errno
+ * (-EINVAL: not a pipe; -EPERM: over the limit). */
+ssize_t fy_set_pipe_size(fy_stream *s, size_t bytes);
+
 /* Switches between FY_READ and FY_WRITE. 0 or a negative errno. */
 int fy_set_stream_mode(fy_stream *s, int mode);
 

@@ -81,7 +81,7 @@ pub(crate) fn parse_mode(mode: *const c_char) -> Option<(c_int, bool, bool)> {
 
 /// A FILE over an open descriptor; `name` names it in errors.
 fn file_over_fd(fd: c_int, name: &str, read: bool, write: bool) -> *mut FyFile {
-    file_over_fd_with(fd, name, read, write, Backend::Auto)
+    file_over_fd_with(fd, name, read, write, crate::file::READ_BACKEND)
 }
 
 fn file_over_fd_with(

@@ -63,7 +63,7 @@ pub extern "C" fn fy_fdopen(fd: c_int, mode: *const c_char) -> *mut FyFile {
         let backend = if write && !read {
             Backend::Sequential
         } else {
-            Backend::Auto
+            crate::file::READ_BACKEND
         };
         file_over_fd_with(fd, &format!("fd {fd}"), read, write, backend)
     })
@@ -127,7 +127,7 @@ pub extern "C" fn fy_freopen(
         };
         // SAFETY: fd is open and handed to the stream.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        match Stream::from_fd_with(owned, &path.to_string_lossy(), Backend::Auto) {
+        match Stream::from_fd_with(owned, &path.to_string_lossy(), crate::file::READ_BACKEND) {
             Ok(s) => {
                 st.stream = Some(s);
                 st.fail = 0;
