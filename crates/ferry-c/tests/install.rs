@@ -172,3 +172,59 @@ fn an_installed_prefix_works_shared_and_static() {
         "{dynamic}"
     );
 }
+
+/// The README's C example, run as written: its lines between the
+/// `c-example` markers, in a scratch copy of the repository's layout (the
+/// headers and this profile's library where the lines look for them), with
+/// no `LD_LIBRARY_PATH`: the rpath must find libferry.so.
+#[test]
+fn the_readme_c_example_links_and_runs_as_written() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let block = readme
+        .split("<!-- c-example -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- /c-example -->").next())
+        .expect("README.md has a c-example block");
+    let script: String = block
+        .lines()
+        .filter(|l| !l.starts_with("```"))
+        // The library is built by this test run (libdir below), in this
+        // profile's directory; the README builds it with cargo.
+        .filter(|l| !l.starts_with("cargo build"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        script.contains("cc ") && script.contains("./hello"),
+        "{script}"
+    );
+    let root = tempfile::tempdir().expect("tempdir");
+    let r = root.path();
+    std::fs::create_dir_all(r.join("crates/ferry-c")).expect("mkdir");
+    std::os::unix::fs::symlink(include(), r.join("crates/ferry-c/include")).expect("symlink");
+    std::fs::create_dir_all(r.join("target")).expect("mkdir");
+    std::os::unix::fs::symlink(libdir(), r.join("target/release")).expect("symlink");
+    let o = Command::new("sh")
+        .arg("-ec")
+        .arg(&script)
+        .current_dir(r)
+        .env("PWD", r)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("running sh");
+    assert!(
+        o.status.success() && o.stdout == b"hello from ferry stdio\n",
+        "status {:?}\nstdout {}\nstderr {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // It runs on ferry: the program needs libferry.so.
+    let d = Command::new("readelf")
+        .arg("-d")
+        .arg(r.join("hello"))
+        .output()
+        .expect("running readelf");
+    assert!(String::from_utf8_lossy(&d.stdout).contains("libferry.so"));
+}

@@ -10,12 +10,19 @@
  * Only the stream buffers data: fread, getc, read (ferry/unistd.h) and
  * fy_salloc (ferry/asi.h) all take the next bytes of the same buffer, so
  * the interfaces mix freely on one stream. getc and putc are inline: a
- * compare and a pointer bump on the stream's current buffer (a mapped
- * file's pages when reading a file). setvbuf and setbuf are accepted and
+ * compare and a pointer bump on the stream's current buffer (page-aligned
+ * pool buffers filled with pread). setvbuf and setbuf are accepted and
  * add no copy: the stream keeps its own buffers (only the mode counts).
  *
  * As glibc: line-buffered terminals, unbuffered stderr, every stream
  * flushed at exit, errno values as glibc's.
+ *
+ * Needs glibc 2.32 or later (<sys/single_threaded.h>). A FILE * from this
+ * header is a ferry stream, not a glibc FILE: pass it only to code that
+ * was compiled with this header too. A library compiled against plain
+ * <stdio.h> that takes a FILE * must be given a glibc FILE (opened in a
+ * file compiled without this header) or a descriptor; given a ferry one,
+ * it would read ferry's stream as a glibc FILE.
  */
 #ifndef FERRY_STDIO_H
 #define FERRY_STDIO_H
@@ -23,6 +30,9 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <sys/types.h>
+#if defined(__GLIBC__) && (__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 32))
+#error "ferry/stdio.h needs glibc 2.32 or later (__libc_single_threaded)"
+#endif
 #include <sys/single_threaded.h>
 #include <ferry/asi.h>
 
