@@ -1,19 +1,32 @@
 //! The paper's experiment (ASF Table 1, Figures 10–11): each tool's
 //! program logic three ways.
 //!
-//! - **std**: written as a Rust programmer would, on `std::fs::File` with
-//!   `BufReader` / `BufWriter`;
-//! - **compat**: that same source (the generic functions below), but its
-//!   reader and writer are ferry `Stream`s through their `std::io` adapters
-//!   — the "unmodified program linked to the new library" case;
+//! - **std**: written as a Rust programmer would, on `std::fs::File`:
+//!   `std::io::copy` for cat and cp (which on Linux already uses
+//!   `copy_file_range`/`splice`/`sendfile`), `BufReader` / `BufWriter`
+//!   with their default capacity (8 KiB) for the rest;
+//! - **std-1m**: the same source with `BufReader` / `BufWriter` of 1 MiB,
+//!   the size the asi programs ask for (cat and cp: a `fill_buf`/`write_all`
+//!   loop over a 1 MiB `BufReader`, as a programmer avoiding `io::copy`
+//!   would write);
+//! - **compat**: the std source, but its reader and writer are ferry
+//!   `Stream`s through their `std::io` adapters — the "unmodified program
+//!   linked to the new library" case (cat and cp: `io::copy` from stream
+//!   to stream);
 //! - **asi**: rewritten on the alloc-stream interface — `salloc` regions
 //!   (mapped for local files) and `Buf`s, written with no copy into a
 //!   library buffer.
 //!
 //! The work on the bytes (comparing with `first_diff`, counting with
-//! `Counts::add`, the cut and diff logic) is the same code in all three, so
-//! the ratios measure the interfaces; only grep -c's rewrite searches a
-//! whole region at a time instead of line by line, which a region allows.
+//! `Counts::add`, cutting a line with `cut_line`, the diff logic) is the
+//! same code in all of them, so the ratios measure the interfaces. Where a
+//! region allows a different shape it says so: grep -c's rewrite searches
+//! a whole region at a time instead of line by line, and cut's finds line
+//! ends in the region instead of copying each line out.
+//!
+//! Output to a pipe: the harness asks for a 1 MiB pipe for every program
+//! alike (`F_SETPIPE_SZ` on standard output before the program runs), so
+//! no variant gets a larger pipe than another.
 //!
 //! Run as `ferry variant {std|compat|asi} TOOL OUT INPUT…` (OUT `-` is
 //! standard output); `ferry bench asf` times them against the GNU tools.
@@ -25,7 +38,10 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::os::fd::AsFd;
 
-pub const KINDS: &[&str] = &["std", "compat", "asi"];
+pub const KINDS: &[&str] = &["std", "std-1m", "compat", "asi"];
+
+/// The buffer size of std-1m and of the asi programs' regions.
+const BIG: usize = 1 << 20;
 pub const TOOLS: &[&str] = &["cat", "cp", "wc", "wc-l", "cmp", "cut", "grep-c", "diff"];
 
 /// `ferry variant KIND TOOL OUT INPUT…`; returns the exit status (cmp and
@@ -73,42 +89,58 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
             1
         },
     )?;
-    if tool == "cp" {
-        return match kind {
-            "std" => cp(
-                BufReader::new(File::open(&ins[0])?),
-                BufWriter::new(File::create(out)?),
-            ),
-            "compat" => cp(open_read(&ins[0])?, open_write(out)?),
-            _ => asi::cp(&ins[0], out),
-        }
-        .map(|()| 0);
+    if out == "-" {
+        // The same pipe for every variant (not a pipe: an error, ignored).
+        let _ = rustix::pipe::fcntl_setpipe_size(io::stdout(), BIG);
+    }
+    if tool == "cp" || tool == "cat" {
+        let copied = match kind {
+            // What a Rust programmer writes: io::copy between the files.
+            "std" => match out {
+                "-" => io::copy(&mut File::open(&ins[0])?, &mut io::stdout().lock()),
+                p => io::copy(&mut File::open(&ins[0])?, &mut File::create(p)?),
+            },
+            "std-1m" => {
+                let r = BufReader::with_capacity(BIG, File::open(&ins[0])?);
+                match out {
+                    "-" => cat(r, io::stdout().lock()),
+                    p => cat(r, File::create(p)?),
+                }
+            }
+            "compat" => {
+                let mut w = match out {
+                    "-" => Stream::stdout()?,
+                    p => open_write(p)?,
+                };
+                io::copy(&mut open_read(&ins[0])?, &mut w).and_then(|n| {
+                    w.flush()?;
+                    Ok(n)
+                })
+            }
+            _ if tool == "cp" => asi::cp(&ins[0], out).map(|()| 0),
+            _ => asi::cat(&ins[0], out).map(|()| 0),
+        };
+        return copied.map(|_| 0);
     }
     let w: Box<dyn Write> = match (kind, out) {
-        ("compat", "-") => {
-            let s = Stream::stdout()?;
-            // A pipe's capacity is the program's choice, not the library's:
-            // these programs ask for 1 MiB as the asi ones do (not a pipe:
-            // an error, ignored).
-            let _ = s.set_pipe_size(1 << 20);
-            Box::new(s)
-        }
+        ("compat", "-") => Box::new(Stream::stdout()?),
         ("compat", p) => Box::new(open_write(p)?),
-        (_, "-") => Box::new(BufWriter::new(io::stdout().lock())),
-        (_, p) => Box::new(BufWriter::new(File::create(p)?)),
+        ("std", "-") => Box::new(BufWriter::new(io::stdout().lock())),
+        ("std", p) => Box::new(BufWriter::new(File::create(p)?)),
+        (_, "-") => Box::new(BufWriter::with_capacity(BIG, io::stdout().lock())),
+        (_, p) => Box::new(BufWriter::with_capacity(BIG, File::create(p)?)),
     };
     if kind == "asi" {
-        return asi::run(tool, ins, out, w);
+        return asi::run(tool, ins, w);
     }
     let std_open = |p: &str| -> io::Result<Box<dyn BufRead>> {
-        Ok(if kind == "std" {
-            Box::new(BufReader::new(File::open(p)?))
-        } else {
-            Box::new(open_read(p)?)
+        Ok(match kind {
+            "std" => Box::new(BufReader::new(File::open(p)?)),
+            "std-1m" => Box::new(BufReader::with_capacity(BIG, File::open(p)?)),
+            _ => Box::new(open_read(p)?),
         })
     };
     match tool {
-        "cat" => cat(std_open(&ins[0])?, w).map(|()| 0),
         "wc" => wc(std_open(&ins[0])?, w, &ins[0], false).map(|()| 0),
         "wc-l" => wc(std_open(&ins[0])?, w, &ins[0], true).map(|()| 0),
         "cmp" => cmp(std_open(&ins[0])?, std_open(&ins[1])?, w, &ins[0], &ins[1]),
@@ -134,7 +166,9 @@ fn open_write(p: &str) -> io::Result<Stream> {
 
 // ---- the program logic, one source for std and compat ----
 
-fn cat(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
+/// std-1m's cat and cp: each buffer the reader fills, written whole.
+fn cat(mut r: impl BufRead, mut w: impl Write) -> io::Result<u64> {
+    let mut total = 0u64;
     loop {
         let n = {
             let b = r.fill_buf()?;
@@ -145,12 +179,10 @@ fn cat(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
             b.len()
         };
         r.consume(n);
+        total += n as u64;
     }
-    w.flush()
-}
-
-fn cp(r: impl BufRead, w: impl Write) -> io::Result<()> {
-    cat(r, w)
+    w.flush()?;
+    Ok(total)
 }
 
 /// Counts as `wc` prints them in the C locale: lines, words (printable
@@ -289,17 +321,22 @@ fn first_diff(x: &[u8], y: &[u8]) -> Option<usize> {
     None
 }
 
+/// `cut -c1-10` on one line (without its newline), in the C locale: the
+/// work every variant does per line.
+fn cut_line(body: &[u8], w: &mut dyn Write) -> io::Result<()> {
+    w.write_all(&body[..body.len().min(10)])?;
+    w.write_all(b"\n")
+}
+
 /// The first ten bytes of each line (`cut -c1-10` in the C locale).
-fn cut(mut r: impl BufRead, mut w: impl Write) -> io::Result<()> {
+fn cut(mut r: impl BufRead, mut w: Box<dyn Write>) -> io::Result<()> {
     let mut line = Vec::new();
     loop {
         line.clear();
         if r.read_until(b'\n', &mut line)? == 0 {
             break;
         }
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
-        w.write_all(&body[..body.len().min(10)])?;
-        w.write_all(b"\n")?;
+        cut_line(line.strip_suffix(b"\n").unwrap_or(&line), &mut *w)?;
     }
     w.flush()
 }
@@ -336,7 +373,7 @@ fn diff(mut a: impl BufRead, mut b: impl BufRead, mut w: impl Write) -> io::Resu
 mod asi {
     use super::*;
 
-    const REGION: usize = 1 << 20;
+    const REGION: usize = BIG;
 
     pub fn cp(from: &str, to: &str) -> io::Result<()> {
         let s = open_read(from)?;
@@ -352,30 +389,28 @@ mod asi {
         }
     }
 
-    pub fn run(tool: &str, ins: &[String], out: &str, mut w: Box<dyn Write>) -> io::Result<i32> {
-        match tool {
-            "cat" => {
-                // Regions go to the kernel as they are: a mapped region's
-                // pages into a pipe by reference (`Buf::write_all_to`),
-                // anything else with one write(2) from the region.
-                drop(w);
-                let target: Box<dyn AsFd> = if out == "-" {
-                    Box::new(io::stdout())
-                } else {
-                    Box::new(File::options().append(true).open(out)?)
-                };
-                // A pipe grows to 1 MiB (as ferry's streams grow one).
-                let _ = rustix::pipe::fcntl_setpipe_size(target.as_fd(), 1 << 20);
-                let s = open_read(&ins[0])?;
-                let g = &s;
-                loop {
-                    let r = g.salloc(REGION)?;
-                    if r.is_empty() {
-                        return Ok(0);
-                    }
-                    r.into_buf().write_all_to(target.as_fd())?;
-                }
+    /// Regions go to the kernel as they are: a mapped region's pages into
+    /// a pipe by reference (`Buf::write_all_to`), anything else with one
+    /// write(2) from the region.
+    pub fn cat(from: &str, out: &str) -> io::Result<()> {
+        let target: Box<dyn AsFd> = if out == "-" {
+            Box::new(io::stdout())
+        } else {
+            Box::new(File::create(out)?)
+        };
+        let s = open_read(from)?;
+        let g = &s;
+        loop {
+            let r = g.salloc(REGION)?;
+            if r.is_empty() {
+                return Ok(());
             }
+            r.into_buf().write_all_to(target.as_fd())?;
+        }
+    }
+
+    pub fn run(tool: &str, ins: &[String], mut w: Box<dyn Write>) -> io::Result<i32> {
+        match tool {
             "wc" | "wc-l" => {
                 let lines_only = tool == "wc-l";
                 let mut c = Counts::default();
@@ -418,18 +453,9 @@ mod asi {
                 }
             }
             "cut" => {
+                // Line ends found in the region: no line is copied out.
                 let s = open_read(&ins[0])?;
                 let g = &s;
-                let mut out = ferry::BufMut::with_capacity(REGION);
-                let mut emit = |line: &[u8]| {
-                    if out.tail_room() < 11 {
-                        w.write_all(&out)?;
-                        out.clear();
-                    }
-                    out.extend_from_slice(&line[..line.len().min(10)]);
-                    out.extend_from_slice(b"\n");
-                    Ok::<(), io::Error>(())
-                };
                 crate::tools::for_each_block(
                     g,
                     REGION,
@@ -438,13 +464,12 @@ mod asi {
                     |block| {
                         let mut start = 0;
                         for i in memchr::memchr_iter(b'\n', block) {
-                            emit(&block[start..i])?;
+                            cut_line(&block[start..i], &mut *w)?;
                             start = i + 1;
                         }
                         Ok(true)
                     },
                 )?;
-                w.write_all(&out)?;
                 w.flush().map(|()| 0)
             }
             "grep-c" => {

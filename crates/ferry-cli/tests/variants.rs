@@ -1,4 +1,4 @@
-//! The three programs per tool (std, compat, asi) give the same output as
+//! The programs per tool (std, std-1m, compat, asi) give the same output as
 //! each other and as the GNU tool they stand for, on edge-case inputs.
 
 mod gnu;
@@ -6,7 +6,7 @@ mod gnu;
 use std::path::Path;
 use std::process::Command;
 
-const KINDS: [&str; 3] = ["std", "compat", "asi"];
+const KINDS: [&str; 4] = ["std", "std-1m", "compat", "asi"];
 
 /// Runs `ferry variant KIND TOOL OUT INS…`; returns (status, OUT's bytes,
 /// stdout, stderr).

@@ -152,7 +152,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         v
     };
     let v3 = |tool: &str, ins: &[&str], sink: Sink| -> Vec<Program> {
-        ["std", "compat", "asi"]
+        crate::variants::KINDS
             .iter()
             .map(|k| Program {
                 name: k.to_string(),
