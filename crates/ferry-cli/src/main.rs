@@ -30,7 +30,23 @@ enum Command {
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os();
-    let _argv0 = args.next();
+    let argv0 = args.next();
+    // Called by a tool's name (a `cut` or `wc` link to this binary, as
+    // uutils' multi-call binary is used): that tool, named in messages by
+    // the name it was called as, path and all, as GNU's tools do.
+    if let Some(name) = argv0
+        .as_deref()
+        .map(std::path::Path::new)
+        .and_then(std::path::Path::file_name)
+        .and_then(|n| n.to_str())
+        .filter(|n| tools::TOOLS.contains(n))
+    {
+        let shown = argv0
+            .as_deref()
+            .map_or_else(|| name.into(), |a| a.to_string_lossy());
+        let code = tools::run_as(name, &shown, args.collect());
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
     if let Some(tool) = args.next().and_then(|a| a.into_string().ok()) {
         if tool == "variant" {
             let code = variants::main(args.collect());

@@ -272,3 +272,70 @@ fn ferry_backend_is_never_fatal() {
         );
     }
 }
+
+/// Called through a link named after a tool (as uutils' multi-call binary
+/// is), the binary is that tool and names itself as GNU's does: stdout,
+/// stderr and exit status equal GNU's, byte for byte, with no renaming.
+#[test]
+fn called_by_a_tool_name_it_is_that_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a"), b"one two\nthree:four\n").unwrap();
+    std::fs::write(d.join("b"), b"one two\nthree:fivex\n").unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        ("cat", &["a", "missing"]),
+        ("cat", &["--no-such-option"]),
+        ("cmp", &["a", "b"]),
+        ("cmp", &["-x"]),
+        ("cut", &["-d:", "-f2", "a"]),
+        ("cut", &["-x"]),
+        ("cut", &["-f", "2-1", "a"]),
+        ("diff", &["a", "b"]),
+        ("diff", &["--no-such-option"]),
+        ("grep", &["-c", "o", "a", "b"]),
+        ("grep", &["--no-such-option", "o"]),
+        ("wc", &["a", "b", "missing"]),
+        ("wc", &["--no-such-option"]),
+        ("cp", &["missing", "c"]),
+    ];
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in ["cat", "cmp", "cp", "cut", "diff", "grep", "wc"] {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ferry"), bin.join(tool)).unwrap();
+    }
+    use std::os::unix::process::CommandExt;
+    for (tool, args) in cases {
+        // Both called by the bare name (as from PATH): messages name it so.
+        let run = |exe: &std::path::Path| {
+            let o = Command::new(exe)
+                .arg0(tool)
+                .args(*args)
+                .current_dir(d)
+                .env("LC_ALL", "C")
+                .output()
+                .unwrap();
+            (
+                o.status.code(),
+                o.stdout,
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        };
+        let ours = run(&bin.join(tool));
+        let gnu_path = std::path::PathBuf::from(
+            String::from_utf8(
+                Command::new("sh")
+                    .args(["-c", &format!("command -v {tool}")])
+                    .output()
+                    .unwrap()
+                    .stdout,
+            )
+            .unwrap()
+            .trim(),
+        );
+        let gnu = run(&gnu_path);
+        assert_eq!(
+            ours, gnu,
+            "{tool} {args:?}: (status, stdout, stderr) ferry vs GNU"
+        );
+    }
+}

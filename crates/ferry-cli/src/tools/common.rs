@@ -17,9 +17,10 @@ pub struct Tool {
 }
 
 impl Tool {
-    pub fn new(name: &str) -> Tool {
+    /// Tool `name`, shown in messages as `shown`.
+    pub fn named(name: &str, shown: &str) -> Tool {
         Tool {
-            name: format!("ferry {name}"),
+            name: shown.to_string(),
             hint_prefix: matches!(name, "cmp" | "diff"),
             usage_line: name == "grep",
         }

@@ -1,7 +1,8 @@
 //! The `ferry` tools: GNU-compatible commands on ferry's I/O.
 //!
 //! Each takes GNU's options and gives GNU's output and exit status; errors
-//! read like GNU's with the tool named `ferry NAME`.
+//! read like GNU's with the tool named `ferry NAME` (or `NAME` when the
+//! binary is called by the tool's name, through a link).
 
 mod blocks;
 mod cat;
@@ -23,9 +24,15 @@ pub use diff::diff_normal;
 pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "diff", "grep", "wc"];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
-/// status.
+/// status. Messages name it `ferry NAME`.
 pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
-    let ctx = common::Tool::new(name);
+    run_as(name, &format!("ferry {name}"), args)
+}
+
+/// [`run`], with messages naming the tool `shown` (`cut` when the binary
+/// was called as `cut`).
+pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
+    let ctx = common::Tool::named(name, shown);
     match name {
         "cat" => cat::main(&ctx, args),
         "cmp" => cmp::main(&ctx, args),
