@@ -14,6 +14,7 @@ mod cut;
 mod diff;
 mod grep;
 mod locale;
+mod longopts;
 mod output;
 mod wc;
 
@@ -33,6 +34,13 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
 /// was called as `cut`).
 pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
     let ctx = common::Tool::named(name, shown);
+    let args = match longopts::spec(name) {
+        Some(spec) => match longopts::expand(&ctx, spec, args) {
+            Ok(expanded) => expanded,
+            Err(status) => return status,
+        },
+        None => args,
+    };
     match name {
         "cat" => cat::main(&ctx, args),
         "cmp" => cmp::main(&ctx, args),
