@@ -138,3 +138,107 @@ fn large_files_on_two_cores() {
         same("cut", &a, None, c.path(), &[("LC_ALL", "C")]);
     }
 }
+
+/// GNU's rules found by its own test suite (issue 19): every list fault
+/// with GNU's message, a one-byte delimiter that is not UTF-8, an empty
+/// output delimiter (NUL), and the newline as the delimiter (the whole
+/// input is then one line whose fields are the lines).
+#[test]
+fn lists_delimiters_and_newline_fields_as_gnu() {
+    let c = Corpus::new();
+    std::fs::write(c.file("hi"), b"a\xadb\xadc\nd\xade\nplain\n").unwrap();
+    std::fs::write(c.file("colons"), b"a:b:c\nd:e\n:\n\nx\n").unwrap();
+    std::fs::write(c.file("lines"), b"a\nb\nc\n").unwrap();
+    std::fs::write(c.file("lines-open"), b"a\nb\nc").unwrap();
+    std::fs::write(c.file("nl"), b"\n\n").unwrap();
+    std::fs::write(c.file("none"), b"abc").unwrap();
+    std::fs::write(c.file("empty"), b"").unwrap();
+    for list in [
+        "",
+        "0",
+        "2-0",
+        "--",
+        "-",
+        "3-2",
+        "1-2-3",
+        ",1",
+        "1,",
+        "1,x2",
+        "x",
+        "1-x",
+        "0-3",
+        "-0",
+        "1 3",
+        "1\t3",
+        "99999999999999999999999,2",
+        "18446744073709551615",
+        "2-,1",
+        "1,,2",
+    ] {
+        for opt in ["-f", "-b", "-c"] {
+            same(
+                "cut",
+                &s(&[opt, list, "colons"]),
+                None,
+                c.path(),
+                &[("LC_ALL", "C")],
+            );
+        }
+        same(
+            "cut",
+            &s(&["-f", list, "colons"]),
+            None,
+            c.path(),
+            &[("LC_ALL", "C.UTF-8")],
+        );
+    }
+    for args in [
+        &["-d", "\u{ad}", "-f2", "hi"][..],
+        &["-d:", "-f1,3", "--output-delimiter=", "colons"],
+        &["-c1,3", "--output-delimiter=", "colons"],
+        &["-d:", "-f2", "--output-delimiter=", "-s", "colons"],
+    ] {
+        same("cut", &s(args), None, c.path(), &[("LC_ALL", "C")]);
+    }
+    // The byte 0xAD alone (not the UTF-8 encoding of U+00AD).
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .arg("cut")
+        .arg("-d")
+        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xad"))
+        .args(["-f2", "hi"])
+        .current_dir(c.path())
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    let g = std::process::Command::new("cut")
+        .arg("-d")
+        .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xad"))
+        .args(["-f2", "hi"])
+        .current_dir(c.path())
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (o.status.code(), &o.stdout),
+        (g.status.code(), &g.stdout),
+        "-d $'\\255'"
+    );
+    assert_eq!(o.stdout, b"b\ne\nplain\n");
+    for f in ["lines", "lines-open", "nl", "none", "empty"] {
+        for list in [
+            &["-f1"][..],
+            &["-f2"],
+            &["-f1,3"],
+            &["-f2-"],
+            &["-f3"],
+            &["-f2", "-s"],
+            &["--complement", "-f1"],
+            &["-f1,2", "--output-delimiter=:"],
+        ] {
+            let mut a = vec!["-d".to_string(), "\n".to_string()];
+            a.extend(s(list));
+            a.push(f.into());
+            same("cut", &a, None, c.path(), &[("LC_ALL", "C")]);
+        }
+    }
+}

@@ -74,65 +74,109 @@ fn quote(s: &str, utf8: bool) -> String {
 
 /// Parses a LIST ("1,3-5,7-") as GNU does, with GNU's messages.
 fn parse_list(list: &str, kind: Kind, utf8: bool) -> Result<Ranges, String> {
-    let what = if kind == Kind::Fields {
-        "field value"
-    } else {
-        "byte/character position"
-    };
-    let numbered = if kind == Kind::Fields {
+    // GNU's reading of a list, character by character: numbers, `-` for a
+    // range, `,` or a blank between items; the first fault ends it with
+    // GNU's message for that fault.
+    let fields = kind == Kind::Fields;
+    let numbered = if fields {
         "fields are numbered from 1"
     } else {
         "byte/character positions are numbered from 1"
     };
     let mut v: Vec<(u64, u64)> = Vec::new();
-    for part in list.split([',', ' ', '\t']) {
-        if part.is_empty() {
-            continue;
-        }
-        let num = |s: &str| -> Result<u64, String> {
-            if !s.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(format!("invalid {what} {}", quote(s, utf8)));
-            }
-            match s.parse::<u64>() {
-                Ok(0) => Err(numbered.to_string()),
-                Ok(n) => Ok(n),
-                Err(_) => Err(format!(
-                    "{} {}",
-                    if kind == Kind::Fields {
-                        "field number"
+    let b = list.as_bytes();
+    let (mut value, mut initial) = (0u64, 1u64);
+    let (mut lhs, mut rhs, mut dash) = (false, false, false);
+    let mut digits_from: Option<usize> = None;
+    let mut i = 0;
+    loop {
+        match b.get(i).copied() {
+            Some(b'-') => {
+                digits_from = None;
+                if dash {
+                    return Err(if fields {
+                        "invalid field range"
                     } else {
-                        "byte/character offset"
-                    },
-                    quote(s, utf8) + " is too large"
-                )),
-            }
-        };
-        match part.split_once('-') {
-            None => {
-                let n = num(part)?;
-                v.push((n, n));
-            }
-            Some(("", "")) => return Err("invalid range with no endpoint: -".into()),
-            Some(("", hi)) => v.push((1, num(hi)?)),
-            Some((lo, "")) => v.push((num(lo)?, u64::MAX)),
-            Some((lo, hi)) => {
-                let (a, b) = (num(lo)?, num(hi)?);
-                if a > b {
-                    return Err("invalid decreasing range".into());
+                        "invalid byte or character range"
+                    }
+                    .into());
                 }
-                v.push((a, b));
+                dash = true;
+                if lhs && value == 0 {
+                    return Err(numbered.into());
+                }
+                initial = if lhs { value } else { 1 };
+                value = 0;
+                i += 1;
+            }
+            c @ (None | Some(b',' | b' ' | b'\t')) => {
+                digits_from = None;
+                if dash {
+                    dash = false;
+                    if !lhs && !rhs {
+                        return Err("invalid range with no endpoint: -".into());
+                    }
+                    if !rhs {
+                        v.push((initial, u64::MAX));
+                    } else if value < initial {
+                        return Err("invalid decreasing range".into());
+                    } else {
+                        v.push((initial, value));
+                    }
+                } else if value == 0 {
+                    return Err(numbered.into());
+                } else {
+                    v.push((value, value));
+                }
+                value = 0;
+                if c.is_none() {
+                    break;
+                }
+                i += 1;
+                lhs = false;
+                rhs = false;
+            }
+            Some(d) if d.is_ascii_digit() => {
+                let from = *digits_from.get_or_insert(i);
+                if dash {
+                    rhs = true;
+                } else {
+                    lhs = true;
+                }
+                match value
+                    .checked_mul(10)
+                    .and_then(|x| x.checked_add(u64::from(d - b'0')))
+                    .filter(|&x| x != u64::MAX)
+                {
+                    Some(x) => value = x,
+                    None => {
+                        let run = b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+                        return Err(format!(
+                            "{} {} is too large",
+                            if fields {
+                                "field number"
+                            } else {
+                                "byte/character offset"
+                            },
+                            quote(&list[from..from + run], utf8)
+                        ));
+                    }
+                }
+                i += 1;
+            }
+            // Only ASCII came before, so `i` starts a character.
+            Some(_) => {
+                return Err(format!(
+                    "invalid {} {}",
+                    if fields {
+                        "field value"
+                    } else {
+                        "byte/character position"
+                    },
+                    quote(&list[i..], utf8)
+                ))
             }
         }
-    }
-    if v.is_empty() {
-        return Err(format!(
-            "missing list of {}",
-            if kind == Kind::Fields {
-                "fields"
-            } else {
-                "byte/character positions"
-            }
-        ));
     }
     v.sort_unstable();
     let mut merged: Vec<(u64, u64)> = Vec::new();
@@ -222,7 +266,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     use lexopt::prelude::*;
     let utf8 = super::locale::init() == super::locale::Charset::Utf8;
     let mut list: Option<(Kind, String)> = None;
-    let mut delim: Option<String> = None;
+    let mut delim: Option<Vec<u8>> = None;
     let mut out_delim: Option<Vec<u8>> = None;
     let mut only_delimited = false;
     let mut complement = false;
@@ -256,7 +300,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
         match arg {
             Short('d') | Long("delimiter") => match p.value() {
-                Ok(v) => delim = Some(common::os_to_string(&v)),
+                Ok(v) => {
+                    use std::os::unix::ffi::OsStrExt;
+                    // A byte, as GNU's: `-d $'\255'` in any locale.
+                    delim = Some(v.as_bytes().to_vec())
+                }
                 Err(e) => {
                     t.bad_option(e);
                     return 1;
@@ -291,7 +339,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             let _ = d;
             return usage("an input delimiter may be specified only when operating on fields");
         }
-        Some(d) if d.len() == 1 => d.as_bytes()[0],
+        Some(d) if d.len() == 1 => d[0],
         Some(d) if d.is_empty() => b'\0',
         Some(_) => return usage("the delimiter must be a single character"),
         None => b'\t',
@@ -316,8 +364,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         kind,
         ranges,
         delim,
-        out_delim: if out_delim.as_ref().is_some_and(|d| d.is_empty()) && kind == Kind::Fields {
-            Some(Vec::new())
+        // GNU: an empty --output-delimiter is the NUL byte.
+        out_delim: if out_delim.as_ref().is_some_and(|d| d.is_empty()) {
+            Some(vec![0])
         } else {
             out_delim
         },
@@ -374,6 +423,18 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
         Stream::open(f, &common::stream_options(OpenOptions::read_only()))
     };
     let s = s.map_err(|e| (false, common::os_only(e)))?;
+    if cut.kind == Kind::Fields && cut.delim == cut.eol {
+        // The delimiter ends lines too: as GNU, the whole input is one line
+        // (its last terminator, if any, ends it) whose fields are the lines.
+        let mut all = Vec::new();
+        let mut s = s;
+        io::Read::read_to_end(&mut s, &mut all).map_err(|e| (false, common::os_only(e)))?;
+        if all.is_empty() {
+            return Ok(());
+        }
+        let line = all.strip_suffix(&[cut.eol]).unwrap_or(&all);
+        return cut.fields(line, out).map_err(|e| (true, e));
+    }
     // A large file: both cores, each on half of every 16 MiB block; the
     // second half's output is held and written after the first's.
     let two = s
