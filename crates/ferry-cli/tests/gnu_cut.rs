@@ -148,11 +148,6 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
     let c = Corpus::new();
     std::fs::write(c.file("hi"), b"a\xadb\xadc\nd\xade\nplain\n").unwrap();
     std::fs::write(c.file("colons"), b"a:b:c\nd:e\n:\n\nx\n").unwrap();
-    std::fs::write(c.file("lines"), b"a\nb\nc\n").unwrap();
-    std::fs::write(c.file("lines-open"), b"a\nb\nc").unwrap();
-    std::fs::write(c.file("nl"), b"\n\n").unwrap();
-    std::fs::write(c.file("none"), b"abc").unwrap();
-    std::fs::write(c.file("empty"), b"").unwrap();
     for list in [
         "",
         "0",
@@ -224,21 +219,41 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
         "-d $'\\255'"
     );
     assert_eq!(o.stdout, b"b\ne\nplain\n");
-    for f in ["lines", "lines-open", "nl", "none", "empty"] {
-        for list in [
-            &["-f1"][..],
-            &["-f2"],
-            &["-f1,3"],
-            &["-f2-"],
-            &["-f3"],
-            &["-f2", "-s"],
-            &["--complement", "-f1"],
-            &["-f1,2", "--output-delimiter=:"],
-        ] {
-            let mut a = vec!["-d".to_string(), "\n".to_string()];
-            a.extend(s(list));
-            a.push(f.into());
-            same("cut", &a, None, c.path(), &[("LC_ALL", "C")]);
+    // -d $'\n': every input over {a, newline} up to 5 bytes and a few
+    // more, each a file of one invocation (as GNU, each file starts anew),
+    // under every list shape, -s, --complement and an output delimiter.
+    let mut names = Vec::new();
+    let mut n = 0;
+    for len in 0..6u32 {
+        for bits in 0..(1u32 << len) {
+            let text: Vec<u8> = (0..len)
+                .map(|i| if bits >> i & 1 == 1 { b'\n' } else { b'a' })
+                .collect();
+            n += 1;
+            let name = format!("nl{n:03}");
+            std::fs::write(c.file(&name), text).unwrap();
+            names.push(name);
+        }
+    }
+    for (name, text) in [
+        ("nl-x1", "ab\nc"),
+        ("nl-x2", "\nab\n\n"),
+        ("nl-x3", "a\n\nb"),
+    ] {
+        std::fs::write(c.file(name), text).unwrap();
+        names.push(name.to_string());
+    }
+    for list in [
+        "-f1", "-f2", "-f3", "-f1-", "-f2-", "-f1,3", "-f-2", "-f1,2",
+    ] {
+        for flags in [&[][..], &["-s"], &["--complement"], &["-s", "--complement"]] {
+            for od in [&[][..], &["--output-delimiter=:"]] {
+                let mut a = s(&["-d", "\n", list]);
+                a.extend(s(flags));
+                a.extend(s(od));
+                a.extend(names.iter().cloned());
+                same("cut", &a, None, c.path(), &[("LC_ALL", "C")]);
+            }
         }
     }
 }

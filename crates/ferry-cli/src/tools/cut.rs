@@ -236,6 +236,72 @@ impl Cut {
         out.byte(self.eol)
     }
 
+    /// Fields when the delimiter is the line terminator too (`-d $'\n'`):
+    /// GNU's reading, where every terminator but the input's last one
+    /// separates fields, so the whole input is one line. `-s` and the
+    /// output's final terminator follow GNU's field loop: the first field
+    /// counts as delimited if a terminator follows it, even the last one;
+    /// a selected field that ends at that last terminator does not count
+    /// as printed, and an empty field after it is no field.
+    fn delimiter_ends_lines(&self, data: &[u8], out: &mut Out) -> io::Result<()> {
+        let d = self.delim;
+        let od: &[u8] = match &self.out_delim {
+            Some(o) => o,
+            None => std::slice::from_ref(&self.delim),
+        };
+        let sel1 = self.ranges.selects(1);
+        // Only when the answer hangs on whether field 1 is delimited.
+        let first_in_one = self.only_delimited != !sel1;
+        if data.is_empty() {
+            return Ok(());
+        }
+        let mut pos = 0usize;
+        let mut idx = 1u64;
+        let mut found = false;
+        loop {
+            if idx == 1 && first_in_one {
+                if pos >= data.len() {
+                    break;
+                }
+                let end = memchr::memchr(d, &data[pos..]).map_or(data.len(), |i| pos + i + 1);
+                let field = &data[pos..end];
+                pos = end;
+                if field.last() != Some(&d) {
+                    if !self.only_delimited {
+                        out.write(field)?;
+                        out.byte(self.eol)?;
+                    }
+                    continue;
+                }
+                if sel1 {
+                    out.write(&field[..field.len() - 1])?;
+                    found |= pos < data.len();
+                }
+                idx += 1;
+            }
+            // The next field: up to a delimiter or the end.
+            let end = memchr::memchr(d, &data[pos..]).map_or(data.len(), |i| pos + i);
+            if self.ranges.selects(idx) {
+                if found {
+                    out.write(od)?;
+                }
+                found = true;
+                out.write(&data[pos..end])?;
+            }
+            pos = (end + 1).min(data.len());
+            // The input's last terminator ends the line, not a field.
+            if end + 1 < data.len() {
+                idx += 1;
+                continue;
+            }
+            if found || !(self.only_delimited && idx == 1) {
+                out.byte(self.eol)?;
+            }
+            break;
+        }
+        Ok(())
+    }
+
     fn fields(&self, line: &[u8], out: &mut Out) -> io::Result<()> {
         if memchr::memchr(self.delim, line).is_none() {
             if self.only_delimited {
@@ -424,16 +490,10 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     };
     let s = s.map_err(|e| (false, common::os_only(e)))?;
     if cut.kind == Kind::Fields && cut.delim == cut.eol {
-        // The delimiter ends lines too: as GNU, the whole input is one line
-        // (its last terminator, if any, ends it) whose fields are the lines.
         let mut all = Vec::new();
         let mut s = s;
         io::Read::read_to_end(&mut s, &mut all).map_err(|e| (false, common::os_only(e)))?;
-        if all.is_empty() {
-            return Ok(());
-        }
-        let line = all.strip_suffix(&[cut.eol]).unwrap_or(&all);
-        return cut.fields(line, out).map_err(|e| (true, e));
+        return cut.delimiter_ends_lines(&all, out).map_err(|e| (true, e));
     }
     // A large file: both cores, each on half of every 16 MiB block; the
     // second half's output is held and written after the first's.
