@@ -251,7 +251,7 @@ impl Cut {
         };
         let sel1 = self.ranges.selects(1);
         // Only when the answer hangs on whether field 1 is delimited.
-        let first_in_one = self.only_delimited != !sel1;
+        let first_in_one = self.only_delimited == sel1;
         if data.is_empty() {
             return Ok(());
         }
