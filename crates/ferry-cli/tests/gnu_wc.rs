@@ -116,3 +116,45 @@ fn stdin_redirected_from_a_regular_file() {
         assert_eq!(ours.status.code(), gnu.status.code());
     }
 }
+
+/// `--files0-from`, as GNU wc: names from a file or standard input,
+/// NUL-separated; zero-length names, `-` from stdin, a missing list, file
+/// operands beside it; columns sized from a regular list, 1 from a pipe.
+#[test]
+fn files0_from_as_gnu() {
+    let c = Corpus::new();
+    std::fs::write(c.file("g"), b"").unwrap();
+    std::fs::write(c.file("t1"), b"one two\nthree\n").unwrap();
+    std::fs::write(c.file("t2"), "ünï cödé\n".repeat(500)).unwrap();
+    std::fs::write(c.file("list"), b"t1\0t2\0g\0").unwrap();
+    std::fs::write(c.file("list-bad"), b"t1\0\0missing\0t2").unwrap();
+    std::fs::write(c.file("list-one"), b"t2").unwrap();
+    std::fs::write(c.file("list-empty"), b"").unwrap();
+    std::fs::write(c.file("list-dash"), b"-\0t1\0").unwrap();
+    for env in LOCALES {
+        let env = &[("LC_ALL", env)];
+        for (args, stdin) in [
+            (&["--files0-from=list"][..], None),
+            (&["--files0-from", "list", "-l"], None),
+            (&["--files0-from=list-bad"], None),
+            (&["--files0-from=list-one", "-c"], None),
+            (&["--files0-from=list-empty"], None),
+            (&["--files0-from=/dev/null"], None),
+            (&["--files0-from=list-dash"], Some(&b"from stdin\n"[..])),
+            (&["--files0-from=missing"], None),
+            (&["--files0-from=-", "no-such"], Some(&b"a"[..])),
+            (&["--files0-from=-"], Some(&b"t1\0t2\0g"[..])),
+            (&["--files0-from=-", "-lwmcL"], Some(&b"t1\0t2\0"[..])),
+            (&["--files0-from=-"], Some(&b"-"[..])),
+            (&["--files0-from=-"], Some(&b"\0"[..])),
+            (&["--files0-from=-"], Some(&b"\0\0"[..])),
+            (&["--files0-from=-"], Some(&b"\0g\0"[..])),
+            (&["--files0-from=-"], Some(&b"g"[..])),
+            (&["--files0"], None),
+            (&[""], None),
+            (&["t1", "", "t2"], None),
+        ] {
+            same("wc", &s(args), stdin, c.path(), env);
+        }
+    }
+}

@@ -117,6 +117,12 @@ pub fn next_arg_of<'p>(
     })
 }
 
+/// A name in single quotes, always, as GNU's `quoteaf` writes it in
+/// messages: `'it'\''s'` for a name holding a quote.
+pub fn quote_always(name: &str) -> String {
+    format!("'{}'", name.replace('\'', "'\\''"))
+}
+
 /// The standard `--help` / `--version` answers; None for any other
 /// argument.
 pub fn common_arg(t: &Tool, arg: &lexopt::Arg<'_>, help: &str) -> Option<i32> {

@@ -1,46 +1,24 @@
-//! `ferry wc`: GNU wc — the same counts in every locale (words as GNU 9
-//! defines them: printable non-space characters, with no-break spaces as
-//! separators and unprintable characters neither), the same columns.
-//!
-//! Input comes through alloc-stream regions (mapped for local files), lines
-//! are counted with SIMD, words with a branch-free table loop that only
-//! leaves the fast path for non-ASCII bytes.
+//! Counting one input: lines with SIMD, words with a branch-free table
+//! loop that only leaves the fast path for non-ASCII bytes, on both cores
+//! for large files.
 
-use super::common::{self, Tool};
-use super::locale::{self, Charset, WideTable, NEUTRAL, SEP, WORD};
+use super::super::common;
+use super::super::locale::{self, Charset, WideTable, NEUTRAL, SEP, WORD};
 use ferry::{OpenOptions, Stream};
 use std::ffi::OsString;
 use std::io;
 
-const HELP: &str = "Usage: ferry wc [OPTION]... [FILE]...
-Print newline, word, and byte counts for each FILE, and a total line if
-more than one FILE is specified.  A word is a non-zero-length sequence of
-printable characters delimited by white space.
-
-With no FILE, or when FILE is -, read standard input.
-
-The options below may be used to select which counts are printed, always in
-the following order: newline, word, character, byte, maximum line length.
-  -c, --bytes            print the byte counts
-  -m, --chars            print the character counts
-  -l, --lines            print the newline counts
-  -L, --max-line-length  print the maximum display width
-  -w, --words            print the word counts
-      --help        display this help and exit
-      --version     output version information and exit
-";
-
 #[derive(Clone, Copy, Default)]
-struct Want {
-    lines: bool,
-    words: bool,
-    chars: bool,
-    bytes: bool,
-    maxlen: bool,
+pub(super) struct Want {
+    pub lines: bool,
+    pub words: bool,
+    pub chars: bool,
+    pub bytes: bool,
+    pub maxlen: bool,
 }
 
 impl Want {
-    fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         [self.lines, self.words, self.chars, self.bytes, self.maxlen]
             .iter()
             .filter(|x| **x)
@@ -49,12 +27,12 @@ impl Want {
 }
 
 #[derive(Clone, Copy, Default)]
-struct Counts {
-    lines: u64,
-    words: u64,
-    chars: u64,
-    bytes: u64,
-    maxlen: u64,
+pub(super) struct Counts {
+    pub lines: u64,
+    pub words: u64,
+    pub chars: u64,
+    pub bytes: u64,
+    pub maxlen: u64,
 }
 
 /// Byte classes in the C locale (and for ASCII in UTF-8): printable
@@ -181,7 +159,7 @@ impl Counter {
         helper: &mut Counter,
         hw: &mut WideTable,
     ) {
-        let Some(mid) = super::blocks::split_after_line_end(data, b'\n') else {
+        let Some(mid) = crate::tools::blocks::split_after_line_end(data, b'\n') else {
             return self.feed(data, wide);
         };
         let (a, b) = data.split_at(mid);
@@ -476,141 +454,9 @@ fn locale_basic(b: u8) -> bool {
     (0x20..0x7F).contains(&b) || (9..=13).contains(&b)
 }
 
-pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
-    use lexopt::prelude::*;
-    let charset = locale::init();
-    let mut w = Want::default();
-    let mut files: Vec<OsString> = Vec::new();
-    let mut p = lexopt::Parser::from_args(args);
-    loop {
-        let arg = common::next_arg!(t, p, HELP, 1);
-        match arg {
-            Short('c') | Long("bytes") => w.bytes = true,
-            Short('m') | Long("chars") => w.chars = true,
-            Short('l') | Long("lines") => w.lines = true,
-            Short('L') | Long("max-line-length") => w.maxlen = true,
-            Short('w') | Long("words") => w.words = true,
-            Value(v) => files.push(v),
-            other => {
-                t.bad_option(other.unexpected());
-                return 1;
-            }
-        }
-    }
-    if w.count() == 0 {
-        w.lines = true;
-        w.words = true;
-        w.bytes = true;
-    }
-    let named = !files.is_empty();
-    if files.is_empty() {
-        files.push("-".into());
-    }
-    let width = number_width(&files, &w);
-    let mut status = 0;
-    let mut total = Counts::default();
-    let mut wide = WideTable::new();
-    let mut out = String::new();
-    for f in &files {
-        let name = common::os_to_string(f);
-        let label = named.then_some(name.as_str());
-        match count_file(f, w, charset, &mut wide) {
-            Ok(c) => {
-                add(&mut total, &c);
-                line(&mut out, &c, &w, width, label);
-            }
-            Err((e, counts)) => {
-                t.file_error(&name, &e);
-                status = 1;
-                if let Some(c) = counts {
-                    add(&mut total, &c);
-                    line(&mut out, &c, &w, width, label);
-                }
-            }
-        }
-        if let Err(e) = flush(&mut out) {
-            return common::write_failed(t, &e);
-        }
-    }
-    if files.len() > 1 {
-        line(&mut out, &total, &w, width, Some("total"));
-    }
-    if let Err(e) = flush(&mut out) {
-        return common::write_failed(t, &e);
-    }
-    status
-}
+pub(super) type Failure = (io::Error, Option<Counts>);
 
-fn flush(out: &mut String) -> io::Result<()> {
-    let r = super::output::write_all_fd(out.as_bytes());
-    out.clear();
-    r
-}
-
-fn add(t: &mut Counts, c: &Counts) {
-    t.lines += c.lines;
-    t.words += c.words;
-    t.chars += c.chars;
-    t.bytes += c.bytes;
-    t.maxlen = t.maxlen.max(c.maxlen);
-}
-
-fn line(out: &mut String, c: &Counts, w: &Want, width: usize, label: Option<&str>) {
-    let mut first = true;
-    for (on, v) in [
-        (w.lines, c.lines),
-        (w.words, c.words),
-        (w.chars, c.chars),
-        (w.bytes, c.bytes),
-        (w.maxlen, c.maxlen),
-    ] {
-        if on {
-            if !first {
-                out.push(' ');
-            }
-            out.push_str(&format!("{v:>width$}"));
-            first = false;
-        }
-    }
-    if let Some(l) = label {
-        out.push(' ');
-        out.push_str(l);
-    }
-    out.push('\n');
-}
-
-/// GNU's column width: digits of the total size of the regular files, at
-/// least 7 if any input is not a regular file — and 1 when there is a
-/// single input and a single count, or when the first input cannot be
-/// examined.
-fn number_width(files: &[OsString], w: &Want) -> usize {
-    if files.len() == 1 && w.count() == 1 {
-        return 1;
-    }
-    let mut total: u64 = 0;
-    let mut min = 1;
-    for f in files {
-        let st = if f == "-" {
-            rustix::fs::fstat(std::io::stdin())
-        } else {
-            rustix::fs::stat(f.as_os_str())
-        };
-        // GNU skips inputs it cannot examine.
-        if let Ok(st) = st {
-            if common::is_reg(&st) {
-                total += st.st_size as u64;
-            } else {
-                min = 7;
-            }
-        }
-    }
-    let digits = total.to_string().len();
-    digits.max(min)
-}
-
-type Failure = (io::Error, Option<Counts>);
-
-fn count_file(
+pub(super) fn count_file(
     f: &OsString,
     w: Want,
     charset: Charset,
