@@ -412,6 +412,9 @@ pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
     };
     if st.writable {
         if let Err(e) = s.flush() {
+            // glibc's rule: what could not be written is dropped (this
+            // failure reports it; fclose has nothing left to fail on).
+            s.discard_unwritten();
             let e = errno_of(&e);
             fail(st, e);
             return Err(e);
@@ -526,14 +529,19 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
         }
     }
     let g = guard(st)?;
-    g.write_all(data).map_err(|e| errno_of(&e))?;
     let must_flush = match buffering {
         Buffering::Full => false,
         Buffering::Line => memchr::memchr(b'\n', data).is_some(),
         Buffering::None => true,
     };
-    if must_flush {
-        g.flush().map_err(|e| errno_of(&e))?;
+    let r = g.write_all(data).and_then(|()| match must_flush {
+        true => g.flush(),
+        false => Ok(()),
+    });
+    if let Err(e) = r {
+        // As after a failed fflush: the bytes that failed are dropped.
+        g.discard_unwritten();
+        return Err(errno_of(&e));
     }
     Ok(())
 }

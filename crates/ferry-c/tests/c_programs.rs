@@ -389,3 +389,10 @@ fn line_buffering_on_a_pseudo_terminal() {
         "glibc (left) and ferry (right) differ on a terminal"
     );
 }
+
+/// glibc drops what a failed flush could not write: a later fclose has
+/// nothing left to fail on (issue 19).
+#[test]
+fn failed_flush_drops_the_buffer() {
+    same("full_device.c", b"", &[]);
+}
