@@ -55,6 +55,9 @@ pub(crate) struct Fmem {
     synced_pos: u64,
     /// glibc's read buffer holds bytes / holds bytes not yet read.
     filled: bool,
+    /// glibc's FILE buffer exists (the first read, write or seek makes
+    /// it): until then a write cannot be buffered before a flush.
+    allocated: bool,
     ahead: bool,
 }
 
@@ -102,6 +105,7 @@ impl Fmem {
             synced_pos: 0,
             filled: false,
             ahead: false,
+            allocated: false,
         }
     }
 
@@ -194,41 +198,85 @@ fn fmem(st: &mut State) -> Option<&mut Fmem> {
     }
 }
 
-/// A write to an fmemopen FILE: into the view, as into glibc's FILE
-/// buffer; given to the cookie at once when unbuffered. Returns the bytes
-/// written, and the error (errno 0: ferror only) if short.
+/// A write to an fmemopen FILE, as glibc's `_IO_new_file_xsputn`: into
+/// the view as into glibc's 8 KiB buffer while it fits; else the buffer
+/// is filled and flushed, whole blocks go to the cookie at once and the
+/// rest is buffered. Unbuffered, everything goes to the cookie at once.
+/// Returns the bytes written, and the error (errno 0: ferror only) if
+/// short.
 pub(crate) fn write(st: &mut State, data: &[u8]) -> (usize, Result<(), c_int>) {
-    let flush_now = match st.buffering {
+    let now = match st.buffering {
         super::Buffering::Full => false,
         super::Buffering::Line => memchr::memchr(b'\n', data).is_some(),
         super::Buffering::None => true,
     };
+    if now {
+        if let Err(e) = buffer(st, data) {
+            return (0, Err(e));
+        }
+        return match sync(st) {
+            Ok(()) => (data.len(), Ok(())),
+            Err((taken, e)) => (taken.min(data.len()), Err(e)),
+        };
+    }
+    let here = st.stream.as_ref().map_or(0, |s| s.position());
     let Some(m) = fmem(st) else {
         return (0, Err(libc::EBADF));
     };
-    let append = m.append;
-    let start = m.dirty;
-    let Some(s) = st.stream.as_mut() else {
-        return (0, Err(libc::EBADF));
+    // glibc allocates its buffer at the first read, write or seek.
+    let room = match (m.allocated, m.dirty) {
+        (false, _) => 0,
+        (true, Some(d)) => (BLOCK as usize).saturating_sub(here.saturating_sub(d) as usize),
+        (true, None) => BLOCK as usize,
     };
+    m.allocated = true;
+    if data.len() <= room {
+        return match buffer(st, data) {
+            Ok(()) => (data.len(), Ok(())),
+            Err(e) => (0, Err(e)),
+        };
+    }
+    // Fill the buffer and flush it.
+    if let Err(e) = buffer(st, &data[..room]) {
+        return (0, Err(e));
+    }
+    if let Err((_, e)) = sync(st) {
+        return (room, Err(e));
+    }
+    // Whole blocks straight to the cookie, the rest into the buffer.
+    let rest = &data[room..];
+    let direct = rest.len() - rest.len() % BLOCK as usize;
+    if direct > 0 {
+        if let Err(e) = buffer(st, &rest[..direct]) {
+            return (room, Err(e));
+        }
+        if let Err((taken, e)) = sync(st) {
+            return (room + taken, Err(e));
+        }
+    }
+    match buffer(st, &rest[direct..]) {
+        Ok(()) => (data.len(), Ok(())),
+        Err(e) => (room + direct, Err(e)),
+    }
+}
+
+/// Puts `data` into the view as pending writes (appending: after the
+/// contents, as ftell then says).
+fn buffer(st: &mut State, data: &[u8]) -> Result<(), c_int> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let (append, start) = fmem(st).map_or((false, None), |m| (m.append, m.dirty));
+    let s = st.stream.as_mut().ok_or(libc::EBADF)?;
     if start.is_none() && append {
-        // Appending: the bytes go after the contents (ftell says so).
         let _ = s.seek_to(SeekFrom::End(0));
     }
     let at = s.position();
-    if let Err(e) = s.write_all(data) {
-        return (0, Err(super::errno_of(&e)));
-    }
+    s.write_all(data).map_err(|e| super::errno_of(&e))?;
     if let Some(m) = fmem(st) {
         m.dirty.get_or_insert(at);
     }
-    if !flush_now {
-        return (data.len(), Ok(()));
-    }
-    match sync(st) {
-        Ok(()) => (data.len(), Ok(())),
-        Err((taken, e)) => (taken.min(data.len()), Err(e)),
-    }
+    Ok(())
 }
 
 /// Gives the pending writes to the cookie and makes a fresh view (glibc's
@@ -325,6 +373,7 @@ fn note_ops(m: &mut Fmem, here: u64, mode: Mode) {
         m.dirty = Some(m.synced_pos);
     } else {
         m.filled = true;
+        m.allocated = true;
         m.ahead = (here as usize) < m.maxpos;
     }
 }
@@ -345,6 +394,7 @@ pub(crate) fn seek(st: &mut State, off: i64, whence: c_int) -> Result<i64, c_int
     };
     let dirty = fmem(st).is_some_and(|m| {
         note_ops(m, here, mode);
+        m.allocated = true;
         m.dirty.is_some()
     });
     // Pending writes go first (a failure is the seek's); a read buffer

@@ -232,6 +232,46 @@ static void null_buf(const char *mode)
     printf("  fclose = %d errno %d\n", r, errno);
 }
 
+/* Writes of more than glibc's 8 KiB FILE buffer: it fills the buffer,
+ * flushes it and gives whole blocks to the cookie during the fwrite, so
+ * fwrite's count shows the truncation. */
+static char big[30000], data[40000];
+
+static void big_write(const char *what, size_t size, size_t first, size_t len, int seek_first)
+{
+    memset(big, 'z', sizeof big);
+    FILE *f = fmemopen(big, size, "w");
+    if (seek_first)
+        fseek(f, 0, SEEK_SET);
+    errno = 0;
+    size_t a = first ? fwrite(data, 1, first, f) : 0;
+    size_t b = fwrite(data, 1, len, f);
+    int e = errno;
+    printf("%s: %zu %zu errno %d ferror %d ftell %ld", what, a, b, e, ferror(f), ftell(f));
+    errno = 0;
+    int r = fflush(f);
+    printf(" fflush %d errno %d ftell %ld", r, errno, ftell(f));
+    r = fclose(f);
+    size_t n = 0;
+    while (n < sizeof big && big[n] != 'z')
+        n++;
+    printf(" fclose %d stored %zu nul %d\n", r, n, n < sizeof big && n > 0 && big[n - 1] == 0);
+}
+
+static void big_writes(void)
+{
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = 'a' + i % 25;
+    big_write("fresh 20000 into 10000", 10000, 0, 20000, 0);
+    big_write("fresh 20000 into 30000", 30000, 0, 20000, 0);
+    big_write("100 then 20000 into 10000", 10000, 100, 20000, 0);
+    big_write("100 then 9000 into 10000", 10000, 100, 9000, 0);
+    big_write("seek then 9000 into 8500", 8500, 0, 9000, 1);
+    big_write("fresh 8192 into 8000", 8000, 0, 8192, 0);
+    big_write("fresh 16384 into 30000", 30000, 0, 16384, 0);
+    big_write("5000 then 5000 into 30000", 30000, 5000, 5000, 0);
+}
+
 int main(void)
 {
     errno = 0;
@@ -256,5 +296,6 @@ int main(void)
         size_zero(m, 1);
         null_buf(m);
     }
+    big_writes();
     return 0;
 }
