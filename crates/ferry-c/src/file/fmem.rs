@@ -201,23 +201,39 @@ fn fmem(st: &mut State) -> Option<&mut Fmem> {
 /// A write to an fmemopen FILE, as glibc's `_IO_new_file_xsputn`: into
 /// the view as into glibc's 8 KiB buffer while it fits; else the buffer
 /// is filled and flushed, whole blocks go to the cookie at once and the
-/// rest is buffered. Unbuffered, everything goes to the cookie at once.
+/// rest is buffered. Unbuffered, everything goes to the cookie at once;
+/// line buffered, everything through the last newline.
 /// Returns the bytes written, and the error (errno 0: ferror only) if
 /// short.
 pub(crate) fn write(st: &mut State, data: &[u8]) -> (usize, Result<(), c_int>) {
-    let now = match st.buffering {
-        super::Buffering::Full => false,
-        super::Buffering::Line => memchr::memchr(b'\n', data).is_some(),
-        super::Buffering::None => true,
-    };
-    if now {
-        if let Err(e) = buffer(st, data) {
-            return (0, Err(e));
+    match st.buffering {
+        super::Buffering::Full => {}
+        super::Buffering::None => {
+            if let Err(e) = buffer(st, data) {
+                return (0, Err(e));
+            }
+            return match sync(st) {
+                Ok(()) => (data.len(), Ok(())),
+                Err((taken, e)) => (taken.min(data.len()), Err(e)),
+            };
         }
-        return match sync(st) {
-            Ok(()) => (data.len(), Ok(())),
-            Err((taken, e)) => (taken.min(data.len()), Err(e)),
-        };
+        super::Buffering::Line => {
+            if let Some(k) = memchr::memrchr(b'\n', data) {
+                // Through the last newline, then flushed; the rest stays
+                // buffered. glibc reports a failed flush here as EOF from
+                // xsputn: fputs fails, fwrite counts every item.
+                if let Err(e) = buffer(st, &data[..=k]) {
+                    return (0, Err(e));
+                }
+                if let Err((_, e)) = sync(st) {
+                    return (data.len(), Err(e));
+                }
+                return match buffer(st, &data[k + 1..]) {
+                    Ok(()) => (data.len(), Ok(())),
+                    Err(e) => (k + 1, Err(e)),
+                };
+            }
+        }
     }
     let here = st.stream.as_ref().map_or(0, |s| s.position());
     let Some(m) = fmem(st) else {
@@ -275,6 +291,7 @@ fn buffer(st: &mut State, data: &[u8]) -> Result<(), c_int> {
     s.write_all(data).map_err(|e| super::errno_of(&e))?;
     if let Some(m) = fmem(st) {
         m.dirty.get_or_insert(at);
+        m.allocated = true;
     }
     Ok(())
 }

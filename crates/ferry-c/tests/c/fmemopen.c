@@ -272,6 +272,64 @@ static void big_writes(void)
     big_write("5000 then 5000 into 30000", 30000, 5000, 5000, 0);
 }
 
+/* Line buffered: what runs through the last newline reaches the buffer
+ * at once; a failed flush there makes fputs fail but fwrite count every
+ * item (glibc's xsputn returns EOF). */
+static void line_buffered(void)
+{
+    printf("line buffered:\n");
+    fill(1);
+    FILE *f = fmemopen(mem, SIZE, "w");
+    setvbuf(f, NULL, _IOLBF, 0);
+    show(f, "fputs", fputs("ab\ncd", f));
+    dump("after fputs");
+    show(f, "fputs", fputs("ef", f));
+    dump("after fputs");
+    show(f, "fwrite", (long)fwrite("gh\nij\n", 1, 6, f));
+    dump("after fwrite");
+    show(f, "fputs", fputs("k\n", f));
+    closing(f);
+}
+
+/* Line reads, then seeks past the size: with unread bytes in glibc's
+ * buffer the position stays; fscanf, ungetc; "a+" read to the end, then
+ * a write (it goes to the end of the contents). */
+static void reads_then_seeks(void)
+{
+    printf("reads then seeks:\n");
+    char text[16] = "line1\nline2\nxyz";
+    FILE *f = fmemopen(text, sizeof text, "r");
+    char l[32];
+    char *s = fgets(l, sizeof l, f);
+    printf("  fgets [%s]\n", s ? s : "NULL");
+    show(f, "fseek 20 SET", fseek(f, 20, SEEK_SET));
+    show(f, "getc", getc(f));
+    show(f, "fseek 3 SET", fseek(f, 3, SEEK_SET));
+    show(f, "getc", getc(f));
+    show(f, "fseek 30 SET", fseek(f, 30, SEEK_SET));
+    show(f, "getc", getc(f));
+    int n = 0;
+    char w[8] = "";
+    rewind(f);
+    show(f, "fscanf", fscanf(f, "line%d %7s", &n, w));
+    printf("  n %d w %s\n", n, w);
+    show(f, "ungetc", ungetc('Q', f));
+    show(f, "getc", getc(f));
+    closing(f);
+
+    fill(1);
+    f = fmemopen(mem, SIZE, "a+");
+    show(f, "getc", getc(f));
+    show(f, "fputc", fputc('Z', f));
+    show(f, "fflush", fflush(f));
+    dump("after fflush");
+    show(f, "fseek 0 SET", fseek(f, 0, SEEK_SET));
+    show(f, "getc", getc(f));
+    show(f, "fseek 9 SET", fseek(f, 9, SEEK_SET));
+    show(f, "getc", getc(f));
+    closing(f);
+}
+
 int main(void)
 {
     errno = 0;
@@ -297,5 +355,7 @@ int main(void)
         null_buf(m);
     }
     big_writes();
+    line_buffered();
+    reads_then_seeks();
     return 0;
 }
