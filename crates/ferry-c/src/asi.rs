@@ -328,7 +328,7 @@ fn sflush(s: *mut FyFile, locked: bool) -> c_int {
                 .ok_or(libc::EBADF)?
                 .flush()
                 .map_err(|e| errno_of(&e))?;
-            file::publish(st);
+            file::publish(st, false);
             Ok(0)
         },
     )

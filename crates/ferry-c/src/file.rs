@@ -14,9 +14,13 @@
 //! see one offset and one set of bytes.
 
 use crate::registry;
+pub(crate) use fmem::Fmem;
 pub(crate) use lifecycle::{close_file, close_stream, new_file, release_regions};
+pub(crate) use memstream::MemStream;
 
+pub(crate) mod fmem;
 mod lifecycle;
+pub(crate) mod memstream;
 use ferry::stream::{os_error, Backend};
 
 /// How a `FILE` that reads gets its bytes: `pread` into pool buffers, not
@@ -76,16 +80,9 @@ pub(crate) enum Kind {
     /// popen: the child to wait for.
     Child(std::process::Child),
     /// open_memstream: where to publish the bytes.
-    MemStream {
-        ptr: *mut *mut libc::c_char,
-        size: *mut usize,
-    },
-    /// fmemopen: the caller's buffer (or ours), mirrored at each flush.
-    Fmem {
-        buf: *mut u8,
-        size: usize,
-        owned: bool,
-    },
+    MemStream(MemStream),
+    /// fmemopen: glibc's cookie over the caller's buffer (or ours).
+    Fmem(Box<Fmem>),
 }
 
 pub(crate) struct State {
@@ -394,10 +391,13 @@ pub(crate) fn for_write(st: &mut State) -> Result<&mut Stream, c_int> {
     Ok(s)
 }
 
-/// Records an error on the stream (ferror) and in errno.
+/// Records an error on the stream (ferror) and in errno (0: ferror only,
+/// errno kept, as glibc's short fmemopen write).
 pub(crate) fn fail(st: &mut State, e: c_int) {
     st.err = true;
-    set_errno(e);
+    if e != 0 {
+        set_errno(e);
+    }
 }
 
 /// fflush on one stream (lock held).
@@ -407,64 +407,39 @@ pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
         fail(st, e);
         return Err(e);
     }
+    if let Kind::Fmem(_) = st.kind {
+        return fmem::sync(st).map_err(|(_, e)| {
+            if e != 0 {
+                set_errno(e);
+            }
+            e
+        });
+    }
     let Some(s) = st.stream.as_mut() else {
         return Ok(());
     };
     if st.writable {
         if let Err(e) = s.flush() {
+            // glibc's rule: what could not be written is dropped (this
+            // failure reports it; fclose has nothing left to fail on).
+            s.discard_unwritten();
             let e = errno_of(&e);
             fail(st, e);
             return Err(e);
         }
     }
-    publish(st);
+    publish(st, false);
     Ok(())
 }
 
-/// open_memstream and fmemopen: mirror the bytes where the caller sees them.
-pub(crate) fn publish(st: &mut State) {
-    let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
-    match st.kind {
-        Kind::MemStream { ptr, size } => {
-            let Some(s) = st.stream.as_mut() else { return };
-            let Ok(bytes) = s.memory_contents() else {
-                return;
-            };
-            let len = bytes.len();
-            // SAFETY: `ptr` and `size` are the caller's, valid while the
-            // stream is open (open_memstream's contract); the buffer is
-            // malloc'd so the caller can free() it.
-            unsafe {
-                let old = *ptr;
-                let new = libc::realloc(old.cast(), len + 1) as *mut u8;
-                if new.is_null() {
-                    return;
-                }
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), new, len);
-                *new.add(len) = 0;
-                *ptr = new.cast();
-                *size = pos.min(len);
-            }
-        }
-        Kind::Fmem { buf, size, .. } => {
-            if !st.writable {
-                return;
-            }
-            let Some(s) = st.stream.as_mut() else { return };
-            let Ok(bytes) = s.memory_contents() else {
-                return;
-            };
-            let n = bytes.len().min(size);
-            // SAFETY: `buf` holds `size` bytes (fmemopen's contract).
-            unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, n);
-                if n < size {
-                    *buf.add(n) = 0;
-                }
-            }
-        }
-        _ => {}
+/// open_memstream: publish the bytes where the caller sees them
+/// (`memstream`; fmemopen's cookie keeps its buffer itself: `fmem::sync`).
+pub(crate) fn publish(st: &mut State, closing: bool) {
+    if closing && matches!(st.kind, Kind::Fmem(_)) {
+        // fclose: writes a held ASI region kept from the flush go now.
+        let _ = fmem::sync(st);
     }
+    memstream::publish(st, closing);
 }
 
 /// Runs `op` on the locked, settled FILE with its stream; an error sets
@@ -516,24 +491,23 @@ pub(crate) fn guard(st: &mut State) -> Result<&mut Stream, c_int> {
 /// Writes `data` with the FILE's buffering rules.
 pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
     let buffering = st.buffering;
-    if let Kind::Fmem { size, .. } = st.kind {
-        let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
-        if pos + data.len() > size {
-            let fit = size.saturating_sub(pos);
-            let g = guard(st)?;
-            g.write_all(&data[..fit]).map_err(|e| errno_of(&e))?;
-            return Err(libc::ENOSPC);
-        }
+    if let Kind::Fmem(_) = st.kind {
+        return fmem::write(st, data).1;
     }
     let g = guard(st)?;
-    g.write_all(data).map_err(|e| errno_of(&e))?;
     let must_flush = match buffering {
         Buffering::Full => false,
         Buffering::Line => memchr::memchr(b'\n', data).is_some(),
         Buffering::None => true,
     };
-    if must_flush {
-        g.flush().map_err(|e| errno_of(&e))?;
+    let r = g.write_all(data).and_then(|()| match must_flush {
+        true => g.flush(),
+        false => Ok(()),
+    });
+    if let Err(e) = r {
+        // As after a failed fflush: the bytes that failed are dropped.
+        g.discard_unwritten();
+        return Err(errno_of(&e));
     }
     Ok(())
 }

@@ -389,3 +389,29 @@ fn line_buffering_on_a_pseudo_terminal() {
         "glibc (left) and ferry (right) differ on a terminal"
     );
 }
+
+/// glibc drops what a failed flush could not write: a later fclose has
+/// nothing left to fail on (issue 19).
+#[test]
+fn failed_flush_drops_the_buffer() {
+    same("full_device.c", b"", &[]);
+}
+
+/// fmemopen, every mode, against glibc (issue 19).
+#[test]
+fn fmemopen_as_glibc() {
+    same("fmemopen.c", b"", &[]);
+}
+
+/// open_memstream's size and buffer after fflush and fclose, against
+/// glibc (issue 19).
+#[test]
+fn open_memstream_as_glibc() {
+    same("memstream.c", b"", &[]);
+}
+
+/// ASI regions on fmemopen and open_memstream streams.
+#[test]
+fn regions_on_memory_streams() {
+    checks_itself("ferry-only/memory_regions.c", &[]);
+}

@@ -30,7 +30,7 @@ pub(crate) fn new_file(
     st.writable = writable;
     st.buffering = Buffering::Full;
     st.seekable = match &kind {
-        Kind::MemStream { .. } | Kind::Fmem { .. } => true,
+        Kind::MemStream(_) | Kind::Fmem(_) => true,
         _ => fd >= 0 && is_seekable(fd),
     };
     st.kind = kind;
@@ -78,7 +78,7 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
             // of the close.
             first_err.get_or_insert(libc::EBUSY);
         }
-        publish(st);
+        publish(st, true);
         if let Some(s) = st.stream.take() {
             if let Err(e) = close_stream(s) {
                 first_err.get_or_insert(e);
@@ -93,12 +93,9 @@ pub(crate) unsafe fn close_file(f: *mut FyFile) -> Result<c_int, c_int> {
                 }
             };
         }
-        if let Kind::Fmem {
-            buf, owned: true, ..
-        } = st.kind
-        {
-            // SAFETY: our own malloc'd buffer for fmemopen(NULL, ...).
-            unsafe { libc::free(buf.cast()) };
+        if let Kind::Fmem(m) = &mut st.kind {
+            // Our own buffer for fmemopen(NULL, ...), if it is one.
+            m.release();
         }
         st.closed = true;
         st.fail = libc::EBADF;

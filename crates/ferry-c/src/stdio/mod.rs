@@ -10,7 +10,8 @@
 //! * `position.rs`: fseek, ftell, rewind, fgetpos, fsetpos;
 //! * `buffering.rs`: fflush, setvbuf and friends, the flags, FILE locks;
 //! * `format.rs`: the glue for printf and scanf (csrc/format.c), perror;
-//! * `special.rs`: popen, fmemopen, open_memstream.
+//! * `special.rs`: popen, fmemopen, open_memstream (their glibc rules:
+//!   `file::fmem`, `file::memstream`).
 //!
 //! The list of open FILEs and exit's flush are in `crate::registry`.
 

@@ -11,7 +11,39 @@ fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
         if !st.seekable {
             return Err(libc::ESPIPE);
         }
+        if let file::Kind::Fmem(_) = st.kind {
+            // glibc's rules (file::fmem): a failed seek sets errno only.
+            st.push.clear();
+            return Ok(match file::fmem::seek(st, off, whence) {
+                Ok(_) => 0,
+                Err(e) => {
+                    set_errno(e);
+                    -1
+                }
+            });
+        }
         let pending = st.push.len() as i64;
+        if let file::Kind::MemStream(_) = st.kind {
+            // glibc's memory stream: SEEK_END counts from the write
+            // position, and a failed seek sets errno only.
+            let here = guard(st)?.position() as i64 - pending;
+            let base = match whence {
+                libc::SEEK_SET => 0,
+                libc::SEEK_CUR | libc::SEEK_END => here,
+                _ => return Err(libc::EINVAL),
+            };
+            let Some(to) = base.checked_add(off).and_then(|t| u64::try_from(t).ok()) else {
+                set_errno(libc::EINVAL);
+                return Ok(-1);
+            };
+            st.push.clear();
+            guard(st)?
+                .seek_to(SeekFrom::Start(to))
+                .map_err(|e| errno_of(&e))?;
+            file::memstream::moved(st);
+            st.eof = false;
+            return Ok(0);
+        }
         let to = match whence {
             libc::SEEK_SET => SeekFrom::Start(u64::try_from(off).map_err(|_| libc::EINVAL)?),
             libc::SEEK_CUR => {
@@ -53,6 +85,7 @@ fn tell(f: *mut FyFile) -> i64 {
         if !st.seekable {
             return Err(libc::ESPIPE);
         }
+        file::fmem::told(st);
         let pushed = st.push.len() as i64;
         let pos = guard(st)?.position() as i64 - pushed;
         if pos < 0 {

@@ -118,6 +118,19 @@ pub extern "C" fn fy__fwrite(
         with_stream(f, 0, for_write, |file, st| {
             // SAFETY: the caller's size*n bytes.
             let data = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
+            if let Kind::Fmem(_) = st.kind {
+                // An unbuffered fmemopen write that ran out of room: the
+                // items the cookie took (ferror, errno as it set them).
+                let (done, r) = crate::file::fmem::write(st, data);
+                return match r {
+                    Err(e) if done == 0 => Err(e),
+                    Err(e) => {
+                        crate::file::fail(st, e);
+                        Ok(done / size)
+                    }
+                    Ok(()) => Ok(n),
+                };
+            }
             write_bytes(st, data)?;
             open_write_window(file, st);
             Ok(n)

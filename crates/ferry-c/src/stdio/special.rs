@@ -7,7 +7,6 @@ use crate::file::{self, errno_of, set_errno, FyFile, Kind};
 use ferry::stream::Backend;
 use ferry::Stream;
 use libc::{c_char, c_int, c_void, size_t};
-use std::io::SeekFrom;
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 
 #[no_mangle]
@@ -93,25 +92,26 @@ pub extern "C" fn fy_pclose(f: *mut FyFile) -> c_int {
     })
 }
 
+/// fmemopen as glibc 2.22+ does it (`file::fmem`): size 0 is a stream
+/// with no room; a NULL buffer is allocated (and freed at fclose).
 #[no_mangle]
 pub extern "C" fn fy_fmemopen(buf: *mut c_void, size: size_t, mode: *const c_char) -> *mut FyFile {
     ffi_guard(std::ptr::null_mut(), libc::EIO, || {
-        let Some((flags, read, write)) = parse_mode(mode) else {
+        let Some((_, read, write)) = parse_mode(mode) else {
             set_errno(libc::EINVAL);
             return std::ptr::null_mut();
         };
-        if size == 0 {
-            set_errno(libc::EINVAL);
-            return std::ptr::null_mut();
-        }
         if isize::try_from(size).is_err() {
             // No buffer is that long (glibc's calloc says ENOMEM for it).
             set_errno(libc::ENOMEM);
             return std::ptr::null_mut();
         }
+        let m = cstr(mode);
+        let plus = m.iter().skip(1).take(6).any(|&c| c == b'+');
         let (buf, owned) = if buf.is_null() {
-            // SAFETY: a zeroed buffer of our own.
-            let b = unsafe { libc::calloc(size, 1) } as *mut u8;
+            // SAFETY: a zeroed buffer of our own (one byte at least, as
+            // glibc writes a NUL at its start).
+            let b = unsafe { libc::calloc(size.max(1), 1) } as *mut u8;
             if b.is_null() {
                 set_errno(libc::ENOMEM);
                 return std::ptr::null_mut();
@@ -121,51 +121,23 @@ pub extern "C" fn fy_fmemopen(buf: *mut c_void, size: size_t, mode: *const c_cha
             (buf as *mut u8, false)
         };
         // SAFETY: the caller's `size` bytes (or ours); size ≤ isize::MAX.
-        let bytes = unsafe { std::slice::from_raw_parts(buf, size) };
-        let truncating = flags & libc::O_TRUNC != 0;
-        let appending = flags & libc::O_APPEND != 0;
-        // "w": nothing; "a": the contents run to the first NUL; else all
-        // of the buffer.
-        let initial: &[u8] = if truncating {
-            &[]
-        } else if appending {
-            &bytes[..memchr::memchr(0, bytes).unwrap_or(size)]
-        } else {
-            bytes
-        };
-        // The stream's copy, allocated fallibly: ENOMEM, not an abort.
-        let mut content = Vec::new();
-        if content.try_reserve_exact(initial.len()).is_err() {
-            if owned {
-                // SAFETY: our own calloc'd buffer, not handed out.
-                unsafe { libc::free(buf.cast()) };
+        let mut cookie = Box::new(unsafe { file::Fmem::new(buf, size, owned, m[0], plus) });
+        let start = if m[0] == b'a' { cookie.maxpos() } else { 0 };
+        let view = match cookie.view(start as u64) {
+            Ok(v) => v,
+            Err(e) => {
+                cookie.release();
+                set_errno(e);
+                return std::ptr::null_mut();
             }
-            set_errno(libc::ENOMEM);
-            return std::ptr::null_mut();
-        }
-        content.extend_from_slice(initial);
-        if truncating && size > 0 {
-            // SAFETY: the caller's buffer: glibc writes the NUL at once.
-            unsafe { *buf = 0 };
-        }
-        let start = if appending { content.len() } else { 0 };
-        let s = Stream::from_bytes(content);
-        if start > 0 && s.seek_to(SeekFrom::Start(start as u64)).is_err() {
-            set_errno(libc::EINVAL);
-            return std::ptr::null_mut();
-        }
-        file::new_file(
-            Some(s),
-            0,
-            -1,
-            read,
-            write,
-            Kind::Fmem { buf, size, owned },
-            true,
-        )
+        };
+        file::new_file(Some(view), 0, -1, read, write, Kind::Fmem(cookie), true)
     })
 }
 
+/// open_memstream as glibc does it (`file::memstream`): `*ptr` and
+/// `*size` are first set by fflush or fclose. NULL out-parameters are
+/// EINVAL (glibc accepts them and writes through them at the flush).
 #[no_mangle]
 pub extern "C" fn fy_open_memstream(ptr: *mut *mut c_char, size: *mut size_t) -> *mut FyFile {
     ffi_guard(std::ptr::null_mut(), libc::EIO, || {
@@ -173,24 +145,20 @@ pub extern "C" fn fy_open_memstream(ptr: *mut *mut c_char, size: *mut size_t) ->
             set_errno(libc::EINVAL);
             return std::ptr::null_mut();
         }
-        // SAFETY: the caller's out-parameters: an empty string to start with.
-        unsafe {
-            let b = libc::malloc(1) as *mut c_char;
-            if b.is_null() {
-                set_errno(libc::ENOMEM);
-                return std::ptr::null_mut();
-            }
-            *b = 0;
-            *ptr = b;
-            *size = 0;
-        }
+        let m = file::MemStream {
+            ptr,
+            size,
+            buf: std::ptr::null_mut(),
+            wpos: 0,
+        };
+        // Readable, as glibc's is.
         file::new_file(
             Some(Stream::memory()),
             0,
             -1,
-            false,
             true,
-            Kind::MemStream { ptr, size },
+            true,
+            Kind::MemStream(m),
             true,
         )
     })

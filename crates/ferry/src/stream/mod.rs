@@ -256,6 +256,26 @@ impl Stream {
         self.with_inner(|i| i.flush())
     }
 
+    /// After a failed [`Stream::flush`] (or write): drops the bytes it
+    /// could not write, as C stdio does (glibc empties its buffer when a
+    /// write fails; the failure was reported once, by that call), and puts
+    /// the offset where writing stopped. Returns the bytes dropped (0 while
+    /// write regions are outstanding: their bytes are kept).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut s = ferry::Stream::memory();
+    /// s.write_all(b"kept")?;
+    /// assert_eq!(s.discard_unwritten(), 4);
+    /// assert_eq!(s.position(), 0);
+    /// assert_eq!(s.into_vec()?, b"");
+    /// # Ok(()) }
+    /// ```
+    pub fn discard_unwritten(&self) -> u64 {
+        self.with_inner(|i| i.discard_unwritten())
+    }
+
     /// Flushes, then `fsync`s the file.
     pub fn sync_all(&self) -> std::io::Result<()> {
         self.with_inner(|i| i.sync_all())

@@ -342,3 +342,23 @@ fn fill_buf_min_gathers_across_buffers() {
     }
     assert!(g.fill_buf_min(10).unwrap().is_empty());
 }
+
+#[test]
+fn discard_unwritten_drops_only_what_is_pending() {
+    let mut s = Stream::memory();
+    s.write_all(b"abc").unwrap();
+    s.flush().unwrap();
+    s.write_all(b"defg").unwrap();
+    // Only the bytes not yet written go; the offset returns to their start.
+    assert_eq!(s.discard_unwritten(), 4);
+    assert_eq!(s.position(), 3);
+    assert_eq!(s.discard_unwritten(), 0);
+    s.write_all(b"Z").unwrap();
+    assert_eq!(s.memory_contents().unwrap(), b"abcZ");
+    // A write region still held keeps its buffer (and the bytes before it).
+    s.write_all(b"kept").unwrap();
+    let r = s.salloc_mut(2).unwrap();
+    assert_eq!(s.discard_unwritten(), 0);
+    r.free().unwrap();
+    assert_eq!(s.into_vec().unwrap().len(), 10);
+}

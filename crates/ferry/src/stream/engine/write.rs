@@ -429,6 +429,37 @@ impl Inner {
         self.drain(true)
     }
 
+    /// Drops the committed bytes a failed write left unwritten (C stdio's
+    /// rule: the flush that failed reported them; glibc's `new_do_write`
+    /// empties its buffer whatever `write` did). The offset goes back to
+    /// where writing stopped. Buffers that write regions still point into
+    /// are kept. Returns the bytes dropped.
+    pub(crate) fn discard_unwritten(&mut self) -> u64 {
+        self.deferred = None;
+        if !self.wq.is_empty() {
+            return 0;
+        }
+        let mut dropped = 0u64;
+        let mut stop = None;
+        for &s in &self.wbufs {
+            if let Data::Write(w) = &mut self.slots[s as usize].data {
+                if w.used > w.written {
+                    stop.get_or_insert(w.off + w.written as u64);
+                    dropped += (w.used - w.written) as u64;
+                    w.used = w.written;
+                    w.committed = w.written;
+                }
+            }
+        }
+        if let Some(stop) = stop {
+            self.pos = stop;
+            self.committed_end = self.committed_end.min(stop);
+            // Every buffer is written out now: the finished ones go.
+            let _ = self.drain(true);
+        }
+        dropped
+    }
+
     pub(crate) fn sync_all(&mut self) -> io::Result<()> {
         self.flush()?;
         self.io.sync().map_err(|e| self.err("syncing", e))
