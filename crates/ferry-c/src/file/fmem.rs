@@ -1,15 +1,17 @@
 //! fmemopen as glibc (2.22 and later) does it.
 //!
-//! glibc's fmemopen is a cookie stream (`libio/fmemopen.c`) behind an
-//! ordinary FILE buffer, and what a program sees comes from both layers:
+//! In glibc an fmemopen stream is a memory object behind an ordinary
+//! FILE buffer, and what a program sees comes from both layers:
 //! writes sit in the FILE buffer (fwrite succeeds past the end of the
 //! memory) until a flush hands them to the cookie, whose write truncates
 //! at `size`, places the NUL and fails with ENOSPC when nothing fits;
 //! the FILE buffer is dropped whatever the cookie took.
 //!
-//! Here the cookie is [`Fmem`], ported from glibc: `pos`, `maxpos` (the
-//! end of the contents: `size` for "r", the first NUL for "a", 0 for
-//! "w"), `size`, `append`. The FILE's ferry stream is a *view*: the
+//! Here the memory side is [`Fmem`], ferry's own model of that behaviour
+//! (the rules below were found by comparing with glibc, and
+//! tests/c/fmemopen.c keeps checking them): a position, the end of the
+//! contents (`size` for "r", the first NUL for "a", 0 for "w"), `size`,
+//! append or not. The FILE's ferry stream is a *view*: the
 //! cookie's contents (`buf[..maxpos]`) as a memory stream, positioned where
 //! the FILE is, with the writes not yet flushed written into it (from
 //! `dirty`). [`sync`] (fflush, fseek, fclose; each write when unbuffered)
@@ -36,8 +38,8 @@ use std::io::{SeekFrom, Write};
 /// in blocks of it.
 const BLOCK: i64 = 8192;
 
-/// The cookie of one fmemopen stream (glibc's `fmemopen_cookie_t`) and
-/// the little of glibc's FILE state its rules depend on.
+/// The memory side of one fmemopen stream, and the little of a glibc
+/// FILE's buffer state that its observable rules depend on.
 pub(crate) struct Fmem {
     /// The caller's `size` bytes, or ours (`owned`, freed at close).
     buf: *mut u8,
@@ -66,8 +68,7 @@ pub(crate) struct Fmem {
 unsafe impl Send for Fmem {}
 
 impl Fmem {
-    /// The cookie for `mode`'s directions over `buf` (glibc's
-    /// `__fmemopen`): "w+" truncates (a NUL at buf[0]), "a" starts at the
+    /// The memory side for `mode`'s directions over `buf`: "w+" truncates (a NUL at buf[0]), "a" starts at the
     /// first NUL, "r" holds all `size` bytes.
     ///
     /// # Safety
@@ -132,38 +133,51 @@ impl Fmem {
         Ok(s)
     }
 
-    /// glibc's `fmemopen_write`: at `pos` (at `maxpos` when appending),
-    /// as much as fits; a NUL after the new end if there is room and the
-    /// data did not end in one ("w"/"r" modes overwrite the last byte
-    /// with it when the end is reached). Returns the bytes taken and the
-    /// errno set (ENOSPC when nothing fits).
-    fn write(&mut self, b: &[u8]) -> (usize, c_int) {
-        let pos = if self.append { self.maxpos } else { self.pos };
-        let addnul = b.last() != Some(&0);
-        let mut s = b.len();
-        if pos + s > self.size {
-            if self.pos + usize::from(addnul) >= self.size {
-                return (0, libc::ENOSPC);
-            }
-            s = self.size.saturating_sub(pos);
+    /// Hands `data` to the memory, by glibc's observable rules (checked
+    /// against glibc by tests/c/fmemopen.c): it lands at the position, or
+    /// at the end of the contents when appending; what does not fit before
+    /// `size` is cut off, and when not even the terminator would fit
+    /// after the position, nothing is taken (ENOSPC). Data that does not
+    /// end in NUL gets one after the new end of the contents when there is
+    /// room; with no room left, a stream that does not append gives up its
+    /// last byte to it. Returns the bytes taken and the errno (0 if none).
+    fn write(&mut self, data: &[u8]) -> (usize, c_int) {
+        let at = if self.append { self.maxpos } else { self.pos };
+        let terminate = !matches!(data.last(), Some(0));
+        let room = self.size.saturating_sub(at);
+        let taken = if data.len() <= room {
+            data.len()
+        } else if self.pos + usize::from(terminate) >= self.size {
+            return (0, libc::ENOSPC);
+        } else {
+            room
+        };
+        // SAFETY: at + taken ≤ size bytes of the buffer.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.buf.add(at), taken) };
+        let end = at + taken;
+        self.pos = end;
+        if end <= self.maxpos {
+            return (taken, 0);
         }
-        // SAFETY: pos + s ≤ size bytes of the buffer.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), self.buf.add(pos), s) };
-        self.pos = pos + s;
-        if self.pos > self.maxpos {
-            self.maxpos = self.pos;
-            if self.maxpos < self.size && addnul {
-                // SAFETY: maxpos < size.
-                unsafe { *self.buf.add(self.maxpos) = 0 };
-            } else if !self.append && addnul {
-                // SAFETY: size ≥ maxpos > 0.
-                unsafe { *self.buf.add(self.size - 1) = 0 };
+        self.maxpos = end;
+        if terminate {
+            let nul_at = if end < self.size {
+                Some(end)
+            } else if !self.append {
+                // end ≥ 1 here, so size ≥ 1.
+                Some(self.size - 1)
+            } else {
+                None
+            };
+            if let Some(i) = nul_at {
+                // SAFETY: i < size.
+                unsafe { *self.buf.add(i) = 0 };
             }
         }
-        (s, 0)
+        (taken, 0)
     }
 
-    /// glibc's `fmemopen_seek`: EINVAL before 0 or past `size`.
+    /// Moves the position: EINVAL before 0 or past `size`.
     fn seek_to(&mut self, np: i64) -> Result<usize, c_int> {
         match usize::try_from(np) {
             Ok(p) if p <= self.size => {
@@ -174,8 +188,8 @@ impl Fmem {
         }
     }
 
-    /// glibc's `fmemopen_read` of up to `want` bytes: only its count
-    /// matters (the view holds the bytes).
+    /// A read of up to `want` bytes, which stops at the end of the
+    /// contents: only its count matters (the view holds the bytes).
     fn read(&mut self, want: usize) -> usize {
         let n = want.min(self.maxpos.saturating_sub(self.pos));
         self.pos += n;
@@ -198,7 +212,7 @@ fn fmem(st: &mut State) -> Option<&mut Fmem> {
     }
 }
 
-/// A write to an fmemopen FILE, as glibc's `_IO_new_file_xsputn`: into
+/// A write to an fmemopen FILE, as glibc's buffered writes behave: into
 /// the view as into glibc's 8 KiB buffer while it fits; else the buffer
 /// is filled and flushed, whole blocks go to the cookie at once and the
 /// rest is buffered. Unbuffered, everything goes to the cookie at once;
