@@ -4,7 +4,10 @@
 //! command, the GNU tool and (where installed) ripgrep and uutils cat, run
 //! as processes, interleaved, inputs warmed right before each run.
 
-use super::files::{make_file, reports_free_memory, warm, warm_memory, Content, Scratch};
+use super::files::{
+    fully_cached, lay_out, make_file, reports_free_memory, warm, warm_memory, Content, Layout,
+    Scratch,
+};
 use super::measure::{interleave, Samples, Variant};
 use crate::size::parse_size;
 use clap::{Args, ValueEnum};
@@ -12,6 +15,13 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LayoutArg {
+    Small,
+    Large,
+    Both,
+}
 
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
@@ -37,6 +47,11 @@ pub struct AsfArgs {
     /// took back while idle (see docs/BENCHMARKS.md).
     #[arg(long)]
     cold_memory: bool,
+    /// The inputs' page-cache layout: small (written 4 KiB at a time: 4 KiB
+    /// pages, as logs and files written through pipes), large (dropped and
+    /// read back by readahead: large folios), or both, one table each.
+    #[arg(long, value_enum, default_value = "both")]
+    layout: LayoutArg,
     #[command(flatten)]
     c: super::Common,
 }
@@ -296,35 +311,63 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     if !a.only.is_empty() {
         tools.retain(|t| a.only.iter().any(|o| o == t.name));
     }
-    let mut results = Vec::new();
-    for tool in &tools {
-        a.c.say(tool.name);
-        let mut variants: Vec<Variant<'_>> = tool
-            .programs
-            .iter()
-            .map(|p| {
-                let inputs = &tool.inputs;
-                let out = &out.path;
-                let bytes = tool.bytes as f64;
-                let fills = if a.cold_memory { 0 } else { tool.fills };
-                Variant::new(p.name.clone(), move || {
-                    let d = run_once(p, inputs, out, backend, fills)?;
-                    Ok((d, bytes))
+    let layouts: &[Layout] = match a.layout {
+        LayoutArg::Small => &[Layout::Small],
+        LayoutArg::Large => &[Layout::Large],
+        LayoutArg::Both => &[Layout::Large, Layout::Small],
+    };
+    let mut by_layout = Vec::new();
+    for &layout in layouts {
+        if !a.c.json {
+            eprintln!("  laying the inputs out in {} pages …", layout.name());
+        }
+        for s in [&text, &random, &random2, &da, &db] {
+            lay_out(&s.path, layout)?;
+        }
+        let mut results = Vec::new();
+        for tool in &tools {
+            a.c.say(&format!("{} ({} pages)", tool.name, layout.name()));
+            let mut variants: Vec<Variant<'_>> = tool
+                .programs
+                .iter()
+                .map(|p| {
+                    let inputs = &tool.inputs;
+                    let out = &out.path;
+                    let bytes = tool.bytes as f64;
+                    let fills = if a.cold_memory { 0 } else { tool.fills };
+                    Variant::new(p.name.clone(), move || {
+                        let d = run_once(p, inputs, out, backend, fills, Some(layout))?;
+                        Ok((d, bytes))
+                    })
                 })
-            })
-            .collect();
-        let s = interleave(a.c.runs, &mut variants)?;
-        results.push((tool.name, tool.bytes, s));
+                .collect();
+            let s = interleave(a.c.runs, &mut variants)?;
+            results.push((tool.name, tool.bytes, s));
+        }
+        by_layout.push((layout, results));
     }
     drop(out);
     if a.c.json {
-        println!("{}", json(&results, backend, &missing));
+        let rows: Vec<String> = by_layout
+            .iter()
+            .map(|(l, r)| {
+                format!(
+                    "{{\"layout\":\"{}\",\"results\":{}}}",
+                    l.name(),
+                    json(r, backend, &missing)
+                )
+            })
+            .collect();
+        println!("[{}]", rows.join(","));
     } else {
-        println!(
-            "ferry bench asf — inputs {size} bytes (diff: two of {dsize}), backend {backend}, medians of {} interleaved runs",
-            a.c.runs
-        );
-        println!("{}", table(&results));
+        for (layout, results) in &by_layout {
+            println!(
+                "ferry bench asf — inputs {size} bytes (diff: two of {dsize}) in {} pages, backend {backend}, medians of {} interleaved runs",
+                layout.name(),
+                a.c.runs
+            );
+            println!("{}", table(results));
+        }
         for m in &missing {
             println!("not found, left out: {m}");
         }
@@ -402,11 +445,17 @@ pub(super) fn run_once(
     out: &Path,
     backend: &str,
     fills: u64,
+    layout: Option<Layout>,
 ) -> Result<Duration, String> {
     let _ = std::fs::remove_file(out);
     // No write-back of an earlier run's output in this one's time.
     rustix::fs::sync();
     for i in inputs {
+        // Idle page cache is dropped here within a minute or so; read back,
+        // a file comes in large folios. A small layout is laid out again.
+        if layout == Some(Layout::Small) && !fully_cached(i)? {
+            lay_out(i, Layout::Small)?;
+        }
         let mut f = File::open(i).map_err(|e| format!("{}: {e}", i.display()))?;
         warm(&mut f)?;
     }

@@ -214,7 +214,7 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
                     0
                 };
                 Variant::new(p.name.clone(), move || {
-                    let d = run_once(p, inputs, out, "auto", fills)?;
+                    let d = run_once(p, inputs, out, "auto", fills, None)?;
                     Ok((d, size as f64))
                 })
             })

@@ -161,3 +161,78 @@ pub fn reports_free_memory() -> bool {
         .and_then(|s| s.trim().parse::<u32>().ok())
         .is_some_and(|order| order <= 10)
 }
+
+/// How a file's page cache is laid out, which decides what a mapped read
+/// costs: one fault per 4 KiB page, or one per large folio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Layout {
+    /// Written in 4 KiB writes, as a log appended line by line or a file
+    /// written through a pipe: 4 KiB pages.
+    Small,
+    /// Dropped from the cache and read back by readahead, as a file read
+    /// cold: large folios.
+    Large,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Small => "small",
+            Layout::Large => "large",
+        }
+    }
+}
+
+/// Puts `path`'s page cache in `layout`: for small, the file is written
+/// again 4 KiB at a time (through a new file renamed over it); for large,
+/// it is written back, dropped from the cache and read back in 1 MiB
+/// reads, which readahead turns into large folios.
+pub fn lay_out(path: &Path, layout: Layout) -> Result<(), String> {
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    match layout {
+        Layout::Small => {
+            let tmp = path.with_extension("relayout");
+            let mut from = File::open(path).map_err(err)?;
+            let mut to = File::create(&tmp).map_err(err)?;
+            let mut buf = vec![0u8; 4096];
+            loop {
+                let n = from.read(&mut buf).map_err(err)?;
+                if n == 0 {
+                    break;
+                }
+                to.write_all(&buf[..n]).map_err(err)?;
+            }
+            to.sync_all().map_err(err)?;
+            std::fs::rename(&tmp, path).map_err(err)?;
+        }
+        Layout::Large => {
+            let f = File::open(path).map_err(err)?;
+            f.sync_all().map_err(err)?;
+            rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed)
+                .map_err(|e| err(e.into()))?;
+            let mut f = f;
+            warm(&mut f)?;
+        }
+    }
+    Ok(())
+}
+
+/// True if every byte of `path` is in the page cache: reads it with
+/// `RWF_NOWAIT`, which fails or comes up short at the first page that is
+/// not (and so reads nothing from the disk).
+pub fn fully_cached(path: &Path) -> Result<bool, String> {
+    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = BufMut::with_capacity(1 << 20);
+    buf.commit(1 << 20);
+    let len = f.metadata().map_err(|e| e.to_string())?.len();
+    let mut at = 0u64;
+    while at < len {
+        let want = (len - at).min(buf.len() as u64) as usize;
+        let mut iov = [std::io::IoSliceMut::new(&mut buf[..want])];
+        match rustix::io::preadv2(&f, &mut iov, at, rustix::io::ReadWriteFlags::NOWAIT) {
+            Ok(n) if n == want => at += n as u64,
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
