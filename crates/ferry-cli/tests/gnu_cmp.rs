@@ -173,3 +173,85 @@ fn a_full_disk_is_trouble() {
     std::fs::write(dir.path().join("b"), b"one\nTwo\n").unwrap();
     gnu::full_disk("cmp", &["a", "b"], dir.path());
 }
+
+/// -b, -i (one skip, SKIP1:SKIP2, beside SKIP operands), -n and GNU's
+/// number syntax (octal, hex, suffixes), against GNU cmp on files that
+/// differ in every kind of byte.
+#[test]
+fn print_bytes_skips_and_limits_as_gnu() {
+    let c = Corpus::new();
+    let names = variants(&c);
+    // Every byte value, and a copy with each one changed.
+    let all: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    let changed: Vec<u8> = all
+        .iter()
+        .map(|b| b.wrapping_mul(7).wrapping_add(3))
+        .collect();
+    std::fs::write(c.file("all"), &all).unwrap();
+    std::fs::write(c.file("changed"), &changed).unwrap();
+    let d = c.path();
+    let env = &[("LC_ALL", "C")][..];
+    for opts in [
+        &["-b"][..],
+        &["-bl"],
+        &["-l", "-b", "-n", "600"],
+        &["-b", "-i", "7"],
+        &["-i", "3:5"],
+        &["-l", "-i", "1:0", "-n", "300"],
+        &["-n", "0"],
+        &["-n", "10"],
+        &["--bytes=0x20", "-b"],
+        &["--ignore-initial=010", "-l", "-n", "40"],
+        &["-s", "-n", "100"],
+    ] {
+        let mut a = s(opts);
+        a.extend(s(&["all", "changed"]));
+        same("cmp", &a, None, d, env);
+    }
+    for opts in [
+        &["-n", "1K"][..],
+        &["-n", "1kB", "-b"],
+        &["-i", "1M"],
+        &["-i", "1MiB:1000000"],
+        &["-n", "1500000"],
+        &["-n", "2M", "-i", "1"],
+        &["-i", "4"],
+        &["-i", "1GB"],
+        &["-n", "1G"],
+    ] {
+        for pair in [
+            ["base", "diff-mid"],
+            ["base", "diff-at-chunk"],
+            ["base", "prefix-odd"],
+            ["diff-last", "base"],
+        ] {
+            let mut a = s(opts);
+            a.extend(s(&pair));
+            same("cmp", &a, None, d, env);
+        }
+    }
+    for bad in [
+        &["-n", "x", "all", "changed"][..],
+        &["-n", "-1", "all", "changed"],
+        &["-n", "1e3", "all", "changed"],
+        &["-n", "08", "all", "changed"],
+        &["-n", "0x", "all", "changed"],
+        &["-n", "1Z", "all", "changed"],
+        &["-n", "99999999999999999999999", "all", "changed"],
+        &["-i", "1:x", "all", "changed"],
+        &["-i", "x:1", "all", "changed"],
+        &["-i", "1:2:3", "all", "changed"],
+        &["-i", ":1", "all", "changed"],
+        &["-i", "1:", "all", "changed"],
+        &["-i", "1k", "all", "changed", "2", "3"],
+        &["-i", "9", "all", "changed", "2"],
+        &["all", "changed", "2", "x"],
+        &["-n", " +5", "all", "changed"],
+        &["-n", "1KiB", "all", "changed"],
+        &["-n", "1Ki", "all", "changed"],
+        &["-n", "1m", "all", "changed"],
+    ] {
+        same("cmp", &s(bad), None, d, env);
+    }
+    assert!(names.len() > 3);
+}

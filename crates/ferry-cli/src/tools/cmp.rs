@@ -14,10 +14,19 @@ Compare two files byte by byte.
 The optional SKIP1 and SKIP2 specify the number of bytes to skip
 at the beginning of each file (zero by default).
 
-  -l, --verbose          output byte numbers and differing byte values
-  -s, --quiet, --silent  suppress all normal output
+  -b, --print-bytes          print differing bytes
+  -i, --ignore-initial=SKIP         skip first SKIP bytes of both inputs
+  -i, --ignore-initial=SKIP1:SKIP2  skip first SKIP1 bytes of FILE1 and
+                                      first SKIP2 bytes of FILE2
+  -l, --verbose              output byte numbers and differing byte values
+  -n, --bytes=LIMIT          compare at most LIMIT bytes
+  -s, --quiet, --silent      suppress all normal output
       --help             display this help and exit
   -v, --version          output version information and exit
+
+SKIP values may be followed by the following multiplicative suffixes:
+kB 1000, K 1024, MB 1,000,000, M 1,048,576,
+GB 1,000,000,000, G 1,073,741,824, and so on for T, P, E.
 
 If a FILE is '-' or missing, read standard input.
 Exit status is 0 if inputs are the same, 1 if different, 2 if trouble.
@@ -32,17 +41,71 @@ enum Mode {
 
 const CHUNK: usize = 1 << 20;
 
+/// What to compare and how to report it.
+#[derive(Clone, Copy)]
+struct Opts {
+    mode: Mode,
+    /// -b: show the differing bytes too.
+    bytes: bool,
+    /// -n: compare at most this many bytes.
+    limit: Option<u64>,
+}
+
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     use lexopt::prelude::*;
     super::locale::init();
-    let mut mode = Mode::First;
+    let mut o = Opts {
+        mode: Mode::First,
+        bytes: false,
+        limit: None,
+    };
+    let mut skip = [0u64; 2];
     let mut ops: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
+    let bad = |what: &str, v: &OsString| {
+        t.usage_error(format_args!(
+            "invalid --{what} value '{}'",
+            common::os_to_string(v)
+        ));
+        2
+    };
     loop {
         let arg = common::next_arg!(t, p, HELP, 2);
         match arg {
-            Short('l') | Long("verbose") => mode = Mode::All,
-            Short('s') | Long("quiet") | Long("silent") => mode = Mode::Silent,
+            Short('b') | Long("print-bytes") => o.bytes = true,
+            Short('l') | Long("verbose") => o.mode = Mode::All,
+            Short('s') | Long("quiet") | Long("silent") => o.mode = Mode::Silent,
+            Short('i') | Long("ignore-initial") => {
+                let v = match p.value() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        t.bad_option(e);
+                        return 2;
+                    }
+                };
+                // SKIP or SKIP1:SKIP2; GNU names the whole value when the
+                // first number is bad, the part after the colon otherwise.
+                let text = v.to_str().unwrap_or("");
+                let (a, b) = text.split_once(':').unwrap_or((text, text));
+                match (parse_number(a), parse_number(b)) {
+                    (Some(x), Some(y)) => skip = [x, y],
+                    (None, _) => return bad("ignore-initial", &v),
+                    (Some(_), None) => return bad("ignore-initial", &OsString::from(b)),
+                }
+            }
+            Short('n') | Long("bytes") => {
+                let v = match p.value() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        t.bad_option(e);
+                        return 2;
+                    }
+                };
+                match v.to_str().and_then(parse_number) {
+                    Some(n) => o.limit = Some(n),
+                    None => return bad("bytes", &v),
+                }
+            }
             Short('v') => {
                 println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
                 return 0;
@@ -65,22 +128,16 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         ));
         return 2;
     }
-    let mut skip = [0u64; 2];
+    // SKIP operands: the larger of each and the option's, as GNU's.
     for (k, s) in ops.iter().skip(2).enumerate() {
-        match parse_skip(s) {
-            Some(n) => skip[k] = n,
-            None => {
-                t.usage_error(format_args!(
-                    "invalid --ignore-initial value '{}'",
-                    common::os_to_string(s)
-                ));
-                return 2;
-            }
+        match s.to_str().and_then(parse_number) {
+            Some(n) => skip[k] = skip[k].max(n),
+            None => return bad("ignore-initial", s),
         }
     }
     let a = ops[0].clone();
     let b = ops.get(1).cloned().unwrap_or_else(|| "-".into());
-    match compare(t, &a, &b, skip, mode) {
+    match compare(t, &a, &b, skip, o) {
         Ok(code) => code,
         Err(e) => {
             // Only writes fail here (read errors are reported where they
@@ -94,22 +151,48 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     }
 }
 
-/// SKIP operands: a number of bytes, with GNU's k/M/G… suffixes.
-fn parse_skip(s: &OsString) -> Option<u64> {
-    let s = s.to_str()?;
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let n: u64 = s[..digits].parse().ok()?;
-    let mult: u64 = match &s[digits..] {
-        "" => 1,
-        "kB" => 1000,
-        "K" | "KiB" | "k" => 1024,
-        "MB" => 1000 * 1000,
-        "M" | "MiB" => 1 << 20,
-        "GB" => 1000 * 1000 * 1000,
-        "G" | "GiB" => 1 << 30,
+/// A byte count as GNU's option parser reads one: leading blanks and a
+/// `+` allowed, decimal, octal (leading `0`) or hexadecimal (`0x`), then
+/// an optional suffix — `k`/`K`, `M`, `G`, `T`, `P`, `E` (powers of
+/// 1024; with `iB` after them too) or with `B` after them (powers of
+/// 1000). Overflow, a sign or anything else: `None`.
+fn parse_number(s: &str) -> Option<u64> {
+    let s = s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let (radix, body) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (16, h)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (8, &s[1..])
+    } else {
+        (10, s)
+    };
+    let digits = body
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(body.len());
+    let n = if digits == 0 {
+        // "0x" alone is the number 0 followed by "x"; "0" is 0.
+        if radix == 16 || s.is_empty() {
+            return None;
+        }
+        0
+    } else {
+        u64::from_str_radix(&body[..digits], radix).ok()?
+    };
+    let rest = &body[digits..];
+    let mut chars = rest.chars();
+    let Some(unit) = chars.next() else {
+        return Some(n);
+    };
+    if unit != 'k' && !"KMGTPE".contains(unit) {
+        return None;
+    }
+    let power = "KMGTPE".find(unit.to_ascii_uppercase())? as u32 + 1;
+    let base: u64 = match chars.as_str() {
+        "" | "iB" => 1024,
+        "B" => 1000,
         _ => return None,
     };
-    n.checked_mul(mult)
+    n.checked_mul(base.checked_pow(power)?)
 }
 
 fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
@@ -131,7 +214,8 @@ fn remaining(name: &OsString, s: &Stream) -> Option<u64> {
     common::is_reg(&st).then(|| (st.st_size as u64).saturating_sub(s.position()))
 }
 
-fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -> io::Result<i32> {
+fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> io::Result<i32> {
+    let mode = o.mode;
     let (na, nb) = (common::os_to_string(an), common::os_to_string(bn));
     // The same file, from the same place: equal without reading.
     if an == bn && an != "-" && skip[0] == skip[1] {
@@ -172,13 +256,18 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -
     // limit of one core here).
     if mode != Mode::All && an != "-" && bn != "-" {
         if let (Some(la), Some(lb)) = (remaining(an, &sa), remaining(bn, &sb)) {
+            // Within the limit, both files' lengths are what -n leaves.
+            let (la, lb) = match o.limit {
+                Some(l) => (la.min(l), lb.min(l)),
+                None => (la, lb),
+            };
             let n = la.min(lb);
             if n >= PARALLEL_MIN {
                 if let Some(Some(at)) = parallel_first_difference(an, bn, skip, n) {
                     // A difference inside the common part: report it from
                     // the sequential path, starting just before it.
                     let start = at - at % CHUNK as u64;
-                    return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, mode);
+                    return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, o);
                 } else if la == lb {
                     // Equal over the whole (common) length.
                     return Ok(0);
@@ -186,11 +275,11 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], mode: Mode) -
                 // Equal up to the shorter end: let the sequential path find
                 // the end (and count lines) from near there.
                 let start = n - n % CHUNK as u64;
-                return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, mode);
+                return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, o);
             }
         }
     }
-    finish_from(t, (an, bn), &na, &nb, sa, sb, skip, 0, mode)
+    finish_from(t, (an, bn), &na, &nb, sa, sb, skip, 0, o)
 }
 
 /// Files at least this large are compared on two threads.
@@ -247,14 +336,16 @@ fn finish_from(
     sb: Stream,
     skip: [u64; 2],
     start: u64,
-    mode: Mode,
+    o: Opts,
 ) -> io::Result<i32> {
+    let mode = o.mode;
+    let limit = o.limit.unwrap_or(u64::MAX);
     if start > 0 {
         sa.seek_to(io::SeekFrom::Start(skip[0] + start))?;
         sb.seek_to(io::SeekFrom::Start(skip[1] + start))?;
     }
     let width = if mode == Mode::All {
-        let m = [remaining(an, &sa), remaining(bn, &sb)]
+        let m = [remaining(an, &sa), remaining(bn, &sb), o.limit]
             .into_iter()
             .flatten()
             .min()
@@ -273,14 +364,19 @@ fn finish_from(
     let ga = &sa;
     let gb = &sb;
     loop {
-        let ra = match ga.salloc(CHUNK) {
+        if offset >= limit {
+            // Equal as far as -n looks.
+            break;
+        }
+        let want = (limit - offset).min(CHUNK as u64) as usize;
+        let ra = match ga.salloc(want) {
             Ok(r) => r,
             Err(e) => {
                 t.file_error(na, &common::os_only(e));
                 return Ok(2);
             }
         };
-        let rb = match gb.salloc(CHUNK) {
+        let rb = match gb.salloc(want) {
             Ok(r) => r,
             Err(e) => {
                 t.file_error(nb, &common::os_only(e));
@@ -295,6 +391,7 @@ fn finish_from(
                 Mode::First => {
                     let i = first_difference(x, y);
                     let in_chunk = bytecount::count(&x[..i], b'\n') as u64;
+                    let (xi, yi) = (x[i], y[i]);
                     drop((ra, rb));
                     // Lines are counted only now, by reading A's equal part
                     // again: identical files (the common case) never pay.
@@ -317,11 +414,23 @@ fn finish_from(
                     } else {
                         "byte"
                     };
-                    let msg = format!(
-                        "{na} {nb} differ: {unit} {}, line {}\n",
-                        offset + i as u64 + 1,
-                        newlines + 1
-                    );
+                    let msg = if o.bytes {
+                        format!(
+                            "{na} {nb} differ: byte {}, line {} is {:>3o} {} {:>3o} {}\n",
+                            offset + i as u64 + 1,
+                            newlines + 1,
+                            xi,
+                            shown(xi),
+                            yi,
+                            shown(yi)
+                        )
+                    } else {
+                        format!(
+                            "{na} {nb} differ: {unit} {}, line {}\n",
+                            offset + i as u64 + 1,
+                            newlines + 1
+                        )
+                    };
                     out.write(msg.as_bytes())?;
                     out.flush()?;
                     return Ok(1);
@@ -330,8 +439,16 @@ fn finish_from(
                     differ = true;
                     for (i, (p, q)) in x.iter().zip(y).enumerate() {
                         if p != q {
-                            let line =
-                                format!("{:>width$} {:>3o} {:>3o}\n", offset + i as u64 + 1, p, q);
+                            let at = offset + i as u64 + 1;
+                            let line = if o.bytes {
+                                format!(
+                                    "{at:>width$} {p:>3o} {:<4} {q:>3o} {}\n",
+                                    shown(*p),
+                                    shown(*q)
+                                )
+                            } else {
+                                format!("{at:>width$} {p:>3o} {q:>3o}\n")
+                            };
                             out.write(line.as_bytes())?;
                         }
                     }
@@ -411,6 +528,28 @@ fn newlines_in(g: &ferry::Stream, from: u64, len: u64) -> io::Result<(u64, bool)
         done += r.len() as u64;
     }
     Ok((n, last))
+}
+
+/// A byte as -b shows it: printable as itself, else `cat -v`'s notation
+/// (`^A`, `^?`, `M-a`, `M-^@`).
+fn shown(b: u8) -> String {
+    let mut s = String::new();
+    let mut c = b;
+    if !(0x20..0x7f).contains(&c) {
+        if c >= 0x80 {
+            s.push_str("M-");
+            c -= 0x80;
+        }
+        if c < 0x20 {
+            s.push('^');
+            c += 0x40;
+        } else if c == 0x7f {
+            s.push('^');
+            c = b'?';
+        }
+    }
+    s.push(c as char);
+    s
 }
 
 /// Index of the first differing byte of two equal-length slices that differ.
