@@ -410,12 +410,12 @@ pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
     let Some(s) = st.stream.as_mut() else {
         return Ok(());
     };
-    if st.writable {
-        if let Err(e) = s.flush() {
-            let e = errno_of(&e);
-            fail(st, e);
-            return Err(e);
-        }
+    // A read stream flushes too: the descriptor's offset goes back to
+    // where the reader is (read-ahead given back), as glibc's fflush.
+    if let Err(e) = s.flush() {
+        let e = errno_of(&e);
+        fail(st, e);
+        return Err(e);
     }
     publish(st);
     Ok(())
@@ -423,6 +423,11 @@ pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
 
 /// open_memstream and fmemopen: mirror the bytes where the caller sees them.
 pub(crate) fn publish(st: &mut State) {
+    if !matches!(st.kind, Kind::MemStream { .. } | Kind::Fmem { .. }) {
+        // (Asking a file stream's position after a flush would take the
+        // descriptor's offset back at once.)
+        return;
+    }
     let pos = st.stream.as_ref().map_or(0, |s| s.position()) as usize;
     match st.kind {
         Kind::MemStream { ptr, size } => {

@@ -194,6 +194,15 @@ fn other_streams() {
     same("streams.c", b"", &[]);
 }
 
+/// POSIX 2.5.1: after fflush, fseek, fclose and exit the descriptor's
+/// offset is the stream's position, and a stream whose descriptor another
+/// handle used goes on from the offset that handle left (dup + fdopen, a
+/// forked child writing, O_APPEND, a read stream handing over to read(2)).
+#[test]
+fn descriptor_offsets_follow_the_stream() {
+    same("offsets.c", b"", &[]);
+}
+
 #[test]
 fn output_is_flushed_at_exit() {
     same("exit.c", b"", &[]);
