@@ -274,6 +274,15 @@ impl Stream {
         self.with_inner(|i| i.seek_hand_over(to))
     }
 
+    /// Moves the stream offset as [`Stream::seek_to`] does, but writes
+    /// nothing out and leaves the descriptor's offset alone: for a caller
+    /// that moves it back before any other handle can look (an emulated
+    /// `pread`).
+    #[doc(hidden)]
+    pub fn seek_within(&self, to: SeekFrom) -> std::io::Result<u64> {
+        self.with_inner(|i| i.seek(to))
+    }
+
     /// The stream offset (after a [`Stream::flush`] over a descriptor the
     /// caller gave: the descriptor's offset, which another handle may have
     /// moved; the stream's own if it cannot be asked).

@@ -349,7 +349,11 @@ impl Inner {
                 _ => Err(self.err("seeking", errno(libc::ESPIPE))),
             };
         }
-        self.resume()?;
+        if let SeekFrom::Current(_) = to {
+            // Relative to where another handle may have left the
+            // descriptor's offset (`handover.rs`).
+            self.resume()?;
+        }
         let base = match to {
             SeekFrom::Start(n) => (n, 0),
             SeekFrom::Current(d) => (self.pos, d),
@@ -363,6 +367,8 @@ impl Inner {
         {
             Some(p) => {
                 self.pos = p;
+                // The offset is the stream's again.
+                self.lent = false;
                 Ok(p)
             }
             None => Err(self.err("seeking", errno(libc::EINVAL))),
