@@ -415,18 +415,21 @@ pub(crate) fn flush(f: &FyFile, st: &mut State) -> Result<(), c_int> {
             e
         });
     }
+    let writable = st.writable;
     let Some(s) = st.stream.as_mut() else {
         return Ok(());
     };
-    if st.writable {
-        if let Err(e) = s.flush() {
+    // A read stream flushes too: the descriptor's offset goes back to
+    // where the reader is (read-ahead given back), as glibc's fflush.
+    if let Err(e) = s.flush() {
+        if writable {
             // glibc's rule: what could not be written is dropped (this
             // failure reports it; fclose has nothing left to fail on).
             s.discard_unwritten();
-            let e = errno_of(&e);
-            fail(st, e);
-            return Err(e);
         }
+        let e = errno_of(&e);
+        fail(st, e);
+        return Err(e);
     }
     publish(st, false);
     Ok(())

@@ -84,8 +84,13 @@ pub(crate) fn flush_all() -> c_int {
 /// of, so it flushes the streams nobody holds (`flush_unheld`). A thread
 /// blocked in fgets(stdin) holds stdin's lock for as long as no input
 /// comes: exit must not wait for it.
+///
+/// At exit read streams are flushed too: a seekable input gives back
+/// what it read ahead, so the descriptor's offset is where the program
+/// stopped reading (POSIX 2.5.1; glibc does, through `_IO_unbuffer_all`),
+/// and `{ prog; cat; } < file` has `cat` go on after `prog`'s last line.
 fn flush_at_exit() {
-    flush_unheld();
+    flush_unheld_with(true);
 }
 
 /// Flushes every stream whose lock can be had at once or after a yield
@@ -99,6 +104,11 @@ fn flush_at_exit() {
 /// itself be stuck behind such a reader. Past the bound only the std
 /// streams, which are static, are flushed.
 pub(crate) fn flush_unheld() {
+    flush_unheld_with(false);
+}
+
+/// [`flush_unheld`]; `readers`: read streams too (exit).
+fn flush_unheld_with(readers: bool) {
     let open = OPEN.try_lock_for(std::time::Duration::from_secs(1));
     let heap: &[usize] = open.as_deref().map_or(&[], |v| &v[..]);
     for f in walk(heap) {
@@ -117,7 +127,12 @@ pub(crate) fn flush_unheld() {
         }
         let g = Held_(f);
         // SAFETY: the FILE's lock is held (taken just above); one borrow.
-        let _ = flush_if_writing(f, unsafe { g.state() });
+        let st = unsafe { g.state() };
+        if readers && st.stream.is_some() {
+            let _ = flush(f, st);
+        } else {
+            let _ = flush_if_writing(f, st);
+        }
     }
 }
 

@@ -224,12 +224,13 @@ fn positioned<R>(
         }
         let g = guard(st)?;
         let here = g.position();
-        g.seek_to(SeekFrom::Start(off as u64))
+        // (Not handed over: the offset goes back before anyone looks.)
+        g.seek_within(SeekFrom::Start(off as u64))
             .map_err(|e| errno_of(&e))?;
         let pushed = std::mem::take(&mut st.push);
         let r = op(st);
         st.push = pushed;
-        let back = guard(st)?.seek_to(SeekFrom::Start(here));
+        let back = guard(st)?.seek_within(SeekFrom::Start(here));
         let r = r?;
         back.map_err(|e| errno_of(&e))?;
         Ok(r)

@@ -194,6 +194,53 @@ fn other_streams() {
     same("streams.c", b"", &[]);
 }
 
+/// POSIX 2.5.1: after fflush, fseek, fclose and exit the descriptor's
+/// offset is the stream's position, and a stream whose descriptor another
+/// handle used goes on from the offset that handle left (dup + fdopen, a
+/// forked child writing, O_APPEND, a read stream handing over to read(2)).
+#[test]
+fn descriptor_offsets_follow_the_stream() {
+    same("offsets.c", b"", &[]);
+}
+
+/// The shell-group case of issue 19: `{ prog; cat; } < in 1<> out`, prog
+/// built against glibc and against ferry. At exit ferry's streams leave
+/// both descriptors' offsets where they stopped: cat reads on after prog's
+/// line and writes after prog's output.
+#[test]
+fn a_shell_group_goes_on_where_the_program_stopped() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let mut outs = Vec::new();
+    for ferry in [false, true] {
+        let exe = work.path().join(if ferry { "ferry" } else { "glibc" });
+        compile(&src("shell_group.c"), &exe, ferry, &[]);
+        let dir = work.path().join(if ferry { "df" } else { "dg" });
+        std::fs::create_dir(&dir).unwrap();
+        let lines: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.join("in"), lines).unwrap();
+        std::fs::write(dir.join("out"), b"").unwrap();
+        let script = format!("{{ '{}'; cat; }} < in 1<> out", exe.display());
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(&dir)
+            .status()
+            .expect("running sh");
+        assert!(st.success(), "{script}: {st}");
+        outs.push(std::fs::read(dir.join("out")).unwrap());
+    }
+    let head = |v: &[u8]| String::from_utf8_lossy(&v[..v.len().min(60)]).into_owned();
+    assert!(
+        outs[1] == outs[0],
+        "glibc: {} bytes, {:?}...\nferry: {} bytes, {:?}...",
+        outs[0].len(),
+        head(&outs[0]),
+        outs[1].len(),
+        head(&outs[1])
+    );
+    assert!(outs[0].starts_with(b"prog: line 0\nline 1\n"));
+}
+
 #[test]
 fn output_is_flushed_at_exit() {
     same("exit.c", b"", &[]);

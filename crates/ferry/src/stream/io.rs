@@ -85,7 +85,7 @@ macro_rules! std_io {
         impl Seek for $ty {
             fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
                 let $s = &*self;
-                $stream.with_inner(|i| i.seek(to))
+                $stream.with_inner(|i| i.seek_hand_over(to))
             }
         }
     };

@@ -251,7 +251,12 @@ impl Stream {
         self.with_inner(|i| i.mode)
     }
 
-    /// Writes every committed byte to the file, in allocation order.
+    /// Writes every committed byte to the file, in allocation order. Over a
+    /// descriptor the caller gave ([`Stream::from_fd`]), the descriptor's
+    /// offset is then the stream's position (POSIX 2.5.1): another handle on
+    /// the same open file description (a `dup`, a child process) goes on
+    /// from there, and the stream's next use goes on from wherever that
+    /// handle left the offset.
     pub fn flush(&self) -> std::io::Result<()> {
         self.with_inner(|i| i.flush())
     }
@@ -282,14 +287,30 @@ impl Stream {
     }
 
     /// Moves the stream offset (`ESPIPE` on pipes and sockets, except for
-    /// asking where it is).
+    /// asking where it is). Over a descriptor the caller gave, writes out
+    /// what is buffered and puts the descriptor's offset there too, as
+    /// [`Stream::flush`].
     pub fn seek_to(&self, to: SeekFrom) -> std::io::Result<u64> {
+        self.with_inner(|i| i.seek_hand_over(to))
+    }
+
+    /// Moves the stream offset as [`Stream::seek_to`] does, but writes
+    /// nothing out and leaves the descriptor's offset alone: for a caller
+    /// that moves it back before any other handle can look (an emulated
+    /// `pread`).
+    #[doc(hidden)]
+    pub fn seek_within(&self, to: SeekFrom) -> std::io::Result<u64> {
         self.with_inner(|i| i.seek(to))
     }
 
-    /// The stream offset.
+    /// The stream offset (after a [`Stream::flush`] over a descriptor the
+    /// caller gave: the descriptor's offset, which another handle may have
+    /// moved; the stream's own if it cannot be asked).
     pub fn position(&self) -> u64 {
-        self.with_inner(|i| i.pos)
+        self.with_inner(|i| {
+            let _ = i.position();
+            i.pos
+        })
     }
 
     /// The stream's length as the application sees it: the file's, or the

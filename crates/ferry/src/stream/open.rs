@@ -59,9 +59,32 @@ impl Stream {
     }
 
     /// A stream over a descriptor the caller hands over (closed with the
-    /// stream). Regular files are read and written at the descriptor's
-    /// current offset, and the descriptor's offset is left where the stream
-    /// stopped, so a parent process sees what was consumed.
+    /// stream). Regular files are read and written from the descriptor's
+    /// current offset, and, as POSIX 2.5.1 asks of stdio, after
+    /// [`Stream::flush`], a seek and close the descriptor's offset is the
+    /// stream's position (what was read ahead is given back), so another
+    /// handle on the same open file description — a `dup`, a child or
+    /// parent process, the next command of a shell group — goes on from
+    /// there; after a flush the stream goes on from wherever that handle
+    /// left the offset. Between those points reads and writes stay
+    /// positional (`pread`/`pwrite`, mapped windows).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::{Seek, Write};
+    /// let dir = tempfile::tempdir()?;
+    /// let file = std::fs::File::create(dir.path().join("log"))?;
+    /// let mut other = file.try_clone()?; // same open file description
+    /// let mut s = ferry::Stream::from_fd(file.into())?;
+    /// s.write_all(b"AAAA\n")?;
+    /// s.flush()?;
+    /// assert_eq!(other.stream_position()?, 5);
+    /// other.write_all(b"BBBB\n")?;
+    /// s.write_all(b"CCCC\n")?; // after what the other handle wrote
+    /// s.close()?;
+    /// assert_eq!(std::fs::read(dir.path().join("log"))?, b"AAAA\nBBBB\nCCCC\n");
+    /// # Ok(()) }
+    /// ```
     pub fn from_fd(fd: OwnedFd) -> io::Result<Stream> {
         use std::os::fd::AsRawFd;
         let name: Arc<str> = format!("fd {}", fd.as_raw_fd()).into();

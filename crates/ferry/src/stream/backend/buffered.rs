@@ -11,9 +11,9 @@ use std::os::fd::{AsFd, AsRawFd};
 pub(crate) struct Buffered {
     file: File,
     info: FdInfo,
-    /// Put the descriptor's own offset at the stream's on close (for
-    /// descriptors the stream was handed, so a parent process sees what was
-    /// consumed).
+    /// Put the descriptor's own offset at the stream's at each hand-over
+    /// and on close (for descriptors the stream was handed, which other
+    /// handles — a `dup`, a child process, a shell — may share).
     restore: bool,
 }
 
@@ -57,6 +57,18 @@ impl Module for Buffered {
             fileio::seek_to(self.file.as_fd(), pos)?;
         }
         Ok(())
+    }
+
+    fn shares_offset(&self) -> bool {
+        self.restore
+    }
+
+    fn hand_over(&mut self, pos: u64) -> io::Result<()> {
+        fileio::seek_to(self.file.as_fd(), pos)
+    }
+
+    fn take_back(&mut self) -> io::Result<u64> {
+        fileio::tell(self.file.as_fd())
     }
 
     fn raw_fd(&self) -> Option<i32> {

@@ -71,6 +71,18 @@ impl Module for Mapped {
         self.file.finish(pos)
     }
 
+    fn shares_offset(&self) -> bool {
+        self.file.shares_offset()
+    }
+
+    fn hand_over(&mut self, pos: u64) -> io::Result<()> {
+        self.file.hand_over(pos)
+    }
+
+    fn take_back(&mut self) -> io::Result<u64> {
+        self.file.take_back()
+    }
+
     fn raw_fd(&self) -> Option<i32> {
         self.file.raw_fd()
     }

@@ -65,6 +65,27 @@ pub(crate) trait Module {
         Ok(())
     }
 
+    /// True if the module reads and writes at positions over a descriptor
+    /// others may share, whose own offset it must hand over (POSIX 2.5.1:
+    /// after `fflush`, `fseek` and `fclose` the open file description's
+    /// offset is the stream's position). False for sequential and memory
+    /// modules and for files the stream opened itself.
+    fn shares_offset(&self) -> bool {
+        false
+    }
+
+    /// Puts the descriptor's own offset at `pos` (modules that
+    /// [`Module::shares_offset`]).
+    fn hand_over(&mut self, _pos: u64) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The descriptor's own offset, where a stream that handed it over
+    /// goes on from (another handle may have moved it since).
+    fn take_back(&mut self) -> io::Result<u64> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     /// The descriptor, if there is one.
     fn raw_fd(&self) -> Option<i32> {
         None
@@ -132,6 +153,18 @@ impl Module for Io {
         each!(self, m => m.finish(pos))
     }
 
+    fn shares_offset(&self) -> bool {
+        each!(self, m => m.shares_offset())
+    }
+
+    fn hand_over(&mut self, pos: u64) -> io::Result<()> {
+        each!(self, m => m.hand_over(pos))
+    }
+
+    fn take_back(&mut self) -> io::Result<u64> {
+        each!(self, m => m.take_back())
+    }
+
     fn raw_fd(&self) -> Option<i32> {
         each!(self, m => m.raw_fd())
     }
@@ -169,9 +202,11 @@ impl Io {
 /// faster than reading into buffers for a sequential scan here:
 /// docs/BENCHMARKS.md); network and FUSE file systems and streams that also
 /// write get buffers; pipes, sockets and terminals (and any descriptor with
-/// `Backend::Sequential`) are read and written in order. `restore`: put the
-/// descriptor's offset back where the stream stopped when it closes (for a
-/// descriptor the caller handed over).
+/// `Backend::Sequential`) are read and written in order. `restore`: the
+/// descriptor came from the caller and may be shared, so the positional
+/// modules put its offset at the stream's position at every hand-over
+/// (flush, seek, close: [`Module::hand_over`]) and go on from its offset
+/// after one ([`Module::take_back`]).
 pub(crate) fn choose(
     file: File,
     info: FdInfo,

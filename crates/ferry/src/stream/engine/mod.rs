@@ -131,6 +131,9 @@ pub(crate) struct Inner {
     /// An error met while freeing (in a `Drop`), reported by the next call.
     deferred: Option<io::Error>,
     finished: bool,
+    /// The descriptor's offset is handed over (`handover.rs`): the next
+    /// operation goes on from it.
+    lent: bool,
     /// The SIGBUS guard's fault count when this stream last looked (mapped
     /// module).
     seen_faults: u64,
@@ -196,6 +199,7 @@ fn end_of(pos: u64, len: usize) -> Option<u64> {
     pos.checked_add(len as u64).filter(|&e| e <= MAX_OFFSET)
 }
 
+mod handover;
 mod read;
 mod write;
 
@@ -234,6 +238,7 @@ impl Inner {
             committed_end: 0,
             deferred: None,
             finished: false,
+            lent: false,
             seen_faults,
         }
     }
@@ -329,7 +334,7 @@ impl Inner {
         }
         if mode == Mode::Read && self.mode == Mode::Write {
             // Reads see the stream's own committed writes.
-            self.flush()?;
+            self.write_out()?;
         }
         self.mode = mode;
         Ok(())
@@ -344,6 +349,11 @@ impl Inner {
                 _ => Err(self.err("seeking", errno(libc::ESPIPE))),
             };
         }
+        if let SeekFrom::Current(_) = to {
+            // Relative to where another handle may have left the
+            // descriptor's offset (`handover.rs`).
+            self.resume()?;
+        }
         let base = match to {
             SeekFrom::Start(n) => (n, 0),
             SeekFrom::Current(d) => (self.pos, d),
@@ -357,6 +367,8 @@ impl Inner {
         {
             Some(p) => {
                 self.pos = p;
+                // The offset is the stream's again.
+                self.lent = false;
                 Ok(p)
             }
             None => Err(self.err("seeking", errno(libc::EINVAL))),

@@ -43,6 +43,7 @@ impl Inner {
     /// bytes, unless the file ends first. Sequential sources keep the
     /// unread tail of the old buffer (it cannot be read again).
     pub(super) fn fill(&mut self, min: usize) -> io::Result<()> {
+        self.resume()?;
         if self.mode != Mode::Read {
             self.set_mode(Mode::Read)?;
         }
@@ -158,6 +159,7 @@ impl Inner {
     #[cold]
     pub(crate) fn salloc_read_slow(&mut self, len: usize, exact: bool) -> io::Result<ReadLease> {
         self.take_deferred()?;
+        self.resume()?;
         if self.io.is_mapped() {
             self.check_damage()?;
         }
@@ -284,6 +286,7 @@ impl Inner {
     #[inline(never)]
     fn fill_buf_slow(&mut self) -> io::Result<(NonNull<u8>, usize)> {
         self.take_deferred()?;
+        self.resume()?;
         if self.io.is_mapped() {
             self.check_damage()?;
         }
@@ -325,6 +328,7 @@ impl Inner {
             }
         }
         self.take_deferred()?;
+        self.resume()?;
         if !self.can_read {
             return Err(self.err("reading", errno(libc::EBADF)));
         }
@@ -385,6 +389,7 @@ impl Inner {
             return self.read_into(init);
         }
         self.take_deferred()?;
+        self.resume()?;
         if !self.can_read {
             return Err(self.err("reading", errno(libc::EBADF)));
         }
@@ -424,6 +429,7 @@ impl Inner {
 
     #[cold]
     fn next_line_slow(&mut self) -> io::Result<Option<(u32, usize, usize)>> {
+        self.resume()?;
         if self.io.is_mapped() {
             self.check_damage()?;
         }

@@ -8,6 +8,7 @@ impl Inner {
     /// `pos`, the offset advanced past it.
     pub(crate) fn salloc_write(&mut self, len: usize) -> io::Result<WriteLease> {
         self.take_deferred()?;
+        self.resume()?;
         if !self.can_write {
             return Err(self.err("writing", errno(libc::EBADF)));
         }
@@ -315,6 +316,7 @@ impl Inner {
     #[inline(never)]
     fn write_from_slow(&mut self, data: &[u8]) -> io::Result<usize> {
         self.take_deferred()?;
+        self.resume()?;
         if !self.can_write {
             return Err(self.err("writing", errno(libc::EBADF)));
         }
@@ -322,7 +324,7 @@ impl Inner {
             self.set_mode(Mode::Write)?;
         }
         if data.len() >= self.bufsize && self.wq.is_empty() {
-            self.flush()?;
+            self.write_out()?;
             let off = if self.append { None } else { Some(self.pos) };
             let (n, err) = self.io.write(off, data);
             if n > 0 {
@@ -423,8 +425,9 @@ impl Inner {
         }
     }
 
-    /// Writes every committed byte, in order.
-    pub(crate) fn flush(&mut self) -> io::Result<()> {
+    /// Writes every committed byte, in order (the descriptor's offset is
+    /// not handed over: see `Inner::flush`).
+    pub(super) fn write_out(&mut self) -> io::Result<()> {
         self.take_deferred()?;
         self.drain(true)
     }
@@ -470,14 +473,20 @@ impl Inner {
         self.wq.iter().filter(|r| !r.freed).count()
     }
 
-    /// Flushes and puts the descriptor's offset at the stream's.
+    /// Flushes and puts the descriptor's offset at the stream's (unless it
+    /// is handed over: then it stays where it is, another handle may have
+    /// moved it).
     pub(crate) fn finish(&mut self) -> io::Result<()> {
         if std::mem::replace(&mut self.finished, true) {
             return Ok(());
         }
-        let flushed = self.flush();
+        let flushed = self.write_out();
         let lost = self.outstanding_writes();
-        let finished = self.io.finish(self.pos).map_err(|e| self.err("closing", e));
+        let finished = if self.is_lent() {
+            Ok(())
+        } else {
+            self.io.finish(self.pos).map_err(|e| self.err("closing", e))
+        };
         flushed?;
         if lost > 0 {
             return Err(self.err(
