@@ -18,8 +18,67 @@ pub enum Whole {
     Line,
 }
 
+/// The engine the pattern list runs on.
+enum Engine {
+    /// The `regex` crate: no back-references, linear time.
+    Fast(Regex),
+    /// fancy-regex, a backtracking engine: only for patterns with
+    /// back-references. True in a UTF-8 locale.
+    Back(fancy_regex::Regex, bool),
+}
+
+/// A backtracking search from `at`. In a UTF-8 locale fancy-regex moves
+/// its start on by the length a lead byte announces, so after an invalid
+/// byte it would start inside characters: each stretch of valid UTF-8 is
+/// searched on its own (anchors still see the whole haystack), then a
+/// match starting at the invalid byte itself.
+fn back_find(re: &fancy_regex::Regex, hay: &[u8], at: usize, utf8: bool) -> Option<(usize, usize)> {
+    use fancy_regex::RegexInput;
+    let run = |inp: RegexInput<'_, [u8]>| {
+        re.find_input(inp)
+            .ok()
+            .flatten()
+            .map(|m| (m.start(), m.end()))
+    };
+    let mut pos = at;
+    loop {
+        let bad = if utf8 {
+            pos + hay[pos..]
+                .utf8_chunks()
+                .next()
+                .map_or(hay.len() - pos, |c| c.valid().len())
+        } else {
+            hay.len()
+        };
+        if bad >= hay.len() {
+            return run(RegexInput::new(hay).from_pos(pos));
+        }
+        if let Some(m) = run(RegexInput::new(hay).range(pos..bad)) {
+            return Some(m);
+        }
+        if let Some(m) = run(RegexInput::new(hay).from_pos(bad).anchored(true)) {
+            return Some(m);
+        }
+        pos = bad + 1;
+    }
+}
+
+impl Engine {
+    /// The leftmost match at or after `at`. (A backtracking search that
+    /// runs past its step limit counts as no match.)
+    #[inline]
+    fn find_at(&self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
+        match self {
+            Engine::Fast(re) => re.find_at(hay, at).map(|m| (m.start(), m.end())),
+            Engine::Back(re, utf8) => back_find(re, hay, at, *utf8),
+        }
+    }
+}
+
 pub struct Matcher {
-    re: Regex,
+    re: Engine,
+    /// GNU's warnings about the patterns (`* at start of expression`).
+    pub warnings: Vec<String>,
     /// `-w`: candidates are checked for word boundaries GNU's way.
     word: bool,
     /// Characters are UTF-8 (else bytes).
@@ -56,8 +115,15 @@ impl Matcher {
             _ => None,
         };
         let mut alts = Vec::with_capacity(patterns.len());
+        let mut warnings = Vec::new();
+        let mut groups = 0;
+        let mut backrefs = false;
         for p in patterns {
-            alts.push(pattern::translate(p, &flavor)?);
+            let t = pattern::translate(p, &flavor, groups)?;
+            groups += t.groups;
+            backrefs |= t.backrefs;
+            warnings.extend(t.warnings);
+            alts.push(t.re);
         }
         let core = if alts.len() == 1 {
             alts.pop().unwrap_or_default()
@@ -77,15 +143,34 @@ impl Matcher {
             if ignore_case { "(?i)" } else { "" }
         );
         let full = format!("{flags}{body}");
-        let re = regex::bytes::RegexBuilder::new(&full)
-            .size_limit(1 << 28)
-            .dfa_size_limit(1 << 28)
-            .build()
-            .map_err(|e| match e {
-                regex::Error::CompiledTooBig(_) => "regular expression too big".to_string(),
-                other => other.to_string(),
-            })?;
-        let ends = if whole == Whole::Word || flavor.syntax != Syntax::Fixed {
+        let re = if backrefs {
+            // Only a pattern list with back-references goes to the
+            // backtracking engine; the rest keep the fast one.
+            Engine::Back(
+                fancy_regex::RegexBuilder::new(&full)
+                    .bytes_mode(if flavor.utf8 {
+                        fancy_regex::BytesMode::UnicodeBytes
+                    } else {
+                        fancy_regex::BytesMode::Ascii
+                    })
+                    .backtrack_limit(1 << 30)
+                    .build()
+                    .map_err(|e| e.to_string())?,
+                flavor.utf8,
+            )
+        } else {
+            Engine::Fast(
+                regex::bytes::RegexBuilder::new(&full)
+                    .size_limit(1 << 28)
+                    .dfa_size_limit(1 << 28)
+                    .build()
+                    .map_err(|e| match e {
+                        regex::Error::CompiledTooBig(_) => "regular expression too big".to_string(),
+                        other => other.to_string(),
+                    })?,
+            )
+        };
+        let ends = if !backrefs && (whole == Whole::Word || flavor.syntax != Syntax::Fixed) {
             DFA::builder()
                 .configure(DFA::config().match_kind(MatchKind::All))
                 .syntax(regex_automata::util::syntax::Config::new().utf8(false))
@@ -101,6 +186,7 @@ impl Matcher {
         };
         Ok(Matcher {
             re,
+            warnings,
             word: whole == Whole::Word,
             utf8: flavor.utf8,
             ends,
@@ -114,17 +200,16 @@ impl Matcher {
     /// until one has no word character on either side.
     pub fn find_at(&mut self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
         if !self.word {
-            return self.re.find_at(hay, at).map(|m| (m.start(), m.end()));
+            return self.re.find_at(hay, at);
         }
         let mut from = at;
         let mut ends = Vec::new();
         while from <= hay.len() {
-            let m = self.re.find_at(hay, from)?;
-            let s = m.start();
+            let (s, m_end) = self.re.find_at(hay, from)?;
             ends.clear();
             if !self.all_ends(hay, s, &mut ends) {
                 ends.clear();
-                ends.push(m.end());
+                ends.push(m_end);
             }
             if !self.is_word_at(hay, s, true) {
                 for &e in ends.iter().rev() {
@@ -239,7 +324,7 @@ impl Matcher {
         if self.word {
             return self.find_at(hay, at).map(|(s, _)| s);
         }
-        self.re.find_at(hay, at).map(|m| m.start())
+        self.re.find_at(hay, at).map(|(s, _)| s)
     }
 
     /// The matches in one line, as GNU's `-o` prints them: leftmost, then

@@ -15,6 +15,8 @@
 //! the lines. In a UTF-8 locale a line that would be printed but is not
 //! valid UTF-8 is held back the same way. `-a` prints everything.
 
+mod bracket;
+mod interval;
 mod matcher;
 mod pattern;
 
@@ -132,6 +134,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         match arg {
             Short('E') | Long("extended-regexp") => syntax = Syntax::Extended,
             Short('F') | Long("fixed-strings") => syntax = Syntax::Fixed,
+            Short('P') | Long("perl-regexp") => {
+                // No PCRE here: say so plainly rather than guess at Perl's
+                // syntax with another engine.
+                t.error(format_args!(
+                    "Perl matching (-P) is not supported by ferry grep; use -E or -G"
+                ));
+                return 2;
+            }
             Short('G') | Long("basic-regexp") => syntax = Syntax::Basic,
             Short('e') | Long("regexp") => {
                 let Ok(v) = p.value() else {
@@ -147,7 +157,8 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 };
                 let name = common::os_to_string(&v);
                 let data = if v == "-" {
-                    io::Read::read_to_end(&mut io::stdin(), &mut Vec::new()).map(|_| Vec::new())
+                    let mut d = Vec::new();
+                    io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
                 } else {
                     std::fs::read(&v)
                 };
@@ -251,13 +262,19 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let flavor = Flavor {
         syntax,
         utf8: o.utf8,
+        icase: ignore_case,
     };
     // An empty list (from an empty -f file) matches nothing.
     let mut m = if patterns.is_empty() {
         None
     } else {
         match Matcher::new(&patterns, flavor, ignore_case, whole) {
-            Ok(m) => Some(m),
+            Ok(m) => {
+                for w in &m.warnings {
+                    t.error(format_args!("warning: {w}"));
+                }
+                Some(m)
+            }
             Err(e) => {
                 t.error(format_args!("{e}"));
                 return 2;
