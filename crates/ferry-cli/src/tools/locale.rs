@@ -10,6 +10,7 @@ type WintT = libc::c_uint;
 extern "C" {
     fn iswspace(wc: WintT) -> libc::c_int;
     fn iswprint(wc: WintT) -> libc::c_int;
+    fn iswalnum(wc: WintT) -> libc::c_int;
     fn wcwidth(wc: libc::wchar_t) -> libc::c_int;
     fn __ctype_get_mb_cur_max() -> libc::size_t;
     fn wctype(name: *const libc::c_char) -> libc::c_ulong;
@@ -199,4 +200,11 @@ pub fn class_ranges(name: &str) -> Option<&'static [(u32, u32)]> {
         v
     });
     Some(v)
+}
+
+/// True if the C library counts the character alphanumeric in the current
+/// locale (GNU grep's word characters are these and `_`).
+pub fn is_alnum(c: char) -> bool {
+    // SAFETY: a plain classification query on a code point.
+    unsafe { iswalnum(c as WintT) != 0 }
 }

@@ -3,6 +3,7 @@
 //! plus what `-o` needs to print GNU's leftmost-longest matches.
 
 use super::pattern::{self, Flavor, Syntax};
+use crate::tools::locale;
 use regex::bytes::Regex;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
@@ -92,13 +93,14 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    /// Compiles the pattern list (one pattern per element).
+    /// Compiles the pattern list (one pattern per element). An error
+    /// comes with the index of the pattern at fault, where there is one.
     pub fn new(
         patterns: &[Vec<u8>],
         flavor: Flavor,
         ignore_case: bool,
         whole: Whole,
-    ) -> Result<Matcher, String> {
+    ) -> Result<Matcher, (Option<usize>, String)> {
         let special: &[u8] = match flavor.syntax {
             Syntax::Fixed => b"",
             Syntax::Basic => b"\\[].*^$",
@@ -118,8 +120,8 @@ impl Matcher {
         let mut warnings = Vec::new();
         let mut groups = 0;
         let mut backrefs = false;
-        for p in patterns {
-            let t = pattern::translate(p, &flavor, groups)?;
+        for (k, p) in patterns.iter().enumerate() {
+            let t = pattern::translate(p, &flavor, groups).map_err(|e| (Some(k), e))?;
             groups += t.groups;
             backrefs |= t.backrefs;
             warnings.extend(t.warnings);
@@ -155,7 +157,7 @@ impl Matcher {
                     })
                     .backtrack_limit(1 << 30)
                     .build()
-                    .map_err(|e| e.to_string())?,
+                    .map_err(|e| (None, e.to_string()))?,
                 flavor.utf8,
             )
         } else {
@@ -165,8 +167,10 @@ impl Matcher {
                     .dfa_size_limit(1 << 28)
                     .build()
                     .map_err(|e| match e {
-                        regex::Error::CompiledTooBig(_) => "regular expression too big".to_string(),
-                        other => other.to_string(),
+                        regex::Error::CompiledTooBig(_) => {
+                            (None, "regular expression too big".to_string())
+                        }
+                        other => (None, other.to_string()),
                     })?,
             )
         };
@@ -311,7 +315,7 @@ impl Matcher {
                 .next()
                 .and_then(|ch| ch.valid().chars().next())
         };
-        c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        c.is_some_and(|c| c == '_' || locale::is_alnum(c))
     }
 
     /// The start of the first match at or after `at` (a line that has one

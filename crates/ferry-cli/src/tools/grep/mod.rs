@@ -112,6 +112,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut ignore_case = false;
     let mut whole = Whole::Any;
     let mut patterns: Option<Vec<Vec<u8>>> = None;
+    // Where each pattern came from: a -f file's name and line, for GNU's
+    // `FILE:LINE:` before a message about it.
+    let mut origins: Vec<Option<(String, usize)>> = Vec::new();
     let mut o = Opts {
         report: Report::Lines,
         invert: false,
@@ -149,6 +152,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     return 2;
                 };
                 add_patterns(&mut patterns, v.as_encoded_bytes());
+                origins.resize(patterns.as_ref().map_or(0, Vec::len), None);
             }
             Short('f') | Long("file") => {
                 let Ok(v) = p.value() else {
@@ -169,7 +173,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                         let pats = patterns.get_or_insert_with(Vec::new);
                         let body = d.strip_suffix(b"\n").unwrap_or(&d);
                         if !d.is_empty() {
-                            pats.extend(body.split(|&b| b == b'\n').map(|l| l.to_vec()));
+                            origins.resize(pats.len(), None);
+                            for (k, l) in body.split(|&b| b == b'\n').enumerate() {
+                                pats.push(l.to_vec());
+                                origins.push(Some((name.clone(), k + 1)));
+                            }
                         }
                     }
                     Err(e) => {
@@ -275,8 +283,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 }
                 Some(m)
             }
-            Err(e) => {
-                t.error(format_args!("{e}"));
+            Err((at, e)) => {
+                match at.and_then(|k| origins.get(k)).and_then(Option::as_ref) {
+                    Some((file, line)) => t.error(format_args!("{file}:{line}: {e}")),
+                    None => t.error(format_args!("{e}")),
+                }
                 return 2;
             }
         }
