@@ -185,9 +185,10 @@ fn back_references() {
 }
 
 /// Failed before: an ERE `*` `+` `?` `{n}` with nothing to repeat was a
-/// literal (GNU drops it with a warning; after `^` it repeats the anchor;
-/// before `)` it is an error); `a{}`, `a{1,0}`, `a{1,2,3}`, `[1-3-5]`,
-/// `b{1000000000}` were accepted (GNU: exit 2).
+/// literal (GNU drops it with a warning; after an anchor it repeats the
+/// anchor; before `)` it is an error); `a{}`, `a{1,0}`, `a{1,2,3}`,
+/// `[1-3-5]`, `b{1000000000}`, `[:alpha:]` were accepted (GNU: exit 2);
+/// BRE `^^` took the second `^` as an anchor.
 #[test]
 fn leading_repeats_bad_intervals_and_ranges() {
     let c = corpus();
@@ -237,6 +238,16 @@ fn leading_repeats_bad_intervals_and_ranges() {
         "()",
         "a||b",
         "(|a)",
+        "a$*",
+        "\\<*a",
+        "a\\>+",
+        "x\\B*a",
+        "(a)\\<?",
+        "\\>{2}",
+        "x\\>{2}",
+        "[:alpha:]",
+        "x[:space:]y",
+        "[::]",
     ];
     let bre = [
         "*a",
@@ -264,19 +275,30 @@ fn leading_repeats_bad_intervals_and_ranges() {
         "a\\",
         "\\(a",
         "a\\)",
+        "^^",
+        "^^a",
+        "\\(^^a\\)",
+        "x\\<*a",
+        "\\<*",
+        "\\<\\{2\\}a",
+        "[^:alpha:]",
     ];
     let mut pats: Vec<(&str, &str)> = ere.iter().map(|p| ("-E", *p)).collect();
     pats.extend(bre.iter().map(|p| ("-G", *p)));
     each(&c, &cross(&pats, &[&[], &["-c"]]), &["mixed"]);
     // With -o, GNU finds the matched text with glibc's regex, which drops
-    // only the `{` of a leading `{1}` and drops a quantifier after `^`
-    // (where GNU's line selection drops all of `{1}` and repeats the
-    // `^`): ferry keeps to the line selection, so those are left out.
+    // only the `{` of a leading `{1}` and drops a quantifier after an
+    // anchor (where GNU's line selection drops all of `{1}` and repeats
+    // the anchor): ferry keeps to the line selection, so those are left
+    // out here.
     let split_reading = |p: &str| {
         let b = p.as_bytes();
+        let anchor_at = |j: usize| {
+            b"^$".contains(&b[j]) || (j > 0 && b[j - 1] == b'\\' && b"<>bB".contains(&b[j]))
+        };
         (0..b.len()).any(|i| {
-            (b[i] == b'{' && (i == 0 || b"(|^".contains(&b[i - 1])))
-                || (i > 0 && b[i - 1] == b'^' && b"*+?".contains(&b[i]))
+            (b[i] == b'{' && (i == 0 || b"(|".contains(&b[i - 1])))
+                || (i > 0 && b"*+?{".contains(&b[i]) && anchor_at(i - 1))
         })
     };
     pats.retain(|(syn, p)| *syn == "-G" || !split_reading(p));

@@ -25,11 +25,13 @@ pub fn bracket(lits: &[Lit], mut i: usize, f: &Flavor) -> Result<(String, usize)
         s.push_str("\\n");
     }
     let mut first = true;
+    let content = i;
     loop {
         let Some(&c) = lits.get(i) else {
             return Err(unmatched());
         };
         if c == Lit::Char(']') && !first {
+            colon_syntax(&lits[content..i])?;
             i += 1;
             break;
         }
@@ -105,6 +107,20 @@ pub fn bracket(lits: &[Lit], mut i: usize, f: &Flavor) -> Result<(String, usize)
         s = format!("(?-u:{s})");
     }
     Ok((s, i))
+}
+
+/// GNU refuses `[:space:]` written without the outer brackets: a bracket
+/// expression that starts and ends with `:` and has something else too.
+fn colon_syntax(inside: &[Lit]) -> Result<(), Error> {
+    let colon = Lit::Char(':');
+    if inside.len() >= 3
+        && inside.first() == Some(&colon)
+        && inside.last() == Some(&colon)
+        && inside.iter().any(|&c| c != colon)
+    {
+        return Err("character class syntax is [[:space:]], not [:space:]".into());
+    }
+    Ok(())
 }
 
 fn lit_value(l: Lit) -> u32 {

@@ -44,6 +44,9 @@ struct Out<'a> {
     atom: Option<usize>,
     /// The last thing pushed was a quantifier.
     quantified: bool,
+    /// This branch (since the start, `(` or `|`) has an atom that is not
+    /// an anchor: an ERE quantifier before one is "at start of expression".
+    real: bool,
     flavor: &'a Flavor,
 }
 
@@ -57,12 +60,27 @@ impl Out<'_> {
     /// byte).
     fn literal_char(&mut self, c: Lit) {
         self.begin_atom();
+        self.real = true;
         push_lit(&mut self.s, c, self.flavor.utf8);
     }
 
     fn raw_atom(&mut self, text: &str) {
         self.begin_atom();
+        self.real = true;
         self.s.push_str(text);
+    }
+
+    /// An anchor (`^ $ \< \> \b \B`): an atom a quantifier can repeat
+    /// when `atom`, else a plain assertion. Returns `atom`.
+    fn anchor(&mut self, text: &str, atom: bool) -> bool {
+        if !atom {
+            self.assertion(text);
+            return false;
+        }
+        let real = self.real;
+        self.raw_atom(&format!("(?:{text})"));
+        self.real = real;
+        true
     }
 
     /// An anchor or other zero-width assertion: quantifiers after it are
@@ -213,6 +231,7 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
         s: String::new(),
         atom: None,
         quantified: false,
+        real: false,
         flavor: f,
     };
     let mut t = Translated::default();
@@ -239,12 +258,16 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
     let mut at_start = true;
     // ERE: the last thing was `^` (a quantifier then repeats it).
     let mut caret = false;
+    // ERE in a multibyte locale: the last thing was a word anchor, which
+    // GNU leaves to glibc's regex (a `{` after it is dropped alone).
+    let mut word_anchor = false;
     let mut i = 0;
     while i < lits.len() {
         let c = lits[i];
         let start_here = at_start;
         at_start = false;
         let after_caret = std::mem::take(&mut caret);
+        let after_word_anchor = std::mem::take(&mut word_anchor);
         let Lit::Char(c) = c else {
             out.literal_char(c);
             i += 1;
@@ -265,6 +288,7 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                         refs.open();
                         out.s.push('(');
                         out.atom = None;
+                        out.real = false;
                         at_start = true;
                         continue;
                     }
@@ -279,11 +303,12 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                     '|' if bre => {
                         refs.alternative();
                         out.assertion("|");
+                        out.real = false;
                         at_start = true;
                         continue;
                     }
                     '{' if bre => {
-                        if start_here {
+                        if start_here || !out.real {
                             out.literal_char(Lit::Char('{'));
                             continue;
                         }
@@ -313,16 +338,27 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                         out.raw_atom(&format!("\\k<{}>", group_base + k));
                     }
                     'w' | 'W' | 's' | 'S' => out.raw_atom(&bracket::escape_class(n, f.utf8)),
-                    'b' => out.assertion(if f.utf8 { "\\b" } else { "(?-u:\\b)" }),
-                    'B' => out.assertion(if f.utf8 { "\\B" } else { "(?-u:\\B)" }),
-                    '<' => out.assertion(if f.utf8 {
-                        "\\b{start}"
-                    } else {
-                        "(?-u:\\b{start})"
-                    }),
-                    '>' => out.assertion(if f.utf8 { "\\b{end}" } else { "(?-u:\\b{end})" }),
-                    '`' => out.assertion("^"),
-                    '\'' => out.assertion("$"),
+                    'b' | 'B' | '<' | '>' | '`' | '\'' => {
+                        let text = match (n, f.utf8) {
+                            ('b', true) => "\\b",
+                            ('b', false) => "(?-u:\\b)",
+                            ('B', true) => "\\B",
+                            ('B', false) => "(?-u:\\B)",
+                            ('<', true) => "\\b{start}",
+                            ('<', false) => "(?-u:\\b{start})",
+                            ('>', true) => "\\b{end}",
+                            ('>', false) => "(?-u:\\b{end})",
+                            ('`', _) => "^",
+                            _ => "$",
+                        };
+                        // GNU's dfa repeats a quantified anchor; in a
+                        // multibyte locale it leaves the word anchors to
+                        // glibc's regex, which drops the quantifier in ERE
+                        // and reads a BRE `*` after them as a literal.
+                        let word = matches!(n, 'b' | 'B' | '<' | '>');
+                        caret = out.anchor(text, if word { !f.utf8 } else { !bre });
+                        word_anchor = word && f.utf8 && !bre;
+                    }
                     other => out.literal_char(Lit::Char(other)),
                 }
                 continue;
@@ -334,17 +370,20 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                 continue;
             }
             '.' => out.raw_atom(if f.utf8 { "." } else { "(?-u:.)" }),
-            '*' if bre && (start_here || out.atom.is_none()) => {
-                // GNU: a leading `*` (or one after an anchor) is literal.
+            '*' if bre && (start_here || out.atom.is_none() || !out.real) => {
+                // GNU: a leading `*` (or one after only anchors) is literal.
                 out.literal_char(Lit::Char('*'));
             }
             '*' | '+' | '?' if !bre && (out.atom.is_none() || after_caret) => {
                 // GNU's ERE: a quantifier with nothing to repeat is
-                // dropped, with a warning; after `^` it repeats the anchor.
-                t.warnings.push(format!("{c} at start of expression"));
-                if ch(i + 1) == Some(')') && !refs.open.is_empty() {
-                    // glibc then reads the `)` as closing nothing.
-                    return Err("Unmatched ( or \\(".into());
+                // dropped, with a warning; after an anchor it repeats the
+                // anchor (warning if nothing else came first).
+                if !out.real {
+                    t.warnings.push(format!("{c} at start of expression"));
+                    if ch(i + 1) == Some(')') && !refs.open.is_empty() {
+                        // glibc then reads the `)` as closing nothing.
+                        return Err("Unmatched ( or \\(".into());
+                    }
                 }
                 if after_caret {
                     out.quantifier(&c.to_string());
@@ -352,16 +391,13 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                 }
             }
             '*' => out.quantifier("*"),
-            '^' if !bre => {
-                out.raw_atom("(?:^)");
-                caret = true;
-                i += 1;
-                continue;
-            }
+            '^' if !bre => caret = out.anchor("^", true),
             '^' => {
-                if start_here {
+                // BRE: an anchor at the start (not a second `^`).
+                if start_here && !after_caret {
                     out.assertion("^");
-                    at_start = bre;
+                    at_start = true;
+                    caret = true;
                 } else {
                     out.literal_char(Lit::Char('^'));
                 }
@@ -372,7 +408,7 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                         && ch(i + 1) == Some('\\')
                         && matches!(ch(i + 2), Some(')') | Some('|')));
                 if !bre || at_end {
-                    out.assertion("$");
+                    caret = out.anchor("$", !bre);
                 } else {
                     out.literal_char(Lit::Char('$'));
                 }
@@ -381,6 +417,7 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                 refs.open();
                 out.s.push('(');
                 out.atom = None;
+                out.real = false;
                 at_start = true;
             }
             ')' if !bre => {
@@ -396,6 +433,7 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
             '|' if !bre => {
                 refs.alternative();
                 out.assertion("|");
+                out.real = false;
                 at_start = true;
             }
             '+' | '?' if !bre => out.quantifier(if c == '+' { "+" } else { "?" }),
@@ -405,7 +443,14 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                     // a warning, anything else is a literal brace.
                     match interval(&lits, i + 1, false) {
                         Ok(Some((q, next))) => {
-                            t.warnings.push("{...} at start of expression".into());
+                            if !out.real {
+                                t.warnings.push("{...} at start of expression".into());
+                            }
+                            if after_word_anchor {
+                                // glibc drops the `{`; the rest is text.
+                                i += 1;
+                                continue;
+                            }
                             if after_caret {
                                 out.quantifier(&q);
                                 caret = true;
@@ -467,102 +512,9 @@ fn close_group(out: &mut Out<'_>) {
     }
     out.atom = Some(k);
     out.quantified = false;
+    out.real = true;
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn re(p: &str, syntax: Syntax) -> regex::bytes::Regex {
-        let f = Flavor {
-            syntax,
-            utf8: false,
-            icase: false,
-        };
-        let t = translate(p.as_bytes(), &f, 0)
-            .unwrap_or_else(|e| panic!("{p}: {e}"))
-            .re;
-        regex::bytes::Regex::new(&format!("{}{t}", flags(false)))
-            .unwrap_or_else(|e| panic!("{p} -> {t}: {e}"))
-    }
-
-    fn m(p: &str, syntax: Syntax, text: &str) -> Option<String> {
-        re(p, syntax)
-            .find(text.as_bytes())
-            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
-    }
-
-    #[test]
-    fn bre_operators_are_escaped_and_bare_ones_literal() {
-        use Syntax::Basic as B;
-        assert_eq!(m("a\\(b\\)*c", B, "xabbbc").as_deref(), Some("abbbc"));
-        assert_eq!(m("a\\(bc\\)*d", B, "xabcbd"), None);
-        assert_eq!(m("a(b)", B, "a(b)").as_deref(), Some("a(b)"));
-        assert_eq!(m("a+", B, "aa+").as_deref(), Some("a+"));
-        assert_eq!(m("a\\+", B, "xaaa").as_deref(), Some("aaa"));
-        assert_eq!(m("*a", B, "b*a").as_deref(), Some("*a"));
-        assert_eq!(m("a^b$c", B, "a^b$c").as_deref(), Some("a^b$c"));
-        assert_eq!(m("a\\{2\\}", B, "aaa").as_deref(), Some("aa"));
-        assert_eq!(m("x\\|y", B, "y").as_deref(), Some("y"));
-    }
-
-    #[test]
-    fn ere_braces_that_are_not_intervals_are_literal() {
-        use Syntax::Extended as E;
-        assert_eq!(m("a{2}", E, "aaa").as_deref(), Some("aa"));
-        assert_eq!(m("a{x", E, "a{x").as_deref(), Some("a{x"));
-        assert_eq!(m("{1", E, "{1}").as_deref(), Some("{1"));
-        // GNU drops a leading interval (with a warning).
-        assert_eq!(m("{1}a", E, "{1}a").as_deref(), Some("a"));
-        assert_eq!(m("a{1,2", E, "a{1,2").as_deref(), Some("a{1,2"));
-        assert_eq!(m("a**", E, "aaa").as_deref(), Some("aaa"));
-        assert_eq!(m("(ab)+", E, "ababx").as_deref(), Some("abab"));
-        assert_eq!(m("a)", E, "a)").as_deref(), Some("a)"));
-    }
-
-    #[test]
-    fn brackets_follow_posix() {
-        use Syntax::Extended as E;
-        assert_eq!(m("[]a]+", E, "x]a]").as_deref(), Some("]a]"));
-        assert_eq!(m("[\\n]", E, "\\").as_deref(), Some("\\"));
-        assert_eq!(m("[^a]", E, "a\nb").as_deref(), Some("b"));
-        assert_eq!(m("[[:digit:]]+", E, "ab123c").as_deref(), Some("123"));
-        assert_eq!(m("[a-c-]+", E, "x-abc-y").as_deref(), Some("-abc-"));
-        assert!(translate(
-            b"[a",
-            &Flavor {
-                syntax: E,
-                utf8: false,
-                icase: false,
-            },
-            0
-        )
-        .is_err());
-        assert!(translate(
-            b"[[:nope:]]",
-            &Flavor {
-                syntax: E,
-                utf8: false,
-                icase: false,
-            },
-            0
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn fixed_strings_are_literal_and_bytes_stay_bytes() {
-        assert_eq!(
-            m("a.*b[", Syntax::Fixed, "xa.*b[").as_deref(),
-            Some("a.*b[")
-        );
-        let f = Flavor {
-            syntax: Syntax::Fixed,
-            utf8: false,
-            icase: false,
-        };
-        let t = translate(b"\xff\x00", &f, 0).unwrap().re;
-        let r = regex::bytes::Regex::new(&format!("{}{t}", flags(false))).unwrap();
-        assert!(r.is_match(b"a\xff\x00b"));
-    }
-}
+#[path = "pattern_tests.rs"]
+mod tests;
