@@ -187,7 +187,8 @@ fn back_references() {
 /// Failed before: an ERE `*` `+` `?` `{n}` with nothing to repeat was a
 /// literal (GNU drops it with a warning; after an anchor it repeats the
 /// anchor; before `)` it is an error); `a{}`, `a{1,0}`, `a{1,2,3}`,
-/// `[1-3-5]`, `b{1000000000}`, `[:alpha:]` were accepted (GNU: exit 2);
+/// `[1-3-5]`, `b{1000000000}`, `[:alpha:]`, `[x-é]` in C.UTF-8 and
+/// `[Z-a]` with -i were accepted (GNU: exit 2), `[a-Z]` with -i refused;
 /// BRE `^^` took the second `^` as an anchor.
 #[test]
 fn leading_repeats_bad_intervals_and_ranges() {
@@ -303,6 +304,19 @@ fn leading_repeats_bad_intervals_and_ranges() {
     };
     pats.retain(|(syn, p)| *syn == "-G" || !split_reading(p));
     each(&c, &cross(&pats, &[&["-o"]]), &["mixed"]);
+    // Ranges: with -i glibc orders the ends' upper cases; C.UTF-8 has no
+    // range past ASCII ("Invalid collation character").
+    let ranges: &[(&str, &str)] = &[
+        ("-G", "[]-b]"),
+        ("-G", "[Z-a]"),
+        ("-G", "[a-Z]"),
+        ("-G", "[A-z]"),
+        ("-G", "[^a-Z]"),
+        ("-G", "[x-é]"),
+        ("-G", "[é-ǅ]"),
+        ("-G", "[a-z]"),
+    ];
+    each(&c, &cross(ranges, &[&["-c"], &["-i", "-c"]]), &["mixed"]);
 }
 
 /// POSIX's cases, written out: expected selection and errors of the

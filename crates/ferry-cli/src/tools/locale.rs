@@ -208,3 +208,19 @@ pub fn is_alnum(c: char) -> bool {
     // SAFETY: a plain classification query on a code point.
     unsafe { iswalnum(c as WintT) != 0 }
 }
+
+/// True if the collation (`LC_COLLATE`) is the C library's C or POSIX one
+/// (`C.UTF-8` among them), where a bracket range cannot name characters
+/// past ASCII in a UTF-8 locale.
+pub fn collate_is_c() -> bool {
+    // SAFETY: a query (null locale), no change; the returned string is
+    // read at once.
+    unsafe {
+        let p = libc::setlocale(libc::LC_COLLATE, std::ptr::null());
+        if p.is_null() {
+            return true;
+        }
+        let name = CStr::from_ptr(p).to_bytes();
+        matches!(name, b"C" | b"POSIX") || name.starts_with(b"C.")
+    }
+}

@@ -79,13 +79,36 @@ pub fn bracket(lits: &[Lit], mut i: usize, f: &Flavor) -> Result<(String, usize)
             && lits.get(i + 2).is_some_and(|&e| e != Lit::Char(']'))
         {
             let e = lits[i + 2];
-            let (lo, hi) = (lit_value(c), lit_value(e));
+            if f.utf8 && (lit_value(c) > 0x7f || lit_value(e) > 0x7f) && locale::collate_is_c() {
+                // glibc's C.UTF-8 has no collation elements past ASCII
+                // for a range to name.
+                return Err("Invalid collation character".into());
+            }
+            // glibc checks the order of the ends (their upper cases with
+            // -i: `[Z-a]` is then an error, `[a-Z]` not). In a single-byte
+            // locale GNU then takes the characters between the ends as
+            // written (none for `[a-Z]`), in UTF-8 between the upper cases.
+            let (c, e) = if f.icase && f.utf8 {
+                (upper(c), upper(e))
+            } else {
+                (c, e)
+            };
+            let (lo, hi) = if f.icase {
+                (lit_value(upper(c)), lit_value(upper(e)))
+            } else {
+                (lit_value(c), lit_value(e))
+            };
             if lo > hi {
                 return Err("Invalid range end".into());
             }
-            class_lit(&mut s, c, f.utf8);
-            s.push('-');
-            class_lit(&mut s, e, f.utf8);
+            if lit_value(c) <= lit_value(e) {
+                class_lit(&mut s, c, f.utf8);
+                s.push('-');
+                class_lit(&mut s, e, f.utf8);
+            } else {
+                // An empty set.
+                s.push_str("[a&&b]");
+            }
             i += 3;
             if lits.get(i) == Some(&Lit::Char('-'))
                 && lits.get(i + 1).is_some_and(|&n| n != Lit::Char(']'))
@@ -121,6 +144,20 @@ fn colon_syntax(inside: &[Lit]) -> Result<(), Error> {
         return Err("character class syntax is [[:space:]], not [:space:]".into());
     }
     Ok(())
+}
+
+/// A character's upper case where that is one character (else itself).
+fn upper(l: Lit) -> Lit {
+    match l {
+        Lit::Char(c) => {
+            let mut u = c.to_uppercase();
+            match (u.next(), u.next()) {
+                (Some(x), None) => Lit::Char(x),
+                _ => l,
+            }
+        }
+        Lit::Byte(_) => l,
+    }
 }
 
 fn lit_value(l: Lit) -> u32 {
