@@ -7,6 +7,7 @@ use crate::tools::locale;
 use regex::bytes::Regex;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
+use std::cell::Cell;
 
 /// How the patterns must match a line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -24,22 +25,31 @@ enum Engine {
     /// The `regex` crate: no back-references, linear time.
     Fast(Regex),
     /// fancy-regex, a backtracking engine: only for patterns with
-    /// back-references. True in a UTF-8 locale.
-    Back(fancy_regex::Regex, bool),
+    /// back-references. True in a UTF-8 locale; set once a search gave up
+    /// (ran past the step limit).
+    Back(fancy_regex::Regex, bool, Cell<bool>),
 }
 
 /// A backtracking search from `at`. In a UTF-8 locale fancy-regex moves
 /// its start on by the length a lead byte announces, so after an invalid
 /// byte it would start inside characters: each stretch of valid UTF-8 is
 /// searched on its own (anchors still see the whole haystack), then a
-/// match starting at the invalid byte itself.
-fn back_find(re: &fancy_regex::Regex, hay: &[u8], at: usize, utf8: bool) -> Option<(usize, usize)> {
+/// match starting at the invalid byte itself. A search that runs past the
+/// step limit counts as no match and sets `gave_up`.
+fn back_find(
+    re: &fancy_regex::Regex,
+    hay: &[u8],
+    at: usize,
+    utf8: bool,
+    gave_up: &Cell<bool>,
+) -> Option<(usize, usize)> {
     use fancy_regex::RegexInput;
-    let run = |inp: RegexInput<'_, [u8]>| {
-        re.find_input(inp)
-            .ok()
-            .flatten()
-            .map(|m| (m.start(), m.end()))
+    let run = |inp: RegexInput<'_, [u8]>| match re.find_input(inp) {
+        Ok(m) => m.map(|m| (m.start(), m.end())),
+        Err(_) => {
+            gave_up.set(true);
+            None
+        }
     };
     let mut pos = at;
     loop {
@@ -66,12 +76,12 @@ fn back_find(re: &fancy_regex::Regex, hay: &[u8], at: usize, utf8: bool) -> Opti
 
 impl Engine {
     /// The leftmost match at or after `at`. (A backtracking search that
-    /// runs past its step limit counts as no match.)
+    /// runs past its step limit counts as no match, and is noted.)
     #[inline]
     fn find_at(&self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
         match self {
             Engine::Fast(re) => re.find_at(hay, at).map(|m| (m.start(), m.end())),
-            Engine::Back(re, utf8) => back_find(re, hay, at, *utf8),
+            Engine::Back(re, utf8, gave_up) => back_find(re, hay, at, *utf8, gave_up),
         }
     }
 }
@@ -159,6 +169,7 @@ impl Matcher {
                     .build()
                     .map_err(|e| (None, e.to_string()))?,
                 flavor.utf8,
+                Cell::new(false),
             )
         } else {
             Engine::Fast(
@@ -318,6 +329,12 @@ impl Matcher {
         c.is_some_and(|c| c == '_' || locale::is_alnum(c))
     }
 
+    /// True if a backtracking search gave up somewhere (its lines may have
+    /// been missed).
+    pub fn gave_up(&self) -> bool {
+        matches!(&self.re, Engine::Back(_, _, g) if g.get())
+    }
+
     /// The start of the first match at or after `at` (a line that has one
     /// is selected).
     #[inline]
@@ -359,5 +376,40 @@ impl Matcher {
             at = e;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn back(p: &str, utf8: bool, limit: usize) -> fancy_regex::Regex {
+        fancy_regex::RegexBuilder::new(p)
+            .bytes_mode(if utf8 {
+                fancy_regex::BytesMode::UnicodeBytes
+            } else {
+                fancy_regex::BytesMode::Ascii
+            })
+            .backtrack_limit(limit)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn backtracking_restarts_after_invalid_utf8() {
+        let re = back("(?m)(.)\\k<1>", true, 1 << 20);
+        let g = Cell::new(false);
+        // An invalid byte, then `x` and `éé`.
+        let hay = b"\xffx\xc3\xa9\xc3\xa9";
+        assert_eq!(back_find(&re, hay, 0, true, &g), Some((2, 6)));
+        assert!(!g.get());
+    }
+
+    #[test]
+    fn a_search_past_the_step_limit_is_noted() {
+        let re = back("(?m)(a*)*\\k<1>b", false, 50);
+        let g = Cell::new(false);
+        assert_eq!(back_find(&re, &[b'a'; 40], 0, false, &g), None);
+        assert!(g.get());
     }
 }
