@@ -10,8 +10,11 @@ type WintT = libc::c_uint;
 extern "C" {
     fn iswspace(wc: WintT) -> libc::c_int;
     fn iswprint(wc: WintT) -> libc::c_int;
+    fn iswalnum(wc: WintT) -> libc::c_int;
     fn wcwidth(wc: libc::wchar_t) -> libc::c_int;
     fn __ctype_get_mb_cur_max() -> libc::size_t;
+    fn wctype(name: *const libc::c_char) -> libc::c_ulong;
+    fn iswctype(wc: WintT, desc: libc::c_ulong) -> libc::c_int;
     fn mbrtowc(
         pwc: *mut libc::wchar_t,
         s: *const libc::c_char,
@@ -163,5 +166,61 @@ pub fn messages_in_c_locale() -> bool {
             return true;
         }
         matches!(CStr::from_ptr(p).to_bytes(), b"C" | b"POSIX")
+    }
+}
+
+/// The code points the C library puts in a POSIX character class (`alpha`,
+/// `upper`, `space`...) in the current locale, as sorted inclusive ranges;
+/// None for a name it does not know. Asked once per class and kept, so
+/// ask only after `init`.
+pub fn class_ranges(name: &str) -> Option<&'static [(u32, u32)]> {
+    use std::sync::OnceLock;
+    const NAMES: [&str; 12] = [
+        "alpha", "digit", "alnum", "upper", "lower", "space", "blank", "punct", "print", "graph",
+        "cntrl", "xdigit",
+    ];
+    static CACHE: [OnceLock<Vec<(u32, u32)>>; 12] = [const { OnceLock::new() }; 12];
+    let k = NAMES.iter().position(|&n| n == name)?;
+    let v = CACHE[k].get_or_init(|| {
+        let Ok(cname) = std::ffi::CString::new(name) else {
+            return Vec::new();
+        };
+        // SAFETY: a NUL-terminated class name; the C library looks it up.
+        let desc = unsafe { wctype(cname.as_ptr()) };
+        let mut v: Vec<(u32, u32)> = Vec::new();
+        for cp in (0..0xD800u32).chain(0xE000..=0x10FFFF) {
+            // SAFETY: a plain classification query on a code point.
+            if desc != 0 && unsafe { iswctype(cp, desc) } != 0 {
+                match v.last_mut() {
+                    Some(r) if r.1 + 1 == cp => r.1 = cp,
+                    _ => v.push((cp, cp)),
+                }
+            }
+        }
+        v
+    });
+    Some(v)
+}
+
+/// True if the C library counts the character alphanumeric in the current
+/// locale (GNU grep's word characters are these and `_`).
+pub fn is_alnum(c: char) -> bool {
+    // SAFETY: a plain classification query on a code point.
+    unsafe { iswalnum(c as WintT) != 0 }
+}
+
+/// True if the collation (`LC_COLLATE`) is the C library's C or POSIX one
+/// (`C.UTF-8` among them), where a bracket range cannot name characters
+/// past ASCII in a UTF-8 locale.
+pub fn collate_is_c() -> bool {
+    // SAFETY: a query (null locale), no change; the returned string is
+    // read at once.
+    unsafe {
+        let p = libc::setlocale(libc::LC_COLLATE, std::ptr::null());
+        if p.is_null() {
+            return true;
+        }
+        let name = CStr::from_ptr(p).to_bytes();
+        matches!(name, b"C" | b"POSIX") || name.starts_with(b"C.")
     }
 }

@@ -3,9 +3,11 @@
 //! plus what `-o` needs to print GNU's leftmost-longest matches.
 
 use super::pattern::{self, Flavor, Syntax};
+use crate::tools::locale;
 use regex::bytes::Regex;
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::{Anchored, Input, MatchKind};
+use std::cell::Cell;
 
 /// How the patterns must match a line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -18,8 +20,76 @@ pub enum Whole {
     Line,
 }
 
+/// The engine the pattern list runs on.
+enum Engine {
+    /// The `regex` crate: no back-references, linear time.
+    Fast(Regex),
+    /// fancy-regex, a backtracking engine: only for patterns with
+    /// back-references. True in a UTF-8 locale; set once a search gave up
+    /// (ran past the step limit).
+    Back(fancy_regex::Regex, bool, Cell<bool>),
+}
+
+/// A backtracking search from `at`. In a UTF-8 locale fancy-regex moves
+/// its start on by the length a lead byte announces, so after an invalid
+/// byte it would start inside characters: each stretch of valid UTF-8 is
+/// searched on its own (anchors still see the whole haystack), then a
+/// match starting at the invalid byte itself. A search that runs past the
+/// step limit counts as no match and sets `gave_up`.
+fn back_find(
+    re: &fancy_regex::Regex,
+    hay: &[u8],
+    at: usize,
+    utf8: bool,
+    gave_up: &Cell<bool>,
+) -> Option<(usize, usize)> {
+    use fancy_regex::RegexInput;
+    let run = |inp: RegexInput<'_, [u8]>| match re.find_input(inp) {
+        Ok(m) => m.map(|m| (m.start(), m.end())),
+        Err(_) => {
+            gave_up.set(true);
+            None
+        }
+    };
+    let mut pos = at;
+    loop {
+        let bad = if utf8 {
+            pos + hay[pos..]
+                .utf8_chunks()
+                .next()
+                .map_or(hay.len() - pos, |c| c.valid().len())
+        } else {
+            hay.len()
+        };
+        if bad >= hay.len() {
+            return run(RegexInput::new(hay).from_pos(pos));
+        }
+        if let Some(m) = run(RegexInput::new(hay).range(pos..bad)) {
+            return Some(m);
+        }
+        if let Some(m) = run(RegexInput::new(hay).from_pos(bad).anchored(true)) {
+            return Some(m);
+        }
+        pos = bad + 1;
+    }
+}
+
+impl Engine {
+    /// The leftmost match at or after `at`. (A backtracking search that
+    /// runs past its step limit counts as no match, and is noted.)
+    #[inline]
+    fn find_at(&self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
+        match self {
+            Engine::Fast(re) => re.find_at(hay, at).map(|m| (m.start(), m.end())),
+            Engine::Back(re, utf8, gave_up) => back_find(re, hay, at, *utf8, gave_up),
+        }
+    }
+}
+
 pub struct Matcher {
-    re: Regex,
+    re: Engine,
+    /// GNU's warnings about the patterns (`* at start of expression`).
+    pub warnings: Vec<String>,
     /// `-w`: candidates are checked for word boundaries GNU's way.
     word: bool,
     /// Characters are UTF-8 (else bytes).
@@ -33,13 +103,14 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    /// Compiles the pattern list (one pattern per element).
+    /// Compiles the pattern list (one pattern per element). An error
+    /// comes with the index of the pattern at fault, where there is one.
     pub fn new(
         patterns: &[Vec<u8>],
         flavor: Flavor,
         ignore_case: bool,
         whole: Whole,
-    ) -> Result<Matcher, String> {
+    ) -> Result<Matcher, (Option<usize>, String)> {
         let special: &[u8] = match flavor.syntax {
             Syntax::Fixed => b"",
             Syntax::Basic => b"\\[].*^$",
@@ -56,8 +127,15 @@ impl Matcher {
             _ => None,
         };
         let mut alts = Vec::with_capacity(patterns.len());
-        for p in patterns {
-            alts.push(pattern::translate(p, &flavor)?);
+        let mut warnings = Vec::new();
+        let mut groups = 0;
+        let mut backrefs = false;
+        for (k, p) in patterns.iter().enumerate() {
+            let t = pattern::translate(p, &flavor, groups).map_err(|e| (Some(k), e))?;
+            groups += t.groups;
+            backrefs |= t.backrefs;
+            warnings.extend(t.warnings);
+            alts.push(t.re);
         }
         let core = if alts.len() == 1 {
             alts.pop().unwrap_or_default()
@@ -77,15 +155,37 @@ impl Matcher {
             if ignore_case { "(?i)" } else { "" }
         );
         let full = format!("{flags}{body}");
-        let re = regex::bytes::RegexBuilder::new(&full)
-            .size_limit(1 << 28)
-            .dfa_size_limit(1 << 28)
-            .build()
-            .map_err(|e| match e {
-                regex::Error::CompiledTooBig(_) => "regular expression too big".to_string(),
-                other => other.to_string(),
-            })?;
-        let ends = if whole == Whole::Word || flavor.syntax != Syntax::Fixed {
+        let re = if backrefs {
+            // Only a pattern list with back-references goes to the
+            // backtracking engine; the rest keep the fast one.
+            Engine::Back(
+                fancy_regex::RegexBuilder::new(&full)
+                    .bytes_mode(if flavor.utf8 {
+                        fancy_regex::BytesMode::UnicodeBytes
+                    } else {
+                        fancy_regex::BytesMode::Ascii
+                    })
+                    .backtrack_limit(1 << 30)
+                    .build()
+                    .map_err(|e| (None, e.to_string()))?,
+                flavor.utf8,
+                Cell::new(false),
+            )
+        } else {
+            Engine::Fast(
+                regex::bytes::RegexBuilder::new(&full)
+                    .size_limit(1 << 28)
+                    .dfa_size_limit(1 << 28)
+                    .build()
+                    .map_err(|e| match e {
+                        regex::Error::CompiledTooBig(_) => {
+                            (None, "regular expression too big".to_string())
+                        }
+                        other => (None, other.to_string()),
+                    })?,
+            )
+        };
+        let ends = if !backrefs && (whole == Whole::Word || flavor.syntax != Syntax::Fixed) {
             DFA::builder()
                 .configure(DFA::config().match_kind(MatchKind::All))
                 .syntax(regex_automata::util::syntax::Config::new().utf8(false))
@@ -101,6 +201,7 @@ impl Matcher {
         };
         Ok(Matcher {
             re,
+            warnings,
             word: whole == Whole::Word,
             utf8: flavor.utf8,
             ends,
@@ -114,17 +215,16 @@ impl Matcher {
     /// until one has no word character on either side.
     pub fn find_at(&mut self, hay: &[u8], at: usize) -> Option<(usize, usize)> {
         if !self.word {
-            return self.re.find_at(hay, at).map(|m| (m.start(), m.end()));
+            return self.re.find_at(hay, at);
         }
         let mut from = at;
         let mut ends = Vec::new();
         while from <= hay.len() {
-            let m = self.re.find_at(hay, from)?;
-            let s = m.start();
+            let (s, m_end) = self.re.find_at(hay, from)?;
             ends.clear();
             if !self.all_ends(hay, s, &mut ends) {
                 ends.clear();
-                ends.push(m.end());
+                ends.push(m_end);
             }
             if !self.is_word_at(hay, s, true) {
                 for &e in ends.iter().rev() {
@@ -226,7 +326,13 @@ impl Matcher {
                 .next()
                 .and_then(|ch| ch.valid().chars().next())
         };
-        c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        c.is_some_and(|c| c == '_' || locale::is_alnum(c))
+    }
+
+    /// True if a backtracking search gave up somewhere (its lines may have
+    /// been missed).
+    pub fn gave_up(&self) -> bool {
+        matches!(&self.re, Engine::Back(_, _, g) if g.get())
     }
 
     /// The start of the first match at or after `at` (a line that has one
@@ -239,7 +345,7 @@ impl Matcher {
         if self.word {
             return self.find_at(hay, at).map(|(s, _)| s);
         }
-        self.re.find_at(hay, at).map(|m| m.start())
+        self.re.find_at(hay, at).map(|(s, _)| s)
     }
 
     /// The matches in one line, as GNU's `-o` prints them: leftmost, then
@@ -270,5 +376,40 @@ impl Matcher {
             at = e;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn back(p: &str, utf8: bool, limit: usize) -> fancy_regex::Regex {
+        fancy_regex::RegexBuilder::new(p)
+            .bytes_mode(if utf8 {
+                fancy_regex::BytesMode::UnicodeBytes
+            } else {
+                fancy_regex::BytesMode::Ascii
+            })
+            .backtrack_limit(limit)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn backtracking_restarts_after_invalid_utf8() {
+        let re = back("(?m)(.)\\k<1>", true, 1 << 20);
+        let g = Cell::new(false);
+        // An invalid byte, then `x` and `éé`.
+        let hay = b"\xffx\xc3\xa9\xc3\xa9";
+        assert_eq!(back_find(&re, hay, 0, true, &g), Some((2, 6)));
+        assert!(!g.get());
+    }
+
+    #[test]
+    fn a_search_past_the_step_limit_is_noted() {
+        let re = back("(?m)(a*)*\\k<1>b", false, 50);
+        let g = Cell::new(false);
+        assert_eq!(back_find(&re, &[b'a'; 40], 0, false, &g), None);
+        assert!(g.get());
     }
 }

@@ -15,8 +15,11 @@
 //! the lines. In a UTF-8 locale a line that would be printed but is not
 //! valid UTF-8 is held back the same way. `-a` prints everything.
 
+mod bracket;
+mod interval;
 mod matcher;
 mod pattern;
+mod search;
 
 use super::common::{self, Tool};
 use super::locale::{self, Charset};
@@ -24,6 +27,7 @@ use super::output::Out;
 use ferry::{OpenOptions, Stream};
 use matcher::{Matcher, Whole};
 use pattern::{Flavor, Syntax};
+use search::{Failure, Search};
 use std::ffi::OsString;
 use std::io;
 
@@ -110,6 +114,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut ignore_case = false;
     let mut whole = Whole::Any;
     let mut patterns: Option<Vec<Vec<u8>>> = None;
+    // Where each pattern came from: a -f file's name and line, for GNU's
+    // `FILE:LINE:` before a message about it.
+    let mut origins: Vec<Option<(String, usize)>> = Vec::new();
     let mut o = Opts {
         report: Report::Lines,
         invert: false,
@@ -132,6 +139,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         match arg {
             Short('E') | Long("extended-regexp") => syntax = Syntax::Extended,
             Short('F') | Long("fixed-strings") => syntax = Syntax::Fixed,
+            Short('P') | Long("perl-regexp") => {
+                // No PCRE here: say so plainly rather than guess at Perl's
+                // syntax with another engine.
+                t.error(format_args!(
+                    "Perl matching (-P) is not supported by ferry grep; use -E or -G"
+                ));
+                return 2;
+            }
             Short('G') | Long("basic-regexp") => syntax = Syntax::Basic,
             Short('e') | Long("regexp") => {
                 let Ok(v) = p.value() else {
@@ -139,6 +154,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     return 2;
                 };
                 add_patterns(&mut patterns, v.as_encoded_bytes());
+                origins.resize(patterns.as_ref().map_or(0, Vec::len), None);
             }
             Short('f') | Long("file") => {
                 let Ok(v) = p.value() else {
@@ -147,7 +163,8 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 };
                 let name = common::os_to_string(&v);
                 let data = if v == "-" {
-                    io::Read::read_to_end(&mut io::stdin(), &mut Vec::new()).map(|_| Vec::new())
+                    let mut d = Vec::new();
+                    io::Read::read_to_end(&mut io::stdin(), &mut d).map(|_| d)
                 } else {
                     std::fs::read(&v)
                 };
@@ -158,7 +175,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                         let pats = patterns.get_or_insert_with(Vec::new);
                         let body = d.strip_suffix(b"\n").unwrap_or(&d);
                         if !d.is_empty() {
-                            pats.extend(body.split(|&b| b == b'\n').map(|l| l.to_vec()));
+                            origins.resize(pats.len(), None);
+                            for (k, l) in body.split(|&b| b == b'\n').enumerate() {
+                                pats.push(l.to_vec());
+                                origins.push(Some((name.clone(), k + 1)));
+                            }
                         }
                     }
                     Err(e) => {
@@ -251,15 +272,24 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let flavor = Flavor {
         syntax,
         utf8: o.utf8,
+        icase: ignore_case,
     };
     // An empty list (from an empty -f file) matches nothing.
     let mut m = if patterns.is_empty() {
         None
     } else {
         match Matcher::new(&patterns, flavor, ignore_case, whole) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                t.error(format_args!("{e}"));
+            Ok(m) => {
+                for w in &m.warnings {
+                    t.error(format_args!("warning: {w}"));
+                }
+                Some(m)
+            }
+            Err((at, e)) => {
+                match at.and_then(|k| origins.get(k)).and_then(Option::as_ref) {
+                    Some((file, line)) => t.error(format_args!("{file}:{line}: {e}")),
+                    None => t.error(format_args!("{e}")),
+                }
                 return 2;
             }
         }
@@ -280,20 +310,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         } else {
             common::os_to_string(f)
         };
-        let mut s = Search {
-            o: &o,
-            m: m.as_mut(),
-            m2: m2.as_mut(),
-            out: &mut out,
-            name: &name,
-            with_name,
-            lineno: 0,
-            selected: 0,
-            binary: false,
-            selected_at_binary: 0,
-            encoding_held_back: false,
-            offset: 0,
-        };
+        let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, &name, with_name);
         match s.file(f) {
             Ok(()) => {}
             Err(Failure::Read(e)) => {
@@ -329,6 +346,13 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if let Err(e) = out.flush() {
         return write_failed(t, &e);
     }
+    if m.iter().chain(m2.iter()).any(Matcher::gave_up) {
+        // Better a failure than a quiet wrong answer.
+        t.error(format_args!(
+            "back-reference search ran past its step limit: lines may have been missed"
+        ));
+        return 2;
+    }
     if trouble {
         2
     } else if any {
@@ -349,396 +373,4 @@ fn write_failed(t: &Tool, e: &io::Error) -> i32 {
 fn add_patterns(into: &mut Option<Vec<Vec<u8>>>, p: &[u8]) {
     into.get_or_insert_with(Vec::new)
         .extend(p.split(|&b| b == b'\n').map(|l| l.to_vec()));
-}
-
-enum Failure {
-    Read(io::Error),
-    Write(io::Error),
-}
-
-/// One file's search.
-struct Search<'a> {
-    o: &'a Opts,
-    m: Option<&'a mut Matcher>,
-    /// With a second core: counts the second half of each block.
-    m2: Option<&'a mut Matcher>,
-    out: &'a mut Out,
-    name: &'a str,
-    with_name: bool,
-    /// Lines before the current block.
-    lineno: u64,
-    selected: u64,
-    /// Binary (NULs seen) from here on.
-    binary: bool,
-    selected_at_binary: u64,
-    encoding_held_back: bool,
-    /// File offset of the current block.
-    offset: u64,
-}
-
-impl Search<'_> {
-    fn file(&mut self, f: &OsString) -> Result<(), Failure> {
-        let s = if f == "-" {
-            Stream::stdin()
-        } else {
-            Stream::open(f, &common::stream_options(OpenOptions::read_only()))
-        };
-        let s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
-        if !self.o.text && has_hole(f, &s) {
-            self.go_binary();
-        }
-        // Counting a large file: both cores, each on half of every block.
-        let two = self.m2.is_some()
-            && !self.o.text
-            && s.len().is_ok_and(|l| l >= 64 << 20)
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        // A last line without a newline is searched as if it had one.
-        let g = &s;
-        super::blocks::for_each_block(
-            g,
-            if two { 16 << 20 } else { 4 << 20 },
-            b'\n',
-            |e| Failure::Read(common::os_only(e)),
-            |block| {
-                let flow = if two {
-                    self.count_two(block)?
-                } else {
-                    self.block(block)?
-                };
-                Ok(flow == Flow::Go)
-            },
-        )
-    }
-
-    /// Counts the selected lines of a block on two cores. A half with a NUL
-    /// sends the block down the ordinary path, which turns binary where GNU
-    /// does.
-    fn count_two(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        let mid = super::blocks::split_after_line_end(data, b'\n');
-        let (false, Some(mid)) = (self.binary, mid) else {
-            return self.block(data);
-        };
-        let (a, b) = data.split_at(mid);
-        let invert = self.o.invert;
-        let (Some(m), Some(m2)) = (self.m.as_deref_mut(), self.m2.as_deref_mut()) else {
-            return self.block(data);
-        };
-        let (ca, cb) = std::thread::scope(|sc| {
-            let h = sc.spawn(move || count_text(m2, b, invert));
-            let ca = count_text(m, a, invert);
-            (ca, h.join().ok().flatten())
-        });
-        match (ca, cb) {
-            (Some(ca), Some(cb)) => {
-                self.offset += data.len() as u64;
-                self.selected += ca + cb;
-                Ok(Flow::Go)
-            }
-            _ => self.block(data),
-        }
-    }
-
-    fn go_binary(&mut self) {
-        self.binary = true;
-        self.selected_at_binary = self.selected;
-    }
-
-    /// GNU stops a binary file at its first selected line, except when
-    /// counting.
-    fn stops_at_first(&self) -> bool {
-        self.binary && self.o.report != Report::Count
-    }
-
-    /// True when the file's lines were held back because it is binary.
-    fn binary_message(&self) -> bool {
-        self.o.report == Report::Lines
-            && (self.encoding_held_back || (self.binary && self.selected > self.selected_at_binary))
-    }
-
-    /// Searches a block of whole lines (each ending in a newline). While
-    /// the file may still turn binary, it goes in pieces of about 256 KiB
-    /// so that the NUL check and the search read the piece from the cache.
-    fn block(&mut self, mut data: &[u8]) -> Result<Flow, Failure> {
-        const PIECE: usize = 256 << 10;
-        while data.len() > PIECE && !self.binary && !self.o.text {
-            let end = match memchr::memrchr(b'\n', &data[..PIECE]) {
-                Some(i) => i + 1,
-                None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
-            };
-            if self.piece(&data[..end])? == Flow::Stop {
-                return Ok(Flow::Stop);
-            }
-            data = &data[end..];
-        }
-        self.piece(data)
-    }
-
-    /// Searches whole lines, turning binary at a NUL as GNU does.
-    fn piece(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        let start = self.offset;
-        self.offset += data.len() as u64;
-        if data.is_empty() {
-            return Ok(Flow::Go);
-        }
-        if !self.binary && !self.o.text {
-            if let Some(p) = memchr::memchr(0, data) {
-                // GNU notices the NUL at the start of the buffer holding it,
-                // which begins with a whole line.
-                let buf_start = ((start + p as u64) / GNU_BUFFER * GNU_BUFFER).max(start);
-                let at = (buf_start - start) as usize;
-                let line_start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
-                if self.lines(&data[..line_start])? == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
-                self.go_binary();
-                return self.lines(&data[line_start..]);
-            }
-        }
-        self.lines(data)
-    }
-
-    /// Searches whole lines in the current text/binary mode.
-    fn lines(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        if data.is_empty() {
-            return Ok(Flow::Go);
-        }
-        if self.binary {
-            // NULs end lines in a binary file.
-            let zapped: Vec<u8> = data
-                .iter()
-                .map(|&b| if b == 0 { b'\n' } else { b })
-                .collect();
-            return self.scan(&zapped);
-        }
-        self.scan(data)
-    }
-
-    /// Finds the selected lines of `data` (whole lines) and reports them.
-    fn scan(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        let mut counted = 0usize; // lines before `counted` are in lineno
-        let mut pos = 0usize;
-        let mut flow = Flow::Go;
-        while pos < data.len() {
-            let hit = match self.m.as_deref_mut() {
-                Some(m) => m.first_line_match(data, pos),
-                None => None,
-            };
-            let (ls, le) = match hit {
-                Some(h) => {
-                    let ls = memchr::memrchr(b'\n', &data[pos..h]).map_or(pos, |i| pos + i + 1);
-                    if ls >= data.len() {
-                        (data.len(), data.len())
-                    } else {
-                        let le = memchr::memchr(b'\n', &data[h..]).map_or(data.len(), |i| h + i);
-                        (ls, le)
-                    }
-                }
-                None => (data.len(), data.len()),
-            };
-            if self.o.invert {
-                // Every line from pos up to the matching one is selected.
-                let mut a = pos;
-                while a < ls {
-                    let e = memchr::memchr(b'\n', &data[a..ls]).map_or(ls, |i| a + i);
-                    if self.select(data, a, e, &mut counted)? == Flow::Stop {
-                        flow = Flow::Stop;
-                        break;
-                    }
-                    a = e + 1;
-                }
-                if flow == Flow::Stop {
-                    break;
-                }
-            } else if ls < data.len() && self.select(data, ls, le, &mut counted)? == Flow::Stop {
-                flow = Flow::Stop;
-                break;
-            }
-            pos = le + 1;
-        }
-        if self.o.numbers && self.o.report == Report::Lines {
-            self.lineno += bytecount::count(&data[counted..], b'\n') as u64;
-        }
-        Ok(flow)
-    }
-
-    /// One selected line, data[ls..le].
-    fn select(
-        &mut self,
-        data: &[u8],
-        ls: usize,
-        le: usize,
-        counted: &mut usize,
-    ) -> Result<Flow, Failure> {
-        self.selected += 1;
-        if self.stops_at_first() {
-            return Ok(Flow::Stop);
-        }
-        let hit_max = self.o.max_count.is_some_and(|m| self.selected >= m);
-        match self.o.report {
-            Report::Lines => {
-                let n = if self.o.numbers {
-                    self.lineno += bytecount::count(&data[*counted..ls], b'\n') as u64;
-                    *counted = ls;
-                    Some(self.lineno + 1)
-                } else {
-                    None
-                };
-                self.print(&data[ls..le], n).map_err(Failure::Write)?;
-            }
-            Report::Count => {}
-            Report::FilesWith | Report::FilesWithout | Report::Quiet => return Ok(Flow::Stop),
-        }
-        Ok(if hit_max { Flow::Stop } else { Flow::Go })
-    }
-
-    fn print(&mut self, line: &[u8], n: Option<u64>) -> io::Result<()> {
-        if self.o.only {
-            if self.o.invert {
-                return Ok(());
-            }
-            let Some(m) = self.m.as_deref_mut() else {
-                return Ok(());
-            };
-            let (o, out, name, with_name) = (self.o, &mut *self.out, self.name, self.with_name);
-            let held = &mut self.encoding_held_back;
-            return m.each_match(line, |part| {
-                if !o.text && o.utf8 && !valid_for_glibc(part) {
-                    *held = true;
-                    return Ok(());
-                }
-                head(out, name, with_name, n)?;
-                out.write(part)?;
-                out.byte(b'\n')
-            });
-        }
-        if !self.o.text && self.o.utf8 && !valid_for_glibc(line) {
-            self.encoding_held_back = true;
-            return Ok(());
-        }
-        head(self.out, self.name, self.with_name, n)?;
-        self.out.write(line)?;
-        self.out.byte(b'\n')
-    }
-
-    /// The per-file report: the count, or the name for -l / -L.
-    fn finish(&mut self) -> io::Result<()> {
-        match self.o.report {
-            Report::Count => {
-                if self.with_name {
-                    self.out.write(self.name.as_bytes())?;
-                    self.out.byte(b':')?;
-                }
-                let n = match self.o.max_count {
-                    Some(m) => self.selected.min(m),
-                    None => self.selected,
-                };
-                self.out.write(n.to_string().as_bytes())?;
-                self.out.byte(b'\n')
-            }
-            Report::FilesWith if self.selected > 0 => {
-                self.out.write(self.name.as_bytes())?;
-                self.out.byte(b'\n')
-            }
-            Report::FilesWithout if self.selected == 0 => {
-                self.out.write(self.name.as_bytes())?;
-                self.out.byte(b'\n')
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-fn head(out: &mut Out, name: &str, with_name: bool, n: Option<u64>) -> io::Result<()> {
-    if with_name {
-        out.write(name.as_bytes())?;
-        out.byte(b':')?;
-    }
-    if let Some(n) = n {
-        out.write(n.to_string().as_bytes())?;
-        out.byte(b':')?;
-    }
-    Ok(())
-}
-
-/// True if glibc's UTF-8 decoder takes every byte (it refuses overlong
-/// forms and surrogates, as Rust does, but takes 4-byte forms past
-/// U+10FFFF).
-fn valid_for_glibc(s: &[u8]) -> bool {
-    if std::str::from_utf8(s).is_ok() {
-        return true;
-    }
-    let mut st = locale::initial_state();
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] < 0x80 {
-            i += 1;
-            continue;
-        }
-        match locale::mbrtowc_step(&s[i..], &mut st) {
-            Some((n, _)) if n > 0 => i += n,
-            _ => return false,
-        }
-    }
-    true
-}
-
-/// The number of selected lines in `data` (whole lines), or `None` if it
-/// holds a NUL. Goes in pieces that stay in the cache between the NUL check
-/// and the search.
-fn count_text(m: &mut Matcher, mut data: &[u8], invert: bool) -> Option<u64> {
-    const PIECE: usize = 256 << 10;
-    let mut n = 0u64;
-    while !data.is_empty() {
-        let end = if data.len() <= PIECE {
-            data.len()
-        } else {
-            match memchr::memrchr(b'\n', &data[..PIECE]) {
-                Some(i) => i + 1,
-                None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
-            }
-        };
-        let piece = &data[..end];
-        if memchr::memchr(0, piece).is_some() {
-            return None;
-        }
-        let mut hits = 0u64;
-        let mut pos = 0;
-        while pos < piece.len() {
-            let Some(h) = m.first_line_match(piece, pos) else {
-                break;
-            };
-            if h >= piece.len() {
-                break;
-            }
-            hits += 1;
-            pos = memchr::memchr(b'\n', &piece[h..]).map_or(piece.len(), |i| h + i + 1);
-        }
-        n += if invert {
-            memchr::memchr_iter(b'\n', piece).count() as u64 - hits
-        } else {
-            hits
-        };
-        data = &data[end..];
-    }
-    Some(n)
-}
-
-/// A regular file with a hole before its end (GNU reads that as NULs and
-/// calls the file binary before reading it).
-fn has_hole(name: &OsString, s: &Stream) -> bool {
-    if name == "-" || !s.is_mapped() {
-        return false;
-    }
-    let Ok(f) = std::fs::File::open(name) else {
-        return false;
-    };
-    let Ok(st) = f.metadata() else { return false };
-    let size = st.len();
-    if size == 0 {
-        return false;
-    }
-    match rustix::fs::seek(&f, rustix::fs::SeekFrom::Hole(0)) {
-        Ok(h) => h < size,
-        Err(_) => false,
-    }
 }

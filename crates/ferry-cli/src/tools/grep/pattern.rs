@@ -4,10 +4,15 @@
 //! The translation keeps GNU's meaning where the two differ: in brackets a
 //! backslash is an ordinary character and `]` may come first; BRE's
 //! `\( \) \{ \} \| \+ \?` are the operators and the bare characters are
-//! literals; `*` (and ERE's `+ ? {`) at the start of an expression is a
-//! literal; a `{` that does not begin a valid interval is a literal. No
-//! match may cross a line end: negated classes and `\s` `\W` leave out the
-//! newline, and `^` `$` are line anchors (multi-line mode).
+//! literals; a BRE `*` at the start of an expression is a literal, while an
+//! ERE `*` `+` `?` `{m,n}` there is dropped with GNU's warning (after `^` it
+//! repeats the anchor); braces follow glibc (see `interval`). No match may
+//! cross a line end: no class takes the newline (see `bracket`), and `^`
+//! `$` are line anchors (multi-line mode).
+//!
+//! Back-references (`\1`-`\9`, in BRE and as GNU's ERE extension) come out
+//! as `\k<N>`, numbered across the whole pattern list; a pattern list with
+//! any goes to the backtracking engine (see `matcher`).
 
 /// Which pattern language.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -23,7 +28,12 @@ pub struct Flavor {
     pub syntax: Syntax,
     /// UTF-8 locale (characters) or single-byte (bytes).
     pub utf8: bool,
+    /// `-i`: GNU then reads `[:upper:]` and `[:lower:]` as `[:alpha:]`.
+    pub icase: bool,
 }
+
+use super::bracket;
+use super::interval::interval;
 
 /// A translation error, worded as GNU grep words it.
 pub type Error = String;
@@ -34,6 +44,9 @@ struct Out<'a> {
     atom: Option<usize>,
     /// The last thing pushed was a quantifier.
     quantified: bool,
+    /// This branch (since the start, `(` or `|`) has an atom that is not
+    /// an anchor: an ERE quantifier before one is "at start of expression".
+    real: bool,
     flavor: &'a Flavor,
 }
 
@@ -47,12 +60,27 @@ impl Out<'_> {
     /// byte).
     fn literal_char(&mut self, c: Lit) {
         self.begin_atom();
+        self.real = true;
         push_lit(&mut self.s, c, self.flavor.utf8);
     }
 
     fn raw_atom(&mut self, text: &str) {
         self.begin_atom();
+        self.real = true;
         self.s.push_str(text);
+    }
+
+    /// An anchor (`^ $ \< \> \b \B`): an atom a quantifier can repeat
+    /// when `atom`, else a plain assertion. Returns `atom`.
+    fn anchor(&mut self, text: &str, atom: bool) -> bool {
+        if !atom {
+            self.assertion(text);
+            return false;
+        }
+        let real = self.real;
+        self.raw_atom(&format!("(?:{text})"));
+        self.real = real;
+        true
     }
 
     /// An anchor or other zero-width assertion: quantifiers after it are
@@ -78,7 +106,7 @@ impl Out<'_> {
 
 /// A pattern character: a decoded character, or a byte that is not one.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Lit {
+pub enum Lit {
     Char(char),
     Byte(u8),
 }
@@ -139,35 +167,107 @@ pub fn flags(utf8: bool) -> &'static str {
     }
 }
 
-/// Translates one pattern (one line of grep's pattern list).
-pub fn translate(p: &[u8], f: &Flavor) -> Result<String, Error> {
+/// A translated pattern.
+#[derive(Debug, Default)]
+pub struct Translated {
+    /// The regex, in the `regex` crate's syntax (with `\k<N>` for a
+    /// back-reference, which only the backtracking engine knows).
+    pub re: String,
+    /// It has back-references: only a backtracking engine can run it.
+    pub backrefs: bool,
+    /// The capturing groups it opens (a later pattern's are numbered after
+    /// them).
+    pub groups: usize,
+    /// GNU's warnings about it (`* at start of expression`), for stderr.
+    pub warnings: Vec<String>,
+}
+
+/// The back-references a branch may make: groups 1-9 closed before it
+/// (GNU does not let one alternative refer to another's groups).
+struct Refs {
+    /// Closed groups visible here (bit N for group N).
+    visible: u16,
+    /// Per open group (and the whole pattern): visible at its start, and
+    /// closed in its earlier alternatives.
+    levels: Vec<(u16, u16)>,
+    /// The local number of each open group.
+    open: Vec<usize>,
+    /// Groups opened so far.
+    count: usize,
+}
+
+impl Refs {
+    fn open(&mut self) -> usize {
+        self.count += 1;
+        self.open.push(self.count);
+        self.levels.push((self.visible, 0));
+        self.count
+    }
+
+    fn alternative(&mut self) {
+        if let Some(l) = self.levels.last_mut() {
+            l.1 |= self.visible;
+            self.visible = l.0;
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((_, acc)) = self.levels.pop() {
+            self.visible |= acc;
+        }
+        if let Some(n) = self.open.pop() {
+            if n <= 9 {
+                self.visible |= 1 << n;
+            }
+        }
+    }
+}
+
+/// Translates one pattern (one line of grep's pattern list) whose groups
+/// come after `group_base` others in the combined regex.
+pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, Error> {
     let lits = decode(p, f.utf8);
     let mut out = Out {
         s: String::new(),
         atom: None,
         quantified: false,
+        real: false,
         flavor: f,
     };
+    let mut t = Translated::default();
     if f.syntax == Syntax::Fixed {
         for &c in &lits {
             out.literal_char(c);
         }
-        return Ok(out.s);
+        t.re = out.s;
+        return Ok(t);
     }
     let bre = f.syntax == Syntax::Basic;
     let ch = |i: usize| match lits.get(i) {
         Some(Lit::Char(c)) => Some(*c),
         _ => None,
     };
-    let mut depth = 0usize;
+    let mut refs = Refs {
+        visible: 0,
+        levels: vec![(0, 0)],
+        open: Vec::new(),
+        count: 0,
+    };
     // At the start of an expression (start, after a group's opening or an
     // alternation): `*` is literal there.
     let mut at_start = true;
+    // ERE: the last thing was `^` (a quantifier then repeats it).
+    let mut caret = false;
+    // ERE in a multibyte locale: the last thing was a word anchor, which
+    // GNU leaves to glibc's regex (a `{` after it is dropped alone).
+    let mut word_anchor = false;
     let mut i = 0;
     while i < lits.len() {
         let c = lits[i];
         let start_here = at_start;
         at_start = false;
+        let after_caret = std::mem::take(&mut caret);
+        let after_word_anchor = std::mem::take(&mut word_anchor);
         let Lit::Char(c) = c else {
             out.literal_char(c);
             i += 1;
@@ -176,7 +276,7 @@ pub fn translate(p: &[u8], f: &Flavor) -> Result<String, Error> {
         match c {
             '\\' => {
                 let Some(&n) = lits.get(i + 1) else {
-                    return Err("trailing backslash (\\)".into());
+                    return Err("Trailing backslash".into());
                 };
                 i += 2;
                 let Lit::Char(n) = n else {
@@ -185,30 +285,34 @@ pub fn translate(p: &[u8], f: &Flavor) -> Result<String, Error> {
                 };
                 match n {
                     '(' if bre => {
-                        depth += 1;
+                        refs.open();
                         out.s.push('(');
                         out.atom = None;
+                        out.real = false;
                         at_start = true;
                         continue;
                     }
                     ')' if bre => {
-                        if depth == 0 {
+                        if refs.open.is_empty() {
                             return Err("Unmatched ) or \\)".into());
                         }
-                        close_group(&mut out, &mut depth);
+                        refs.close();
+                        close_group(&mut out);
                         continue;
                     }
                     '|' if bre => {
+                        refs.alternative();
                         out.assertion("|");
+                        out.real = false;
                         at_start = true;
                         continue;
                     }
                     '{' if bre => {
-                        if start_here {
+                        if start_here || !out.real {
                             out.literal_char(Lit::Char('{'));
                             continue;
                         }
-                        match interval(&lits, i, true) {
+                        match interval(&lits, i, true)? {
                             Some((q, next)) => {
                                 out.quantifier(&q);
                                 i = next;
@@ -226,53 +330,74 @@ pub fn translate(p: &[u8], f: &Flavor) -> Result<String, Error> {
                         continue;
                     }
                     '1'..='9' => {
-                        return Err("back-references are not supported by ferry grep".into())
+                        let k = n as usize - '0' as usize;
+                        if refs.visible & (1 << k) == 0 {
+                            return Err("Invalid back reference".into());
+                        }
+                        t.backrefs = true;
+                        out.raw_atom(&format!("\\k<{}>", group_base + k));
                     }
-                    'w' => out.raw_atom(if f.utf8 { "[\\w]" } else { "(?-u:[\\w])" }),
-                    'W' => out.raw_atom(if f.utf8 {
-                        "[^\\w\\n]"
-                    } else {
-                        "(?-u:[^\\w\\n])"
-                    }),
-                    's' => out.raw_atom(if f.utf8 {
-                        "[\\s&&[^\\n]]"
-                    } else {
-                        "(?-u:[\\s&&[^\\n]])"
-                    }),
-                    'S' => out.raw_atom(if f.utf8 { "[\\S]" } else { "(?-u:[\\S])" }),
-                    'b' => out.assertion(if f.utf8 { "\\b" } else { "(?-u:\\b)" }),
-                    'B' => out.assertion(if f.utf8 { "\\B" } else { "(?-u:\\B)" }),
-                    '<' => out.assertion(if f.utf8 {
-                        "\\b{start}"
-                    } else {
-                        "(?-u:\\b{start})"
-                    }),
-                    '>' => out.assertion(if f.utf8 { "\\b{end}" } else { "(?-u:\\b{end})" }),
-                    '`' => out.assertion("^"),
-                    '\'' => out.assertion("$"),
+                    'w' | 'W' | 's' | 'S' => out.raw_atom(&bracket::escape_class(n, f.utf8)),
+                    'b' | 'B' | '<' | '>' | '`' | '\'' => {
+                        let text = match (n, f.utf8) {
+                            ('b', true) => "\\b",
+                            ('b', false) => "(?-u:\\b)",
+                            ('B', true) => "\\B",
+                            ('B', false) => "(?-u:\\B)",
+                            ('<', true) => "\\b{start}",
+                            ('<', false) => "(?-u:\\b{start})",
+                            ('>', true) => "\\b{end}",
+                            ('>', false) => "(?-u:\\b{end})",
+                            ('`', _) => "^",
+                            _ => "$",
+                        };
+                        // GNU's dfa repeats a quantified anchor; in a
+                        // multibyte locale it leaves the word anchors to
+                        // glibc's regex, which drops the quantifier in ERE
+                        // and reads a BRE `*` after them as a literal.
+                        let word = matches!(n, 'b' | 'B' | '<' | '>');
+                        caret = out.anchor(text, if word { !f.utf8 } else { !bre });
+                        word_anchor = word && f.utf8 && !bre;
+                    }
                     other => out.literal_char(Lit::Char(other)),
                 }
                 continue;
             }
             '[' => {
-                let (class, next) = bracket(&lits, i + 1, f)?;
+                let (class, next) = bracket::bracket(&lits, i + 1, f)?;
                 out.raw_atom(&class);
                 i = next;
                 continue;
             }
             '.' => out.raw_atom(if f.utf8 { "." } else { "(?-u:.)" }),
-            '*' => {
-                if start_here || out.atom.is_none() {
-                    // GNU: a leading `*` (or one after an anchor) is literal.
-                    out.literal_char(Lit::Char('*'));
-                } else {
-                    out.quantifier("*");
+            '*' if bre && (start_here || out.atom.is_none() || !out.real) => {
+                // GNU: a leading `*` (or one after only anchors) is literal.
+                out.literal_char(Lit::Char('*'));
+            }
+            '*' | '+' | '?' if !bre && (out.atom.is_none() || after_caret) => {
+                // GNU's ERE: a quantifier with nothing to repeat is
+                // dropped, with a warning; after an anchor it repeats the
+                // anchor (warning if nothing else came first).
+                if !out.real {
+                    t.warnings.push(format!("{c} at start of expression"));
+                    if ch(i + 1) == Some(')') && !refs.open.is_empty() {
+                        // glibc then reads the `)` as closing nothing.
+                        return Err("Unmatched ( or \\(".into());
+                    }
+                }
+                if after_caret {
+                    out.quantifier(&c.to_string());
+                    caret = true;
                 }
             }
+            '*' => out.quantifier("*"),
+            '^' if !bre => caret = out.anchor("^", true),
             '^' => {
-                if !bre || start_here {
+                // BRE: an anchor at the start (not a second `^`).
+                if start_here && !after_caret {
                     out.assertion("^");
-                    at_start = bre;
+                    at_start = true;
+                    caret = true;
                 } else {
                     out.literal_char(Lit::Char('^'));
                 }
@@ -283,63 +408,83 @@ pub fn translate(p: &[u8], f: &Flavor) -> Result<String, Error> {
                         && ch(i + 1) == Some('\\')
                         && matches!(ch(i + 2), Some(')') | Some('|')));
                 if !bre || at_end {
-                    out.assertion("$");
+                    caret = out.anchor("$", !bre);
                 } else {
                     out.literal_char(Lit::Char('$'));
                 }
             }
             '(' if !bre => {
-                depth += 1;
+                refs.open();
                 out.s.push('(');
                 out.atom = None;
+                out.real = false;
                 at_start = true;
             }
             ')' if !bre => {
-                if depth == 0 {
+                if refs.open.is_empty() {
                     // POSIX leaves a lone `)` to the implementation; GNU
                     // takes it literally.
                     out.literal_char(Lit::Char(')'));
                 } else {
-                    close_group(&mut out, &mut depth);
+                    refs.close();
+                    close_group(&mut out);
                 }
             }
             '|' if !bre => {
+                refs.alternative();
                 out.assertion("|");
+                out.real = false;
                 at_start = true;
             }
-            '+' | '?' if !bre => {
-                if start_here || out.atom.is_none() {
-                    out.literal_char(Lit::Char(c));
-                } else {
-                    out.quantifier(if c == '+' { "+" } else { "?" });
-                }
-            }
+            '+' | '?' if !bre => out.quantifier(if c == '+' { "+" } else { "?" }),
             '{' if !bre => {
-                match (
-                    start_here || out.atom.is_none(),
-                    interval(&lits, i + 1, false),
-                ) {
-                    (false, Some((q, next))) => {
-                        out.quantifier(&q);
-                        i = next;
-                        continue;
+                if out.atom.is_none() || after_caret {
+                    // Nothing to repeat: a valid interval is dropped with
+                    // a warning, anything else is a literal brace.
+                    match interval(&lits, i + 1, false) {
+                        Ok(Some((q, next))) => {
+                            if !out.real {
+                                t.warnings.push("{...} at start of expression".into());
+                            }
+                            if after_word_anchor {
+                                // glibc drops the `{`; the rest is text.
+                                i += 1;
+                                continue;
+                            }
+                            if after_caret {
+                                out.quantifier(&q);
+                                caret = true;
+                            }
+                            i = next;
+                            continue;
+                        }
+                        _ => out.literal_char(Lit::Char('{')),
                     }
-                    // Not an interval: a literal brace, as GNU reads it.
-                    _ => out.literal_char(Lit::Char('{')),
+                } else {
+                    match interval(&lits, i + 1, false)? {
+                        Some((q, next)) => {
+                            out.quantifier(&q);
+                            i = next;
+                            continue;
+                        }
+                        // Not an interval: a literal brace, as GNU reads it.
+                        None => out.literal_char(Lit::Char('{')),
+                    }
                 }
             }
             other => out.literal_char(Lit::Char(other)),
         }
         i += 1;
     }
-    if depth > 0 {
+    if !refs.open.is_empty() {
         return Err("Unmatched ( or \\(".into());
     }
-    Ok(out.s)
+    t.re = out.s;
+    t.groups = refs.count;
+    Ok(t)
 }
 
-fn close_group(out: &mut Out<'_>, depth: &mut usize) {
-    *depth -= 1;
+fn close_group(out: &mut Out<'_>) {
     out.s.push(')');
     // The group is the atom a following quantifier applies to.
     let mut level = 0i32;
@@ -367,285 +512,9 @@ fn close_group(out: &mut Out<'_>, depth: &mut usize) {
     }
     out.atom = Some(k);
     out.quantified = false;
-}
-
-/// An interval `{m}`, `{m,}`, `{,n}`, `{m,n}` starting after the brace at
-/// `i`; in BRE it closes with `\}`. Returns the regex quantifier and the
-/// index after it.
-fn interval(lits: &[Lit], mut i: usize, bre: bool) -> Option<(String, usize)> {
-    let num = |i: &mut usize| -> Option<u32> {
-        let mut v: Option<u32> = None;
-        while let Some(Lit::Char(c)) = lits.get(*i) {
-            let Some(d) = c.to_digit(10) else { break };
-            v = Some(v.unwrap_or(0).checked_mul(10)?.checked_add(d)?);
-            *i += 1;
-        }
-        v
-    };
-    let lo = num(&mut i);
-    let mut hi = lo;
-    let mut comma = false;
-    if lits.get(i) == Some(&Lit::Char(',')) {
-        comma = true;
-        i += 1;
-        hi = num(&mut i);
-    }
-    if bre {
-        if lits.get(i) != Some(&Lit::Char('\\')) {
-            return None;
-        }
-        i += 1;
-    }
-    if lits.get(i) != Some(&Lit::Char('}')) {
-        return None;
-    }
-    if lo.is_none() && !comma {
-        return None;
-    }
-    let lo = lo.unwrap_or(0);
-    if let Some(h) = hi {
-        if h < lo || h > 32767 {
-            return None;
-        }
-    }
-    let q = match (comma, hi) {
-        (false, _) => format!("{{{lo}}}"),
-        (true, None) => format!("{{{lo},}}"),
-        (true, Some(h)) => format!("{{{lo},{h}}}"),
-    };
-    Some((q, i + 1))
-}
-
-/// A bracket expression whose `[` was just before `i`: POSIX rules (a
-/// first `]` is literal, backslash is literal, `[:class:]`, `[=c=]`,
-/// `[.c.]`, ranges). Returns the regex class and the index after `]`.
-fn bracket(lits: &[Lit], mut i: usize, f: &Flavor) -> Result<(String, usize), Error> {
-    let unmatched = || "Unmatched [, [^, [:, [., or [=".to_string();
-    let mut s = String::from("[");
-    let neg = lits.get(i) == Some(&Lit::Char('^'));
-    if neg {
-        i += 1;
-        s.push('^');
-        s.push_str("\\n");
-    }
-    let mut first = true;
-    loop {
-        let Some(&c) = lits.get(i) else {
-            return Err(unmatched());
-        };
-        if c == Lit::Char(']') && !first {
-            i += 1;
-            break;
-        }
-        first = false;
-        // [:class:], [=c=], [.c.]
-        if c == Lit::Char('[') {
-            if let Some(&Lit::Char(k @ (':' | '=' | '.'))) = lits.get(i + 1) {
-                let start = i + 2;
-                let mut j = start;
-                while j + 1 < lits.len()
-                    && !(lits[j] == Lit::Char(k) && lits[j + 1] == Lit::Char(']'))
-                {
-                    j += 1;
-                }
-                if j + 1 >= lits.len() {
-                    return Err(unmatched());
-                }
-                let name: String = lits[start..j]
-                    .iter()
-                    .map(|l| match l {
-                        Lit::Char(c) => *c,
-                        Lit::Byte(_) => '\u{fffd}',
-                    })
-                    .collect();
-                i = j + 2;
-                if k == ':' {
-                    s.push_str(&class(&name, f.utf8).ok_or("Invalid character class name")?);
-                } else {
-                    // Equivalence class or collating symbol: one character.
-                    let inner = &lits[start..j];
-                    if inner.len() != 1 {
-                        return Err("Invalid collation character".into());
-                    }
-                    class_lit(&mut s, inner[0], f.utf8);
-                }
-                continue;
-            }
-        }
-        // A range a-z (a `-` just before `]` is literal).
-        if lits.get(i + 1) == Some(&Lit::Char('-'))
-            && lits.get(i + 2).is_some_and(|&e| e != Lit::Char(']'))
-        {
-            let e = lits[i + 2];
-            let (lo, hi) = (lit_value(c), lit_value(e));
-            if lo > hi {
-                return Err("Invalid range end".into());
-            }
-            class_lit(&mut s, c, f.utf8);
-            s.push('-');
-            class_lit(&mut s, e, f.utf8);
-            i += 3;
-            continue;
-        }
-        class_lit(&mut s, c, f.utf8);
-        i += 1;
-    }
-    s.push(']');
-    if !f.utf8 {
-        s = format!("(?-u:{s})");
-    }
-    Ok((s, i))
-}
-
-fn lit_value(l: Lit) -> u32 {
-    match l {
-        Lit::Char(c) => c as u32,
-        Lit::Byte(b) => b as u32,
-    }
-}
-
-/// A character inside a class: always escaped, so nothing is special.
-fn class_lit(s: &mut String, c: Lit, utf8: bool) {
-    use std::fmt::Write;
-    match c {
-        Lit::Char(ch) if ch.is_ascii_alphanumeric() => s.push(ch),
-        Lit::Char(ch) if utf8 || (ch as u32) < 0x80 => {
-            let _ = write!(s, "\\x{{{:x}}}", ch as u32);
-        }
-        Lit::Char(ch) => {
-            // Single-byte locale: the class is over bytes.
-            let _ = write!(s, "\\x{:02x}", ch as u32 & 0xFF);
-        }
-        Lit::Byte(b) => {
-            let _ = write!(s, "\\x{b:02x}");
-        }
-    }
-}
-
-/// A POSIX character class; in a UTF-8 locale the letter classes take in
-/// every script, as glibc's do.
-fn class(name: &str, utf8: bool) -> Option<String> {
-    let ascii = matches!(
-        name,
-        "alpha"
-            | "digit"
-            | "alnum"
-            | "upper"
-            | "lower"
-            | "space"
-            | "blank"
-            | "punct"
-            | "print"
-            | "graph"
-            | "cntrl"
-            | "xdigit"
-    );
-    if !ascii {
-        return None;
-    }
-    if utf8 {
-        let u = match name {
-            "alpha" => Some("\\p{Alphabetic}"),
-            "alnum" => Some("\\p{Alphabetic}\\p{Nd}"),
-            "upper" => Some("\\p{Uppercase}"),
-            "lower" => Some("\\p{Lowercase}"),
-            "space" => Some("\\s&&[^\\n]"),
-            _ => None,
-        };
-        if let Some(u) = u {
-            return Some(if name == "space" {
-                "[\\s&&[^\\n]]".to_string()
-            } else {
-                u.to_string()
-            });
-        }
-    }
-    Some(format!("[:{name}:]"))
+    out.real = true;
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn re(p: &str, syntax: Syntax) -> regex::bytes::Regex {
-        let f = Flavor {
-            syntax,
-            utf8: false,
-        };
-        let t = translate(p.as_bytes(), &f).unwrap_or_else(|e| panic!("{p}: {e}"));
-        regex::bytes::Regex::new(&format!("{}{t}", flags(false)))
-            .unwrap_or_else(|e| panic!("{p} -> {t}: {e}"))
-    }
-
-    fn m(p: &str, syntax: Syntax, text: &str) -> Option<String> {
-        re(p, syntax)
-            .find(text.as_bytes())
-            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
-    }
-
-    #[test]
-    fn bre_operators_are_escaped_and_bare_ones_literal() {
-        use Syntax::Basic as B;
-        assert_eq!(m("a\\(b\\)*c", B, "xabbbc").as_deref(), Some("abbbc"));
-        assert_eq!(m("a\\(bc\\)*d", B, "xabcbd"), None);
-        assert_eq!(m("a(b)", B, "a(b)").as_deref(), Some("a(b)"));
-        assert_eq!(m("a+", B, "aa+").as_deref(), Some("a+"));
-        assert_eq!(m("a\\+", B, "xaaa").as_deref(), Some("aaa"));
-        assert_eq!(m("*a", B, "b*a").as_deref(), Some("*a"));
-        assert_eq!(m("a^b$c", B, "a^b$c").as_deref(), Some("a^b$c"));
-        assert_eq!(m("a\\{2\\}", B, "aaa").as_deref(), Some("aa"));
-        assert_eq!(m("x\\|y", B, "y").as_deref(), Some("y"));
-    }
-
-    #[test]
-    fn ere_braces_that_are_not_intervals_are_literal() {
-        use Syntax::Extended as E;
-        assert_eq!(m("a{2}", E, "aaa").as_deref(), Some("aa"));
-        assert_eq!(m("a{x", E, "a{x").as_deref(), Some("a{x"));
-        assert_eq!(m("{1}", E, "{1}").as_deref(), Some("{1}"));
-        assert_eq!(m("a**", E, "aaa").as_deref(), Some("aaa"));
-        assert_eq!(m("(ab)+", E, "ababx").as_deref(), Some("abab"));
-        assert_eq!(m("a)", E, "a)").as_deref(), Some("a)"));
-    }
-
-    #[test]
-    fn brackets_follow_posix() {
-        use Syntax::Extended as E;
-        assert_eq!(m("[]a]+", E, "x]a]").as_deref(), Some("]a]"));
-        assert_eq!(m("[\\n]", E, "\\").as_deref(), Some("\\"));
-        assert_eq!(m("[^a]", E, "a\nb").as_deref(), Some("b"));
-        assert_eq!(m("[[:digit:]]+", E, "ab123c").as_deref(), Some("123"));
-        assert_eq!(m("[a-c-]+", E, "x-abc-y").as_deref(), Some("-abc-"));
-        assert!(translate(
-            b"[a",
-            &Flavor {
-                syntax: E,
-                utf8: false
-            }
-        )
-        .is_err());
-        assert!(translate(
-            b"[[:nope:]]",
-            &Flavor {
-                syntax: E,
-                utf8: false
-            }
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn fixed_strings_are_literal_and_bytes_stay_bytes() {
-        assert_eq!(
-            m("a.*b[", Syntax::Fixed, "xa.*b[").as_deref(),
-            Some("a.*b[")
-        );
-        let f = Flavor {
-            syntax: Syntax::Fixed,
-            utf8: false,
-        };
-        let t = translate(b"\xff\x00", &f).unwrap();
-        let r = regex::bytes::Regex::new(&format!("{}{t}", flags(false))).unwrap();
-        assert!(r.is_match(b"a\xff\x00b"));
-    }
-}
+#[path = "pattern_tests.rs"]
+mod tests;
