@@ -251,3 +251,49 @@ fn a_few_hundred_mebibytes() {
         assert!(got[0] == got[1], "{script}: output differs from GNU cat's");
     }
 }
+
+/// With options, from a pipe, each read's output is written before the
+/// next read waits (coreutils' cat-buf.sh): a reader gets the first line
+/// while the writer still holds the pipe open.
+#[test]
+fn formatted_output_from_a_pipe_is_not_held_back() {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    for opts in [&["-v"][..], &["-n"], &["-A"], &["-s", "-E"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .arg("cat")
+            .args(opts)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"1\n").unwrap();
+        stdin.flush().unwrap();
+        // Read the first line with the pipe still open; a cat that held
+        // its output back would leave this read waiting (the reader
+        // thread gives up after 20 s and the test fails).
+        let mut out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let mut b = [0u8; 64];
+            while !got.contains(&b'\n') {
+                match out.read(&mut b) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&b[..n]),
+                }
+            }
+            let _ = tx.send(got);
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_default();
+        drop(stdin);
+        let _ = child.wait();
+        assert!(
+            got.ends_with(b"\n") && !got.is_empty(),
+            "cat {opts:?}: {got:?}"
+        );
+    }
+}

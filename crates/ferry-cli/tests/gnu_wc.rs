@@ -131,10 +131,21 @@ fn files0_from_as_gnu() {
     std::fs::write(c.file("list-one"), b"t2").unwrap();
     std::fs::write(c.file("list-empty"), b"").unwrap();
     std::fs::write(c.file("list-dash"), b"-\0t1\0").unwrap();
+    // Names with newlines are quoted in the output (coreutils' wc-files0.sh).
+    for n in ["n\nl", "q'\nx", "ctl\u{1}\nz", "c\\d\ne", "tab\tx"] {
+        std::fs::write(c.file(n), b"x\n").unwrap();
+    }
+    std::fs::write(
+        c.file("list-nl"),
+        "n\nl\0q'\nx\0ctl\u{1}\nz\0c\\d\ne\0tab\tx\0t1",
+    )
+    .unwrap();
     for env in LOCALES {
         let env = &[("LC_ALL", env)];
         for (args, stdin) in [
             (&["--files0-from=list"][..], None),
+            (&["--files0-from=list-nl"], None),
+            (&["n\nl", "q'\nx", "tab\tx", "t1"], None),
             (&["--files0-from", "list", "-l"], None),
             (&["--files0-from=list-bad"], None),
             (&["--files0-from=list-one", "-c"], None),

@@ -172,6 +172,26 @@ fn cat_one(
         .try_clone_to_owned()
         .map_err(|e| (Side::Read, e))?;
     let stream = Stream::from_fd(fd).map_err(|e| (Side::Read, common::os_only(e)))?;
+    // From a pipe or a terminal, what has come is written before waiting
+    // for more, as GNU's cat does (a reader sees each line as it arrives):
+    // one read at a time, output flushed after each.
+    if !common::is_reg(&in_st) {
+        let mut stream = stream;
+        loop {
+            let n = {
+                let b = io::BufRead::fill_buf(&mut stream)
+                    .map_err(|e| (Side::Read, common::os_only(e)))?;
+                if b.is_empty() {
+                    break;
+                }
+                fmt.feed(b, out).map_err(|e| (Side::Write, e))?;
+                b.len()
+            };
+            io::BufRead::consume(&mut stream, n);
+            out.flush().map_err(|e| (Side::Write, e))?;
+        }
+        return Ok(());
+    }
     let g = &stream;
     loop {
         let r = g

@@ -123,6 +123,47 @@ pub fn quote_always(name: &str) -> String {
     format!("'{}'", name.replace('\'', "'\\''"))
 }
 
+/// A name quoted for a shell as GNU's `shell-escape-always` style writes
+/// it: inside single quotes, a quote as `'\''`, and control characters
+/// as `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
+/// "l"), so one name stays on one line.
+pub fn shell_quote(name: &str) -> String {
+    let mut out = String::from("'");
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else if c.is_control() {
+            out.push_str("'$'");
+            let mut c = c;
+            loop {
+                match c {
+                    '\x07' => out.push_str("\\a"),
+                    '\x08' => out.push_str("\\b"),
+                    '\x0c' => out.push_str("\\f"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    '\x0b' => out.push_str("\\v"),
+                    _ => out.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
+                }
+                match chars.peek() {
+                    Some(&n) if n.is_control() => {
+                        c = n;
+                        chars.next();
+                    }
+                    _ => break,
+                }
+            }
+            out.push_str("''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
 /// The standard `--help` / `--version` answers; None for any other
 /// argument.
 pub fn common_arg(t: &Tool, arg: &lexopt::Arg<'_>, help: &str) -> Option<i32> {

@@ -190,7 +190,13 @@ fn line(out: &mut String, c: &Counts, w: &Want, width: usize, label: Option<&str
     }
     if let Some(l) = label {
         out.push(' ');
-        out.push_str(l);
+        // A name with a newline is quoted, so that each count keeps to its
+        // line (GNU wc since 9.0).
+        if l.contains('\n') {
+            out.push_str(&common::shell_quote(l));
+        } else {
+            out.push_str(l);
+        }
     }
     out.push('\n');
 }
