@@ -248,3 +248,46 @@ fn a_file_size_limit_ends_large_copies_as_gnu_does() {
         assert!(seen[0].1[..] == data[..40 << 20]);
     }
 }
+
+/// A file's size is a hint: /proc and /sys files report 0 (or a page)
+/// and hold more; the copy must hold what reading the source gives, as
+/// GNU's does (coreutils' wc-proc.sh copies /proc/version with `cp -f`).
+/// Before, ferry cp made an empty copy.
+#[test]
+fn files_that_report_no_size_are_copied_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    for (src, opts) in [
+        ("/proc/version", &[][..]),
+        ("/proc/self/maps", &["-f"][..]),
+        ("/proc/filesystems", &["--force"][..]),
+    ] {
+        if std::fs::metadata(src).is_err() {
+            continue;
+        }
+        let to = dir.path().join("copy");
+        std::fs::write(&to, b"old and longer than nothing").unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .arg("cp")
+            .args(opts)
+            .arg(src)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{src}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got = std::fs::read(&to).unwrap();
+        assert!(!got.is_empty(), "{src}: an empty copy");
+        if src == "/proc/version" || src == "/proc/filesystems" {
+            assert_eq!(got, std::fs::read(src).unwrap(), "{src}");
+        } else {
+            // A process's own maps: the copying process's, so only its shape.
+            assert!(
+                got.ends_with(b"\n") && got.windows(4).any(|w| w == b"r-xp"),
+                "{src}"
+            );
+        }
+    }
+}

@@ -169,3 +169,28 @@ fn files0_from_as_gnu() {
         }
     }
 }
+
+/// -c of a file whose size says nothing (/proc: 0; /sys: one page): GNU
+/// trusts the size only up to the last block below it and reads the rest
+/// (coreutils' wc-proc.sh); ferry printed 0 and 4096.
+#[test]
+fn byte_counts_of_files_that_report_no_size() {
+    let c = Corpus::new();
+    std::fs::write(c.file("two"), b"ab").unwrap();
+    for f in [
+        "/proc/version",
+        "/proc/filesystems",
+        "/sys/kernel/profiling",
+    ] {
+        if std::fs::metadata(f).is_ok() {
+            same("wc", &s(&["-c", f]), None, c.path(), &[("LC_ALL", "C")]);
+            same(
+                "wc",
+                &s(&["-c", f, "two"]),
+                None,
+                c.path(),
+                &[("LC_ALL", "C")],
+            );
+        }
+    }
+}

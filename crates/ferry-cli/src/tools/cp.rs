@@ -24,6 +24,8 @@ Copy SOURCE to DEST, or multiple SOURCE(s) to DIRECTORY.
       --progress               show a progress bar on standard error (shown
                                  anyway for copies of 256 MiB or more when
                                  standard error is a terminal)
+  -f, --force                  if an existing destination file cannot be
+                                 opened, remove it and try again
   -t, --target-directory=DIRECTORY  copy all SOURCE arguments into DIRECTORY
   -T, --no-target-directory    treat DEST as a normal file
       --help     display this help and exit
@@ -39,6 +41,8 @@ copy is one thread, in order.
 struct Opts {
     atomic: bool,
     progress: bool,
+    /// -f: remove a destination that cannot be opened, and try again.
+    force: bool,
 }
 
 fn q(p: &Path) -> String {
@@ -50,6 +54,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut o = Opts {
         atomic: false,
         progress: false,
+        force: false,
     };
     let mut target_dir: Option<PathBuf> = None;
     let mut no_target_dir = false;
@@ -59,6 +64,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         let arg = common::next_arg!(t, p, HELP, 1);
         match arg {
             Long("atomic") => o.atomic = true,
+            Short('f') | Long("force") => o.force = true,
             Long("progress") => o.progress = true,
             Short('t') | Long("target-directory") => match p.value() {
                 Ok(v) => target_dir = Some(v.into()),
@@ -208,12 +214,23 @@ fn copy_one(src: &Path, to: &Path, o: &Opts) -> Result<(), String> {
         progress.finish();
         return r;
     }
-    let out = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(sm.mode() & 0o7777)
-        .open(to)
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(sm.mode() & 0o7777)
+            .open(to)
+    };
+    // -f: a destination that cannot be opened is removed and made anew.
+    let out = open()
+        .or_else(|e| {
+            if o.force && existing.is_some() && std::fs::remove_file(to).is_ok() {
+                open()
+            } else {
+                Err(e)
+            }
+        })
         .map_err(|e| {
             format!(
                 "cannot create regular file {}: {}",
@@ -337,7 +354,35 @@ fn copy_data(
             return Ok(());
         }
     }
+    // The size is a hint, not the end: a file that grew, or one that
+    // reports no size at all (/proc, /sys), is copied on to its real end,
+    // as GNU's cp does.
+    let end = copy_tail(input, out, size).map_err(err)?;
     // Holes at the end, and a destination that was longer before.
-    out.set_len(size).map_err(|e| err((Side::Write, e)))?;
+    out.set_len(end).map_err(|e| err((Side::Write, e)))?;
     Ok(())
+}
+
+/// Copies what `input` holds past `from` (read until end of file) to the
+/// same offsets of `out`; returns the end. Usually one read that finds
+/// the end at once.
+fn copy_tail(input: &File, out: &File, from: u64) -> Result<u64, (Side, io::Error)> {
+    use std::io::{Read, Seek, SeekFrom};
+    use std::os::unix::fs::FileExt;
+    let mut r = input;
+    r.seek(SeekFrom::Start(from)).map_err(|e| (Side::Read, e))?;
+    let mut buf = ferry::BufMut::with_capacity(128 << 10);
+    buf.commit(128 << 10);
+    let mut at = from;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(at),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err((Side::Read, e)),
+        };
+        out.write_all_at(&buf[..n], at)
+            .map_err(|e| (Side::Write, e))?;
+        at += n as u64;
+    }
 }

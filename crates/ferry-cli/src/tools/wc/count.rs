@@ -475,15 +475,17 @@ pub(super) fn count_file(
         }
         Err(e) => return Err((common::os_only(e), None)),
     };
-    // Bytes only, of a regular file: its size, unread (as GNU does).
+    // Bytes only, of a regular file: its size, mostly unread (as GNU
+    // does). The size is trusted up to the last block below it; the rest is
+    // read, so a file whose size says nothing (/proc, /sys: 0 or one page)
+    // is counted by reading it.
+    let mut skipped = 0u64;
     if w.bytes && w.count() == 1 {
-        if let Ok(n) = stream.len() {
+        if let (Ok(n), Some(blk)) = (stream.len(), regular_blksize(f)) {
             let pos = stream.position();
-            if stream_is_regular(f) {
-                return Ok(Counts {
-                    bytes: n.saturating_sub(pos),
-                    ..Counts::default()
-                });
+            let hi = n - n % (blk + 1);
+            if pos < hi && stream.seek_to(io::SeekFrom::Start(hi)).is_ok() {
+                skipped = hi - pos;
             }
         }
     }
@@ -515,17 +517,21 @@ pub(super) fn count_file(
             None => counter.feed(&r, wide),
         }
     }
-    Ok(counter.finish())
+    let mut c = counter.finish();
+    c.bytes += skipped;
+    Ok(c)
 }
 
 /// Files at least this long are counted on two cores.
 const TWO_CORES_MIN: u64 = 64 << 20;
 
-fn stream_is_regular(f: &OsString) -> bool {
+/// The block size of `f` if it is a regular file.
+fn regular_blksize(f: &OsString) -> Option<u64> {
     let st = if f == "-" {
         rustix::fs::fstat(std::io::stdin())
     } else {
         rustix::fs::stat(f.as_os_str())
-    };
-    st.map(|s| common::is_reg(&s)).unwrap_or(false)
+    }
+    .ok()?;
+    common::is_reg(&st).then(|| (st.st_blksize as u64).max(1))
 }
