@@ -43,8 +43,9 @@ fn every_count_on_every_input_in_both_locales() {
     }
 }
 
-/// Files of 64 MiB or more are counted on two cores, each region split
-/// after a newline in its second half. A 70 MiB file whose multi-byte and
+/// Files of 64 MiB or more are counted on two cores: a named file split
+/// after the first newline past its middle, each half read by a stream of
+/// its own. A 70 MiB file whose multi-byte and
 /// invalid sequences fall everywhere, with one 9 MiB stretch without a
 /// newline (a region whose second half cannot be split), must still count
 /// as GNU counts it — and so must the same bytes through a pipe, which
@@ -54,11 +55,20 @@ fn large_files_on_two_cores() {
     let c = Corpus::new();
     let big = gnu::big_with_long_line(5);
     std::fs::write(c.file("big"), &big).unwrap();
+    // No line end in the second half: no split, counted on one core.
+    let mut tail_line = big[..10 << 20].to_vec();
+    tail_line.extend(std::iter::repeat_n(b'x', 60 << 20));
+    std::fs::write(c.file("tail-line"), &tail_line).unwrap();
     for loc in LOCALES {
         let env = [("LC_ALL", loc)];
-        for o in [&["-w"][..], &["-m"], &["-L"], &["-lwmcL"]] {
+        for o in [&["-w"][..], &["-m"], &["-L"], &["-lwmcL"], &["-l"], &[]] {
             let mut a = s(o);
             a.push("big".into());
+            same("wc", &a, None, c.path(), &env);
+        }
+        for o in [&["-l"][..], &["-lwmcL"]] {
+            let mut a = s(o);
+            a.extend(s(&["tail-line", "big"]));
             same("wc", &a, None, c.path(), &env);
         }
         same("wc", &[], Some(&big), c.path(), &env);

@@ -383,3 +383,26 @@ mod tests {
         assert!(contents(&output) == src);
     }
 }
+
+/// Page faults the calling thread has taken so far (minor and major), or
+/// `None` where the count cannot be had.
+pub(crate) fn thread_faults() -> Option<u64> {
+    #[cfg(miri)]
+    {
+        None
+    }
+    #[cfg(not(miri))]
+    {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD reports
+        // the calling thread only and writes nothing else.
+        let r = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
+        if r != 0 {
+            return None;
+        }
+        // SAFETY: getrusage succeeded, so it filled the struct (which was
+        // zeroed before in any case).
+        let ru = unsafe { ru.assume_init() };
+        Some(ru.ru_minflt as u64 + ru.ru_majflt as u64)
+    }
+}

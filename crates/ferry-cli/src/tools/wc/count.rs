@@ -8,6 +8,8 @@ use ferry::{OpenOptions, Stream};
 use std::ffi::OsString;
 use std::io;
 
+mod halves;
+
 #[derive(Clone, Copy, Default)]
 pub(super) struct Want {
     pub lines: bool,
@@ -168,19 +170,26 @@ impl Counter {
             s.spawn(|| helper.feed(b, hw));
             self.feed(a, wide);
         });
+        self.absorb(helper);
+    }
+
+    /// Takes over the counts and end state of `next`, which counted the
+    /// bytes that follow this counter's, starting just after a newline
+    /// (where every count's state is the starting state).
+    fn absorb(&mut self, next: &mut Counter) {
         // (The column is kept only for -L; otherwise it is not reset.)
         debug_assert!(
             !self.in_word && self.pending.is_empty() && (!self.want.maxlen || self.linepos == 0)
         );
-        let h = &helper.c;
+        let h = &next.c;
         self.c.lines += h.lines;
         self.c.words += h.words;
         self.c.chars += h.chars;
         self.c.bytes += h.bytes;
         self.c.maxlen = self.c.maxlen.max(h.maxlen);
-        self.in_word = helper.in_word;
-        self.linepos = helper.linepos;
-        self.pending = std::mem::take(&mut helper.pending);
+        self.in_word = next.in_word;
+        self.linepos = next.linepos;
+        self.pending = std::mem::take(&mut next.pending);
     }
 
     /// Words in bytes of a single-byte charset (or an ASCII run of UTF-8):
@@ -489,14 +498,24 @@ pub(super) fn count_file(
             }
         }
     }
-    // Words, characters or widths of a large file: both cores, each on
-    // half of every 16 MiB region.
-    let two = (w.words || w.chars || w.maxlen)
-        && charset != Charset::OtherMultiByte
+    // A large file: both cores. A named file is split in two halves at a
+    // line end, each read by a stream of its own in 1 MiB regions (which
+    // the stream reads into a buffer or maps, whichever its page cache
+    // favours); standard input, each 16 MiB region in two.
+    let large = charset != Charset::OtherMultiByte
         && stream
             .len()
             .is_ok_and(|n| n.saturating_sub(stream.position()) >= TWO_CORES_MIN)
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    if large && f != "-" {
+        if let Some(r) = halves::count(f, &stream, w, charset, wide) {
+            return r.map(|mut c| {
+                c.bytes += skipped;
+                c
+            });
+        }
+    }
+    let two = large && (w.words || w.chars || w.maxlen);
     let mut helper = two.then(|| (Counter::new(w, charset), WideTable::new()));
     let mut counter = Counter::new(w, charset);
     let stream = stream;

@@ -7,6 +7,15 @@
 //! anyway (a break left unanswered past the kernel's lease-break time, then
 //! a truncation) are an `UnexpectedEof` error, never a crash: the SIGBUS
 //! guard catches the fault and the engine reports it.
+//!
+//! A mapping pays one page fault per 16 pages where the file's cache sits
+//! in 4 KiB pages (a log appended line by line, a file written through a
+//! pipe), against one per large folio where it was read in by readahead:
+//! on 4 KiB pages `pread` into a buffer is the faster read. So the start
+//! of each window is probed — one byte read every 64 KiB over its first
+//! MiB, the calling thread's faults counted — and a window that faults at
+//! most every touch is not used: the engine reads into buffers from there
+//! on (docs/BENCHMARKS.md, "Session 15").
 
 use super::{Buffered, Module, Window};
 use crate::{Buf, MappedFile};
@@ -19,6 +28,24 @@ use std::mem::MaybeUninit;
 pub(crate) const MAP_WINDOW_FIRST: usize = 1 << 20;
 pub(crate) const MAP_WINDOW_MAX: usize = 64 << 20;
 
+/// The probe samples this many huge-page spans of a window at most.
+const PROBE_UNITS: usize = 8;
+/// The share of sampled spans in small pages (numerator, denominator) from
+/// which `pread` is the faster read: measured, a fault costs about 9 µs
+/// and maps 64 KiB, a `pread` copies that in about 5 µs
+/// (docs/BENCHMARKS.md, "Session 15").
+const SMALL_SHARE: (u64, u64) = (4, 5);
+
+/// Regions up to this size are read with `pread` where the pages are
+/// small: the engine reads them into a reused pool buffer that stays in
+/// the CPU's cache. A larger region needs a buffer as large, first touched
+/// (zeroed, faulted in) and read back from memory: more than the faults it
+/// saves (`ferry grep` asks for 4–16 MiB: 93–99 ms read, 42–57 ms mapped).
+const PREAD_REGION_MAX: usize = 1 << 20;
+
+/// The span a large folio can be mapped in by one fault (a PMD on x86-64).
+const HUGE_PAGE: u64 = 2 << 20;
+
 pub(crate) struct Mapped {
     /// The file, also read with `pread` (large reads into a caller's
     /// buffer go straight there).
@@ -28,6 +55,9 @@ pub(crate) struct Mapped {
     lease: Option<MappedFile>,
     /// Size and end of the last window.
     last: (usize, u64),
+    /// The span of the last window found in small pages, read with `pread`.
+    pread_from: u64,
+    pread_until: u64,
 }
 
 impl Mapped {
@@ -36,6 +66,8 @@ impl Mapped {
             file,
             lease: Some(lease),
             last: (0, u64::MAX),
+            pread_from: 0,
+            pread_until: 0,
         }
     }
 
@@ -88,7 +120,19 @@ impl Module for Mapped {
     }
 
     fn window(&mut self, start: u64, min: usize) -> Option<io::Result<Window>> {
+        if start < self.pread_until && start >= self.pread_from {
+            return None;
+        }
         match self.map(start, min) {
+            // Mostly small pages here: read this window's span into
+            // buffers instead (and probe the next one).
+            Ok(w)
+                if min <= PREAD_REGION_MAX && start % HUGE_PAGE == 0 && in_small_pages(&w.buf) =>
+            {
+                self.pread_from = start;
+                self.pread_until = start + w.buf.len() as u64;
+                None
+            }
             // A writer broke the lease and still has the file open: read
             // into buffers from here on.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -98,6 +142,40 @@ impl Module for Mapped {
             r => Some(r),
         }
     }
+}
+
+/// True if `window` (which starts on a huge-page boundary) mostly sits
+/// in pages too small to be mapped a huge page at a time, by the faults
+/// that touching it takes: in each of up to `PROBE_UNITS` huge-page spans
+/// spread over it, one byte at the start and one 1 MiB in. A span whose
+/// cache is one large folio is mapped whole by the first touch (one
+/// fault); one of 4 KiB pages takes a fault for each (the kernel maps 16
+/// pages around a fault). Windows shorter than one span are not probed.
+fn in_small_pages(window: &Buf) -> bool {
+    let unit = HUGE_PAGE as usize;
+    let units = window.len() / unit;
+    if units == 0 {
+        return false;
+    }
+    let sampled = units.min(PROBE_UNITS);
+    let Some(before) = crate::sys::map::thread_faults() else {
+        return false;
+    };
+    let mut sum = 0u8;
+    for i in 0..sampled {
+        let at = (i * units / sampled) * unit;
+        // The pages would be touched by the reader anyway; a lost page
+        // reads as zeros here (the SIGBUS guard) and is reported later.
+        sum = sum
+            .wrapping_add(window[at])
+            .wrapping_add(window[at + unit / 2]);
+    }
+    std::hint::black_box(sum);
+    let Some(after) = crate::sys::map::thread_faults() else {
+        return false;
+    };
+    let small = after.saturating_sub(before).saturating_sub(sampled as u64);
+    small * SMALL_SHARE.1 >= sampled as u64 * SMALL_SHARE.0
 }
 
 impl Mapped {
@@ -116,7 +194,16 @@ impl Mapped {
         } else {
             (size - start).min(min.max(window) as u64) as usize
         };
-        let end = start + len as u64;
+        let mut end = start + len as u64;
+        // Windows end on a huge-page boundary (unless that would make one
+        // shorter than asked), so that the next starts on one: a window
+        // whose file offset and address agree modulo 2 MiB can have a large
+        // folio mapped by one fault instead of 32.
+        let aligned = end - end % HUGE_PAGE;
+        if end < size && aligned > start && aligned - start >= min as u64 {
+            end = aligned;
+        }
+        let len = (end - start) as usize;
         self.last = (window, end);
         let buf = if len > 0 {
             lease.map(start..end)?
@@ -127,5 +214,41 @@ impl Mapped {
             buf,
             eof: end >= size,
         })
+    }
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A file written 4 KiB at a time, `len` bytes.
+    fn written_in_pages(len: usize) -> (tempfile::TempDir, std::fs::File) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let mut f = std::fs::File::create(&p).unwrap();
+        for i in 0..len / 4096 {
+            f.write_all(&[i as u8; 4096]).unwrap();
+        }
+        (d, std::fs::File::open(&p).unwrap())
+    }
+
+    #[test]
+    fn a_file_written_in_small_pieces_is_found_in_small_pages() {
+        let (_d, f) = written_in_pages(8 << 20);
+        let m = MappedFile::open(&f).unwrap();
+        let w = m.map(2 << 20..6 << 20).unwrap();
+        assert!(in_small_pages(&w), "4 KiB pages not recognised");
+        // The probe read through the mapping: the bytes are the file's.
+        assert_eq!(w[0], (512 % 256) as u8);
+        assert_eq!(w[(1 << 20) + 5], ((768) % 256) as u8);
+    }
+
+    #[test]
+    fn windows_shorter_than_a_huge_page_are_not_probed() {
+        let (_d, f) = written_in_pages(4 << 20);
+        let m = MappedFile::open(&f).unwrap();
+        let w = m.map(0..(2 << 20) - 4096).unwrap();
+        assert!(!in_small_pages(&w));
     }
 }
