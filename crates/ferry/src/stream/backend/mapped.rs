@@ -127,7 +127,9 @@ impl Module for Mapped {
             // Mostly small pages here: read this window's span into
             // buffers instead (and probe the next one).
             Ok(w)
-                if min <= PREAD_REGION_MAX && start % HUGE_PAGE == 0 && in_small_pages(&w.buf) =>
+                if min <= PREAD_REGION_MAX
+                    && start.is_multiple_of(HUGE_PAGE)
+                    && in_small_pages(&w.buf) =>
             {
                 self.pread_from = start;
                 self.pread_until = start + w.buf.len() as u64;
