@@ -185,11 +185,9 @@ impl Pool {
                 ),
             ));
         }
-        let shards = config.shards.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map_or(4, |n| n.get() * 2)
-                .max(2)
-        });
+        let shards = config
+            .shards
+            .unwrap_or_else(|| crate::sys::cpus().map_or(4, |n| n * 2).max(2));
         let shards: Box<[Shard]> = (0..shards.clamp(1, 1 << 16).next_power_of_two())
             .map(|_| Shard {
                 inner: SpinLock::new(ShardInner {

@@ -56,3 +56,23 @@ pub(crate) fn thread_id() -> usize {
         TOKEN.with(|t| t as *const u8 as usize)
     }
 }
+
+/// The CPUs this thread may run on (one system call; `None` if unknown).
+/// Cheaper than `std::thread::available_parallelism`, which also reads the
+/// cgroup's CPU quota files (a dozen system calls at every start).
+pub(crate) fn cpus() -> Option<usize> {
+    #[cfg(miri)]
+    {
+        None
+    }
+    #[cfg(not(miri))]
+    {
+        // SAFETY: an all-zero cpu_set_t is a valid, empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a writable cpu_set_t of the size passed; pid 0
+        // is the calling thread.
+        let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        // SAFETY: CPU_COUNT only reads the set sched_getaffinity filled.
+        (r == 0).then(|| unsafe { libc::CPU_COUNT(&set) } as usize)
+    }
+}
