@@ -285,6 +285,13 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
 /// Files at least this large are compared on two threads.
 const PARALLEL_MIN: u64 = 64 << 20;
 
+/// Each thread compares this much of both files at a time: where a stream
+/// reads with `pread` (a file in 4 KiB page-cache pages) both buffers stay
+/// in the CPU's cache. On a file written 4 KiB at a time: 128 KiB 3.06×
+/// GNU, 256 KiB 2.95×, 1 MiB 2.87× (15 interleaved rounds; 256 KiB was
+/// also faster on large folios, 67 against 82 ms).
+const PARALLEL_CHUNK: usize = 256 << 10;
+
 /// The offset of the first difference in the first `n` bytes (after the
 /// skips), using two threads; `None` if the threads could not run (then
 /// the sequential path decides) and `Some(None)` if equal.
@@ -300,7 +307,7 @@ fn parallel_first_difference(
         let sb = Stream::open(bn, &common::stream_options(OpenOptions::read_only())).ok()?;
         let mut pos = from;
         while pos < to {
-            let len = ((to - pos) as usize).min(CHUNK);
+            let len = ((to - pos) as usize).min(PARALLEL_CHUNK);
             let ra = sa.salloc_at(len, io::SeekFrom::Start(skip[0] + pos)).ok()?;
             let rb = sb.salloc_at(len, io::SeekFrom::Start(skip[1] + pos)).ok()?;
             if ra.len() != len || rb.len() != len {

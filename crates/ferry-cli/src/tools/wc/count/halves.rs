@@ -11,7 +11,7 @@ use std::io;
 
 /// Each half is read this much at a time: small enough that a stream
 /// reading into a buffer reuses one that stays in the CPU's cache.
-const REGION: usize = 1 << 20;
+const REGION: usize = 256 << 10;
 
 /// The counts of `first` (open on `f`, at its current position) to its
 /// end, on two threads; `None` if the file could not be split (reopened,
