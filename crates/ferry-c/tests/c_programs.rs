@@ -451,6 +451,13 @@ fn closed_pipe_raises_sigpipe() {
     same("closed_pipe.c", b"", &[]);
 }
 
+/// setvbuf(stdin, _IONBF): reads stop where asked, so a shell command
+/// run in between goes on from there (GNU ed's `!read`).
+#[test]
+fn unbuffered_input_reads_no_further() {
+    same("unbuffered_input.c", b"", &[]);
+}
+
 /// fmemopen, every mode, against glibc (issue 19).
 #[test]
 fn fmemopen_as_glibc() {
