@@ -353,3 +353,46 @@ impl Gen {
 
 /// Input sizes around the usual buffer sizes, and past 1 MiB.
 pub const SIZES: [usize; 9] = [0, 1, 2, 4095, 4096, 4097, 65537, 131072, (1 << 20) + 3];
+
+/// gnulib's stdio tests (scripts/stdio-conformance.sh) that glibc passes
+/// and ferry passes too: each built against both, both must pass. The
+/// others, and why, are in docs/C_CONFORMANCE.md.
+#[test]
+fn gnulib_stdio_tests() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/stdio-conformance.sh");
+    let tests = [
+        "test-fdopen",
+        "test-fflush",
+        "test-fgetc",
+        "test-fopen",
+        "test-fputc",
+        "test-fread",
+        "test-freopen",
+        "test-fseek",
+        "test-fseeko",
+        "test-fseeko3",
+        "test-fseeko4",
+        "test-ftell",
+        "test-ftell3",
+        "test-ftello",
+        "test-ftello3",
+        "test-fwrite",
+        "test-getdelim",
+        "test-getline",
+        "test-perror",
+        "test-perror2",
+        "test-vfprintf-posix",
+    ];
+    let o = Command::new("bash")
+        .arg(&script)
+        .args(tests)
+        .env("FERRY_LIBDIR", libdir())
+        .output()
+        .expect("running scripts/stdio-conformance.sh");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && table.matches("| PASS | PASS |").count() == tests.len(),
+        "gnulib's stdio tests:\n{table}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
