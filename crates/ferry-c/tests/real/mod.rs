@@ -167,7 +167,7 @@ pub struct Ran {
 }
 
 /// How long one run may take before it counts as hung.
-const DEADLINE: Duration = Duration::from_secs(120);
+const DEADLINE: Duration = Duration::from_secs(300);
 
 /// Runs `exe` (as `argv0`) on `case` in the fresh directory `dir`.
 pub fn run(exe: &Path, argv0: &str, dir: &Path, case: &Case) -> Ran {
