@@ -444,6 +444,20 @@ fn failed_flush_drops_the_buffer() {
     same("full_device.c", b"", &[]);
 }
 
+/// A write into a pipe with no reader: SIGPIPE as glibc's write(2) gets
+/// it (death by default, the handler, or only EPIPE when ignored).
+#[test]
+fn closed_pipe_raises_sigpipe() {
+    same("closed_pipe.c", b"", &[]);
+}
+
+/// setvbuf(stdin, _IONBF): reads stop where asked, so a shell command
+/// run in between goes on from there (GNU ed's `!read`).
+#[test]
+fn unbuffered_input_reads_no_further() {
+    same("unbuffered_input.c", b"", &[]);
+}
+
 /// fmemopen, every mode, against glibc (issue 19).
 #[test]
 fn fmemopen_as_glibc() {

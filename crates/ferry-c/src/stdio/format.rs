@@ -195,8 +195,15 @@ pub extern "C" fn fy__seterr(f: *mut FyFile, e: c_int) {
 pub extern "C" fn fy_perror(s: *const c_char) {
     ffi_guard((), libc::EIO, || {
         let e = file::errno_value();
-        // SAFETY: strerror returns a valid string for any errno.
-        let msg = unsafe { CStr::from_ptr(libc::strerror(e)) }.to_bytes();
+        // strerror_r into our own buffer: perror must leave strerror's
+        // static buffer alone (a string the caller got from strerror stays
+        // valid, as glibc's; gnulib's test-perror2). Unknown numbers get
+        // strerror's "Unknown error N" text too.
+        let mut buf = [0 as c_char; 1024];
+        // SAFETY: buf is writable for its length; strerror_r NUL-terminates.
+        unsafe { libc::strerror_r(e, buf.as_mut_ptr(), buf.len()) };
+        // SAFETY: NUL-terminated by strerror_r (the buffer is large enough).
+        let msg = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_bytes();
         let mut line = Vec::new();
         if !s.is_null() && !cstr(s).is_empty() {
             line.extend_from_slice(cstr(s));

@@ -23,6 +23,18 @@ fn read_through(
             return Ok(got);
         }
     }
+    if super::rw::unbuffered_read(st) {
+        // A byte a call, as glibc's unbuffered fgets and getline.
+        let mut b = [0u8];
+        while got < max && super::rw::read_direct(st, &mut b)? == 1 {
+            sink(&b)?;
+            got += 1;
+            if b[0] == delim {
+                break;
+            }
+        }
+        return Ok(got);
+    }
     let g = guard(st)?;
     while got < max {
         let buf = match g.fill_buf() {

@@ -48,6 +48,9 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
         with_stream(f, 0, for_read, |file, st| {
             // SAFETY: the caller's buffer of size*n bytes.
             let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
+            if unbuffered_read(st) {
+                return read_direct(st, out).map(|got| got / size);
+            }
             if !st.push.is_empty() || len >= DIRECT {
                 return read_bytes(st, out).map(|got| got / size);
             }
@@ -85,6 +88,51 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
             }
         })
     })
+}
+
+/// Whether reads on this FILE go straight to its descriptor (setvbuf
+/// `_IONBF` on a plain stream with no pushed-back bytes left): glibc's
+/// unbuffered stream reads what it is asked for and no more, one byte for
+/// getc, so the descriptor's offset is always where the reader is and a
+/// child or another handle on it goes on from there, pipes included (GNU
+/// ed sets stdin so, and its `!read` shell escape reads the script's next
+/// line). ferry's stream would read ahead a whole buffer.
+pub(super) fn unbuffered_read(st: &State) -> bool {
+    st.buffering == Buffering::None && matches!(st.kind, Kind::Plain) && st.push.is_empty()
+}
+
+/// Reads into `out` with read(2) on the descriptor, after handing the
+/// stream's offset over to it (the stream, lent, takes the offset back on
+/// its next buffered use): as many calls as glibc's unbuffered fread makes,
+/// until `out` is full or the end. Sets eof at the end; an error after some
+/// bytes keeps them (ferror and errno set).
+pub(super) fn read_direct(st: &mut State, out: &mut [u8]) -> Result<usize, c_int> {
+    let g = guard(st)?;
+    g.flush().map_err(|e| errno_of(&e))?;
+    let fd = g.raw_fd().ok_or(libc::EBADF)?;
+    let mut got = 0;
+    while got < out.len() {
+        let rest = &mut out[got..];
+        // SAFETY: `rest` is writable memory of `rest.len()` bytes.
+        let r = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        if r == 0 {
+            st.eof = true;
+            break;
+        }
+        if r < 0 {
+            let e = file::errno_value();
+            if e == libc::EINTR {
+                continue;
+            }
+            if got > 0 {
+                fail(st, e);
+                break;
+            }
+            return Err(e);
+        }
+        got += r as usize;
+    }
+    Ok(got)
 }
 
 /// Reads at least this large go straight from the stream into the
@@ -181,6 +229,13 @@ pub extern "C" fn fy__uflow(f: *mut FyFile) -> c_int {
             }
             if st.buffering != Buffering::Full {
                 crate::registry::flush_line_buffered(file);
+            }
+            if unbuffered_read(st) {
+                let mut b = [0u8];
+                return Ok(match read_direct(st, &mut b)? {
+                    0 => EOF,
+                    _ => c_int::from(b[0]),
+                });
             }
             let g = guard(st)?;
             let (p, n) = match g.fill_buf() {
