@@ -233,6 +233,16 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
+/// Ignores SIGPIPE, as std's runtime start-up does (the binary starts
+/// without it): a write to a pipe nobody reads fails with `EPIPE`, and the
+/// tool then ends as GNU's do ([`die_of_sigpipe`]).
+#[cfg_attr(test, allow(dead_code))]
+pub fn ignore_sigpipe() {
+    // SAFETY: changing SIGPIPE's disposition to "ignore" at start-up,
+    // before any thread exists; no handler function is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
 /// Ends the process the way GNU tools end when their reader goes away:
 /// killed by SIGPIPE (so shells see the same status), silently.
 pub fn die_of_sigpipe() -> ! {

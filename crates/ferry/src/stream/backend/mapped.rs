@@ -31,9 +31,11 @@ pub(crate) const MAP_WINDOW_MAX: usize = 64 << 20;
 /// The probe samples this many huge-page spans of a window at most.
 const PROBE_UNITS: usize = 8;
 /// The share of sampled spans in small pages (numerator, denominator) from
-/// which `pread` is the faster read: measured, a fault costs about 9 µs
-/// and maps 64 KiB, a `pread` copies that in about 5 µs
-/// (docs/BENCHMARKS.md, "Session 15").
+/// which `pread` is the faster read. Measured on `wc -l` of a 256 MiB file:
+/// a fault costs about 9 µs and maps 64 KiB (16 faults a MiB in small
+/// pages, one per 2 MiB in large folios), a `pread` copies 64 KiB in about
+/// 7 µs; so mapping stops paying once more than about 77% of the spans are
+/// small (docs/BENCHMARKS.md, "Session 15").
 const SMALL_SHARE: (u64, u64) = (4, 5);
 
 /// Regions up to this size are read with `pread` where the pages are
