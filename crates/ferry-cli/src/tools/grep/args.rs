@@ -164,6 +164,7 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
         max_count: None,
         label: "(standard input)".into(),
         utf8,
+        context_given: false,
         before: 0,
         after: 0,
         group_sep: Some(b"--".to_vec()),
@@ -180,8 +181,8 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
         devices: Devices::Default,
         filter: Filter::default(),
     };
-    let (mut before, mut after, mut context): (Option<usize>, Option<usize>, usize) =
-        (None, None, 0);
+    let (mut before, mut after, mut context): (Option<usize>, Option<usize>, Option<usize>) =
+        (None, None, None);
     let mut color = "never".to_string();
     let mut count = false;
     let mut list: Option<Report> = None;
@@ -350,7 +351,7 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
             Short('U') | Long("binary") => {}
             Short('A') | Long("after-context") => after = Some(context_len(t, p.value())?),
             Short('B') | Long("before-context") => before = Some(context_len(t, p.value())?),
-            Short('C') | Long("context") => context = context_len(t, p.value())?,
+            Short('C') | Long("context") => context = Some(context_len(t, p.value())?),
             Long("group-separator") => {
                 o.group_sep = Some(value(t, &mut p)?.into_encoded_bytes());
             }
@@ -371,8 +372,9 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
             }
         }
     }
-    o.before = before.unwrap_or(context);
-    o.after = after.unwrap_or(context);
+    o.context_given = before.is_some() || after.is_some() || context.is_some();
+    o.before = before.or(context).unwrap_or(0);
+    o.after = after.or(context).unwrap_or(0);
     o.report = if quiet {
         Report::Quiet
     } else if let Some(l) = list {

@@ -14,12 +14,13 @@ use std::io;
 impl Search<'_> {
     /// Prints what is due before the selected line at `ls`: trailing
     /// context of earlier lines, then leading context.
-    pub(super) fn context_before(&mut self, data: &[u8], ls: usize) -> io::Result<()> {
+    /// True if leading context started the selected line's group.
+    pub(super) fn context_before(&mut self, data: &[u8], ls: usize) -> io::Result<bool> {
         self.trailing(data, ls)?;
         let want = self.o.before;
         if want == 0 || self.in_binary() {
             self.carry.clear();
-            return Ok(());
+            return Ok(false);
         }
         // Starts of up to `want` lines just before `ls`, not below floor.
         let mut starts = Vec::new();
@@ -30,20 +31,23 @@ impl Search<'_> {
             starts.push(s);
             p = s;
         }
+        let mut started = false;
         if starts.len() < want && self.floor == 0 {
             let from_carry = (want - starts.len()).min(self.carry.len());
             let skip = self.carry.len() - from_carry;
             let carried: Vec<_> = self.carry.drain(..).skip(skip).collect();
             for (line, off, n) in carried {
-                self.emit_line(&line, off, n, false)?;
+                self.emit_line(&line, off, n, false, !started)?;
+                started = true;
             }
         }
         self.carry.clear();
         for &s in starts.iter().rev() {
             let e = memchr::memchr(b'\n', &data[s..]).map_or(data.len(), |i| s + i);
-            self.emit(data, s, e, false)?;
+            self.emit(data, s, e, false, !started)?;
+            started = true;
         }
-        Ok(())
+        Ok(started)
     }
 
     /// Prints trailing context from `floor` up to `to` (at most
@@ -55,7 +59,7 @@ impl Search<'_> {
         while self.after_left > 0 && self.floor < to {
             let s = self.floor;
             let e = memchr::memchr(b'\n', &data[s..to]).map_or(to, |i| s + i);
-            self.emit(data, s, e, false)?;
+            self.emit(data, s, e, false, false)?;
             self.after_left -= 1;
             self.floor = e + 1;
         }

@@ -15,6 +15,7 @@ impl Search<'_> {
         ls: usize,
         le: usize,
         selected: bool,
+        group: bool,
     ) -> io::Result<()> {
         let n = if self.o.numbers {
             self.line_at(data, ls)
@@ -22,18 +23,21 @@ impl Search<'_> {
             0
         };
         let off = self.base + ls as u64;
-        self.emit_line(&data[ls..le], off, n, selected)
+        self.emit_line(&data[ls..le], off, n, selected, group)
     }
 
     /// A line at file offset `off`, numbered `n` (when numbers are shown).
+    /// `group`: it starts a group (a selected line, or the first of its
+    /// leading context), where a group separator may go.
     pub(super) fn emit_line(
         &mut self,
         line: &[u8],
         off: u64,
         n: u64,
         selected: bool,
+        group: bool,
     ) -> io::Result<()> {
-        if self.o.context() {
+        if self.o.context() && group {
             if self.printed && self.last_end != Some(off) {
                 if let Some(sep) = &self.o.group_sep {
                     let mut b = std::mem::take(&mut self.scratch);
@@ -49,6 +53,14 @@ impl Search<'_> {
                 }
             }
             self.printed = true;
+        }
+        if !self.o.only && !self.o.text && self.o.utf8 && !valid_for_glibc(line) {
+            // Not valid in the locale: GNU calls the file binary and holds
+            // the line back (its group still counts as output).
+            self.encoding_held_back = true;
+            return Ok(());
+        }
+        if self.o.context() {
             self.last_end = Some(off + line.len() as u64 + 1);
         }
         if self.o.only {
@@ -58,13 +70,9 @@ impl Search<'_> {
             }
             return self.only_matching(line, off, n);
         }
-        if !self.o.text && self.o.utf8 && !valid_for_glibc(line) {
-            self.encoding_held_back = true;
-            return Ok(());
-        }
         let mut b = std::mem::take(&mut self.scratch);
         b.clear();
-        self.head(&mut b, off, n, selected);
+        self.head(&mut b, off, n, selected, !line.is_empty());
         self.text(&mut b, line, selected);
         b.push(self.o.eol());
         let r = self.out.write(&b);
@@ -95,7 +103,7 @@ impl Search<'_> {
                 continue;
             }
             b.clear();
-            self.head(&mut b, off + s as u64, n, true);
+            self.head(&mut b, off + s as u64, n, true, true);
             match &self.o.color {
                 Some(c) => {
                     c.start(&c.ms, &mut b);
@@ -114,8 +122,8 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// The head of an output line into `b`.
-    fn head(&self, b: &mut Vec<u8>, off: u64, n: u64, selected: bool) {
+    /// The head of an output line into `b` (`-T`'s tab only before text).
+    fn head(&self, b: &mut Vec<u8>, off: u64, n: u64, selected: bool, text: bool) {
         let o = self.o;
         let sep: &[u8] = if selected { b":" } else { b"-" };
         let c = o.color.as_ref();
@@ -156,7 +164,7 @@ impl Search<'_> {
             number(b, off, c.map(|c| &c.bn));
             any = true;
         }
-        if o.initial_tab && any {
+        if o.initial_tab && any && text {
             b.push(b'\t');
         }
     }

@@ -65,6 +65,9 @@ struct Opts {
     label: String,
     utf8: bool,
     /// `-B` and `-A`: context lines before and after selected ones.
+    /// `context_given`: one of -A -B -C was given, even as 0 (groups are
+    /// then separated).
+    context_given: bool,
     before: usize,
     after: usize,
     /// The line between non-adjacent groups of context (None: no line).
@@ -85,7 +88,7 @@ struct Opts {
 
 impl Opts {
     fn context(&self) -> bool {
-        self.before > 0 || self.after > 0
+        self.context_given
     }
 
     /// The byte that ends lines in the input and the output.

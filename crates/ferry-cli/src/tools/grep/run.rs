@@ -74,8 +74,19 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
         let with_name = o.with_name.unwrap_or(many || f.walked);
         let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, &name, with_name);
         s.printed = printed;
+        let mut opened = true;
         match s.file(f.path) {
             Ok(()) => {}
+            Err(Failure::Open(e)) => {
+                opened = false;
+                if !o.no_messages {
+                    if let Err(e) = s.out.flush() {
+                        return Err(write_failed(t, &e));
+                    }
+                    t.file_error(&name, &e);
+                }
+                read_trouble.set(true);
+            }
             Err(Failure::Read(e)) => {
                 if !o.no_messages {
                     // Lines already found go out before the message.
@@ -91,6 +102,9 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
         let selected = s.selected;
         let binary_msg = s.binary_message();
         printed = s.printed;
+        if !opened {
+            return Ok(true);
+        }
         if let Err(e) = s.finish() {
             return Err(write_failed(t, &e));
         }

@@ -6,6 +6,8 @@ use std::os::fd::AsFd;
 
 /// Why a file's search stopped.
 pub(super) enum Failure {
+    /// The file could not be opened: it has no count or name to report.
+    Open(io::Error),
     Read(io::Error),
     Write(io::Error),
 }
@@ -49,6 +51,9 @@ pub(super) struct Search<'a> {
     pub(super) width: usize,
     /// Reused for building an output line.
     pub(super) scratch: Vec<u8>,
+    /// File offset of a NUL just after the current block, in the line the
+    /// region cut.
+    pub(super) tail_nul: Option<u64>,
 }
 
 impl<'a> Search<'a> {
@@ -84,6 +89,7 @@ impl<'a> Search<'a> {
             carry: Default::default(),
             width: 0,
             scratch: Vec::new(),
+            tail_nul: None,
         }
     }
 
@@ -93,7 +99,15 @@ impl<'a> Search<'a> {
         } else {
             Stream::open(f, &common::stream_options(OpenOptions::read_only()))
         };
-        let s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
+        let s = s.map_err(|e| {
+            let e = common::os_only(e);
+            // A directory is opened by GNU, and fails on the read.
+            if e.raw_os_error() == Some(libc::EISDIR) {
+                Failure::Read(e)
+            } else {
+                Failure::Open(e)
+            }
+        })?;
         if self.o.initial_tab {
             // GNU pads to the digits of the file's size (of the largest
             // offset for a pipe).
@@ -116,12 +130,19 @@ impl<'a> Search<'a> {
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
         // A last line without a newline is searched as if it had one.
         let g = &s;
-        crate::tools::blocks::for_each_block(
+        crate::tools::blocks::for_each_block_peek(
             g,
             if two { 16 << 20 } else { 4 << 20 },
             eol,
             |e| Failure::Read(common::os_only(e)),
-            |block| {
+            |block, rest| {
+                // A NUL in the cut line after the block, where GNU's read
+                // would bring it in with the block's last lines.
+                self.tail_nul = if self.o.nul_data || self.o.text {
+                    None
+                } else {
+                    memchr::memchr(0, rest).map(|i| self.offset + (block.len() + i) as u64)
+                };
                 let flow = if two {
                     self.count_two(block)?
                 } else {
@@ -218,10 +239,13 @@ impl<'a> Search<'a> {
             return self.scan(&swapped);
         }
         if !self.binary && !self.o.text {
-            if let Some(p) = memchr::memchr(0, data) {
+            let nul = memchr::memchr(0, data)
+                .map(|p| start + p as u64)
+                .or(self.tail_nul);
+            let buf_start = nul.map(|p| (p / GNU_BUFFER * GNU_BUFFER).max(start));
+            if let Some(buf_start) = buf_start.filter(|&b| b < start + data.len() as u64) {
                 // GNU notices the NUL at the start of the buffer holding it,
                 // which begins with a whole line.
-                let buf_start = ((start + p as u64) / GNU_BUFFER * GNU_BUFFER).max(start);
                 let at = (buf_start - start) as usize;
                 let line_start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
                 self.base = start;
@@ -334,15 +358,18 @@ impl<'a> Search<'a> {
     fn select(&mut self, data: &[u8], ls: usize, le: usize) -> Result<Flow, Failure> {
         self.selected += 1;
         if self.stops_at_first() {
+            // Held back, but a group separator still comes before the
+            // next file's lines (as in GNU).
+            self.printed = true;
             return Ok(Flow::Stop);
         }
         let hit_max = self.o.max_count.is_some_and(|m| self.selected >= m);
         match self.o.report {
             Report::Lines => {
-                if self.o.context() {
-                    self.context_before(data, ls).map_err(Failure::Write)?;
-                }
-                self.emit(data, ls, le, true).map_err(Failure::Write)?;
+                let started =
+                    self.o.context() && self.context_before(data, ls).map_err(Failure::Write)?;
+                self.emit(data, ls, le, true, !started)
+                    .map_err(Failure::Write)?;
                 self.floor = le + 1;
                 self.after_left = self.o.after;
                 if hit_max && self.o.after > 0 {

@@ -153,7 +153,8 @@ impl Walk {
             });
         }
         // Named on the command line: symbolic links are followed. A name
-        // that cannot be looked at is opened anyway, for the open error.
+        // that cannot be looked at is opened anyway, for the open error
+        // (GNU reports a missing file even when --exclude names it).
         let meta = std::fs::metadata(op);
         if let Ok(m) = &meta {
             let ft = m.file_type();
@@ -178,8 +179,6 @@ impl Walk {
                     return Ok(true);
                 }
             }
-        } else if self.filter.skips_file(op.as_bytes(), true) {
-            return Ok(true);
         }
         f(Found {
             path: op,
