@@ -212,6 +212,7 @@ fn nul_terminated_lines() {
     let c = Corpus::new();
     std::fs::write(c.file("z"), b"a\nb\0c\nab\0x\0hit\nhit\0last").unwrap();
     std::fs::write(c.file("zz"), b"x\0y\n").unwrap();
+    std::fs::write(c.file("sp"), b"a\nb\0c d\0e\tf\0gh\0\n\0").unwrap();
     for a in [
         &["a.b", "z"][..],
         &["^b", "z"],
@@ -225,6 +226,14 @@ fn nul_terminated_lines() {
         &["-Zl", "y", "zz", "z"],
         &["-C1", "--group-separator=SEP", "-e", "a", "-e", "las", "z"],
         &["-x", "hit.hit", "z"],
+        // A newline inside a NUL-terminated line is a space character.
+        &["-c", "[[:space:]]", "z"],
+        &["-o", "a\\sb", "z"],
+        &["-c", "\\S", "sp"],
+        &["-o", "[^[:space:]]*", "sp"],
+        &["-c", "^\\S*$", "sp"],
+        &["-o", "c[[:cntrl:]]", "sp"],
+        &["-co", "\\W", "sp"],
     ] {
         let mut a = s(a);
         a.insert(0, "-z".into());
@@ -369,5 +378,57 @@ fn option_errors_and_digit_options() {
         &["--cont=1", "hit", "sp1"],
     ] {
         same("grep", &s(a), None, c.path(), &[]);
+    }
+}
+
+/// `--line-buffered`: each line reaches the reader while the input is
+/// still open (buffered output would hold it back until the end).
+#[test]
+fn line_buffered_output_arrives_line_by_line() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    for args in [
+        &["--line-buffered", "hit"][..],
+        &["--line-buffered", "-c", "-A1", "-n", "hit"],
+    ] {
+        let mut ch = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .arg("grep")
+            .args(args)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut w = ch.stdin.take().unwrap();
+        let mut r = BufReader::new(ch.stdout.take().unwrap());
+        let counting = args.contains(&"-c");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            for _ in 0..2 {
+                line.clear();
+                if r.read_line(&mut line).is_err() {
+                    break;
+                }
+                let _ = tx.send(line.clone());
+            }
+        });
+        w.write_all(b"a hit\nnot\n").unwrap();
+        w.flush().unwrap();
+        if counting {
+            // A count can only come at the end.
+            drop(w);
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+            assert_eq!(got, "1\n");
+        } else {
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+            assert_eq!(got, "a hit\n", "the line came only after the input ended");
+            w.write_all(b"more hit\n").unwrap();
+            w.flush().unwrap();
+            let got = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap();
+            assert_eq!(got, "more hit\n");
+            drop(w);
+        }
+        assert!(ch.wait().unwrap().success());
     }
 }

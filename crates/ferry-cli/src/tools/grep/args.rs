@@ -409,6 +409,7 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
         syntax,
         utf8: o.utf8,
         icase: ignore_case,
+        nul_data: o.nul_data,
     };
     Ok(Args {
         o,

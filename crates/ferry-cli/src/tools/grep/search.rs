@@ -129,28 +129,39 @@ impl<'a> Search<'a> {
             && s.len().is_ok_and(|l| l >= 64 << 20)
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
         // A last line without a newline is searched as if it had one.
-        let g = &s;
-        crate::tools::blocks::for_each_block_peek(
-            g,
-            if two { 16 << 20 } else { 4 << 20 },
-            eol,
-            |e| Failure::Read(common::os_only(e)),
-            |block, rest| {
-                // A NUL in the cut line after the block, where GNU's read
-                // would bring it in with the block's last lines.
-                self.tail_nul = if self.o.nul_data || self.o.text {
-                    None
-                } else {
-                    memchr::memchr(0, rest).map(|i| self.offset + (block.len() + i) as u64)
-                };
-                let flow = if two {
-                    self.count_two(block)?
-                } else {
-                    self.block(block)?
-                };
-                Ok(flow == Flow::Go)
-            },
-        )
+        let as_they_come = self.o.line_buffered && !s.is_mapped() && !is_regular(f);
+        let each = |block: &[u8], rest: &[u8]| {
+            // A NUL in the cut line after the block, where GNU's read
+            // would bring it in with the block's last lines.
+            self.tail_nul = if self.o.nul_data || self.o.text {
+                None
+            } else {
+                memchr::memchr(0, rest).map(|i| self.offset + (block.len() + i) as u64)
+            };
+            let flow = if two {
+                self.count_two(block)?
+            } else {
+                self.block(block)?
+            };
+            Ok(flow == Flow::Go)
+        };
+        match s.raw_fd() {
+            // --line-buffered on a pipe or terminal: lines are searched as
+            // they come, not once a region is full.
+            Some(fd) if as_they_come => {
+                // SAFETY: the stream owns the descriptor and outlives this
+                // borrow of it.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+                as_it_comes(fd, eol, each)
+            }
+            _ => crate::tools::blocks::for_each_block_peek(
+                &s,
+                if two { 16 << 20 } else { 4 << 20 },
+                eol,
+                |e| Failure::Read(common::os_only(e)),
+                each,
+            ),
+        }
     }
 
     /// Counts the selected lines of a block on two cores. A half with a NUL
@@ -513,4 +524,46 @@ fn is_regular(name: &std::ffi::OsStr) -> bool {
         return common::file_type(std::io::stdin().as_fd()).is_ok_and(|st| common::is_reg(&st));
     }
     std::fs::metadata(name).is_ok_and(|m| m.is_file())
+}
+
+/// Blocks of whole lines from `fd` as each read brings them in (a last
+/// line without `eol` comes last, with `eol` added), with the cut line
+/// after each block, for `f` as in `blocks::for_each_block_peek`.
+fn as_it_comes(
+    fd: std::os::fd::BorrowedFd<'_>,
+    eol: u8,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Failure>,
+) -> Result<(), Failure> {
+    let mut buf = vec![0u8; GNU_BUFFER as usize];
+    let mut have = 0;
+    loop {
+        if have == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match rustix::io::read(fd, &mut buf[have..]) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Failure::Read(e.into())),
+        };
+        if n == 0 {
+            break;
+        }
+        let from = have;
+        have += n;
+        if memchr::memchr(eol, &buf[from..have]).is_none() {
+            continue;
+        }
+        let whole = memchr::memrchr(eol, &buf[..have]).map_or(0, |i| i + 1);
+        if !f(&buf[..whole], &buf[whole..have])? {
+            return Ok(());
+        }
+        buf.copy_within(whole..have, 0);
+        have -= whole;
+    }
+    if have > 0 {
+        buf.truncate(have);
+        buf.push(eol);
+        f(&buf, &[])?;
+    }
+    Ok(())
 }
