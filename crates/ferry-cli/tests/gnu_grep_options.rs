@@ -376,6 +376,9 @@ fn option_errors_and_digit_options() {
         &["-D", "foo", "hit", "sp1"],
         &["--context", "1", "hit", "sp1"],
         &["--cont=1", "hit", "sp1"],
+        &["-u", "-b", "hit", "sp1"],
+        &["-uu", "-c", "hit", "sp1"],
+        &["--un", "hit", "sp1"],
     ] {
         same("grep", &s(a), None, c.path(), &[]);
     }

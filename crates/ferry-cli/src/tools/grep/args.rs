@@ -349,6 +349,11 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
             Short('T') | Long("initial-tab") => o.initial_tab = true,
             Short('Z') | Long("null") => o.null_name = true,
             Short('U') | Long("binary") => {}
+            Short('u') | Long("unix-byte-offsets") => {
+                t.error(format_args!(
+                    "warning: --unix-byte-offsets (-u) is obsolete"
+                ));
+            }
             Short('A') | Long("after-context") => after = Some(context_len(t, p.value())?),
             Short('B') | Long("before-context") => before = Some(context_len(t, p.value())?),
             Short('C') | Long("context") => context = Some(context_len(t, p.value())?),
