@@ -17,6 +17,19 @@ pub fn for_each_block<E>(
     read_err: impl Fn(io::Error) -> E,
     mut f: impl FnMut(&[u8]) -> Result<bool, E>,
 ) -> Result<(), E> {
+    for_each_block_peek(g, region, eol, read_err, |block, _| f(block))
+}
+
+/// [`for_each_block`], with each block's `f` also shown the rest of the
+/// region after it: the start of the line the region cut (grep decides
+/// "binary" on what a read brought in, cut lines included).
+pub fn for_each_block_peek<E>(
+    g: &Stream,
+    region: usize,
+    eol: u8,
+    read_err: impl Fn(io::Error) -> E,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, E>,
+) -> Result<(), E> {
     let mut carry: Vec<u8> = Vec::new();
     loop {
         let r = g.salloc(region).map_err(&read_err)?;
@@ -29,7 +42,7 @@ pub fn for_each_block<E>(
                 Some(i) => {
                     carry.extend_from_slice(&data[..=i]);
                     data = &data[i + 1..];
-                    let go = f(&carry)?;
+                    let go = f(&carry, data)?;
                     carry.clear();
                     if !go {
                         return Ok(());
@@ -42,14 +55,14 @@ pub fn for_each_block<E>(
             }
         }
         let whole = memchr::memrchr(eol, data).map_or(0, |i| i + 1);
-        if whole > 0 && !f(&data[..whole])? {
+        if whole > 0 && !f(&data[..whole], &data[whole..])? {
             return Ok(());
         }
         carry.extend_from_slice(&data[whole..]);
     }
     if !carry.is_empty() {
         carry.push(eol);
-        f(&carry)?;
+        f(&carry, &[])?;
     }
     Ok(())
 }

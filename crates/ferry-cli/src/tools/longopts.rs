@@ -237,6 +237,7 @@ const GREP: Spec = Spec {
         ("colour", Optional),
         ("count", No),
         ("binary", No),
+        ("unix-byte-offsets", No),
         ("fixed-regexp", No),
         ("file", Required),
         ("files-with-matches", No),

@@ -63,6 +63,9 @@ pub fn bracket(lits: &[Lit], mut i: usize, f: &Flavor) -> Result<(String, usize)
                         other => other,
                     };
                     s.push_str(&class(name, f.utf8).ok_or("Invalid character class name")?);
+                    if f.nul_data && name == "space" {
+                        s.push_str("\\x00");
+                    }
                 } else {
                     // Equivalence class or collating symbol: one character.
                     let inner = &lits[start..j];
@@ -218,15 +221,16 @@ fn split_out(lo: u32, hi: u32, x: u32) -> impl Iterator<Item = (u32, u32)> {
 
 /// GNU's `\w` `\W` `\s` `\S`: `[_[:alnum:]]`, `[[:space:]]` and their
 /// complements, none of which matches the newline.
-pub fn escape_class(e: char, utf8: bool) -> String {
+pub fn escape_class(e: char, utf8: bool, nul_data: bool) -> String {
+    // Under -z a NUL in the searched data stands for a newline (a space).
+    let nul = if nul_data { "\\x00" } else { "" };
     if !utf8 {
         return match e {
-            'w' => "(?-u:[\\w])",
-            'W' => "(?-u:[^\\w\\n])",
-            's' => "(?-u:[\\s&&[^\\n]])",
-            _ => "(?-u:[^\\s])",
-        }
-        .to_string();
+            'w' => "(?-u:[\\w])".to_string(),
+            'W' => "(?-u:[^\\w\\n])".to_string(),
+            's' => format!("(?-u:[\\s{nul}&&[^\\n]])"),
+            _ => format!("(?-u:[^\\s{nul}])"),
+        };
     }
     let (neg, inner) = match e {
         'w' => (
@@ -237,8 +241,8 @@ pub fn escape_class(e: char, utf8: bool) -> String {
             true,
             format!("_{}", class("alnum", true).unwrap_or_default()),
         ),
-        's' => (false, class("space", true).unwrap_or_default()),
-        _ => (true, class("space", true).unwrap_or_default()),
+        's' => (false, class("space", true).unwrap_or_default() + nul),
+        _ => (true, class("space", true).unwrap_or_default() + nul),
     };
     if neg {
         format!("[^\\n{inner}]")

@@ -349,11 +349,11 @@ impl Matcher {
     }
 
     /// The matches in one line, as GNU's `-o` prints them: leftmost, then
-    /// longest, empty ones skipped.
+    /// longest, empty ones skipped. `f` gets each one's start and end.
     pub fn each_match(
         &mut self,
         line: &[u8],
-        mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
+        mut f: impl FnMut(usize, usize) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         let mut at = 0;
         let mut ends = Vec::new();
@@ -372,7 +372,7 @@ impl Matcher {
                 at = s + self.char_len(line, s);
                 continue;
             }
-            f(&line[s..e])?;
+            f(s, e)?;
             at = e;
         }
         Ok(())

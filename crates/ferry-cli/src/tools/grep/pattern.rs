@@ -30,6 +30,10 @@ pub struct Flavor {
     pub utf8: bool,
     /// `-i`: GNU then reads `[:upper:]` and `[:lower:]` as `[:alpha:]`.
     pub icase: bool,
+    /// `-z`: the search sees each newline in the data as a NUL (they
+    /// swap places, so that NULs end lines), so the space class and its
+    /// complement count NUL as the newline they stand for.
+    pub nul_data: bool,
 }
 
 use super::bracket;
@@ -337,7 +341,9 @@ pub fn translate(p: &[u8], f: &Flavor, group_base: usize) -> Result<Translated, 
                         t.backrefs = true;
                         out.raw_atom(&format!("\\k<{}>", group_base + k));
                     }
-                    'w' | 'W' | 's' | 'S' => out.raw_atom(&bracket::escape_class(n, f.utf8)),
+                    'w' | 'W' | 's' | 'S' => {
+                        out.raw_atom(&bracket::escape_class(n, f.utf8, f.nul_data))
+                    }
                     'b' | 'B' | '<' | '>' | '`' | '\'' => {
                         let text = match (n, f.utf8) {
                             ('b', true) => "\\b",

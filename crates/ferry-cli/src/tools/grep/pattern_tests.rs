@@ -7,6 +7,7 @@ fn re(p: &str, syntax: Syntax) -> regex::bytes::Regex {
         syntax,
         utf8: false,
         icase: false,
+        nul_data: false,
     };
     let t = translate(p.as_bytes(), &f, 0)
         .unwrap_or_else(|e| panic!("{p}: {e}"))
@@ -63,6 +64,7 @@ fn brackets_follow_posix() {
             syntax: E,
             utf8: false,
             icase: false,
+            nul_data: false,
         },
         0
     )
@@ -73,6 +75,7 @@ fn brackets_follow_posix() {
             syntax: E,
             utf8: false,
             icase: false,
+            nul_data: false,
         },
         0
     )
@@ -89,6 +92,7 @@ fn fixed_strings_are_literal_and_bytes_stay_bytes() {
         syntax: Syntax::Fixed,
         utf8: false,
         icase: false,
+        nul_data: false,
     };
     let t = translate(b"\xff\x00", &f, 0).unwrap().re;
     let r = regex::bytes::Regex::new(&format!("{}{t}", flags(false))).unwrap();
@@ -100,6 +104,7 @@ fn tr(p: &str, syntax: Syntax, base: usize) -> Result<Translated, Error> {
         syntax,
         utf8: false,
         icase: false,
+        nul_data: false,
     };
     translate(p.as_bytes(), &f, base)
 }

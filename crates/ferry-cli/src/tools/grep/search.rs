@@ -2,31 +2,58 @@
 //! file rules, and the output of selected lines, counts and names.
 
 use super::*;
+use std::os::fd::AsFd;
 
 /// Why a file's search stopped.
 pub(super) enum Failure {
+    /// The file could not be opened: it has no count or name to report.
+    Open(io::Error),
     Read(io::Error),
     Write(io::Error),
 }
 
 /// One file's search.
 pub(super) struct Search<'a> {
-    o: &'a Opts,
-    m: Option<&'a mut Matcher>,
+    pub(super) o: &'a Opts,
+    pub(super) m: Option<&'a mut Matcher>,
     /// With a second core: counts the second half of each block.
-    m2: Option<&'a mut Matcher>,
+    pub(super) m2: Option<&'a mut Matcher>,
     pub(super) out: &'a mut Out,
-    name: &'a str,
-    with_name: bool,
+    pub(super) name: &'a str,
+    pub(super) with_name: bool,
     /// Lines before the current block.
-    lineno: u64,
+    pub(super) lineno: u64,
     pub(super) selected: u64,
     /// Binary (NULs seen) from here on.
-    binary: bool,
-    selected_at_binary: u64,
-    encoding_held_back: bool,
+    pub(super) binary: bool,
+    pub(super) selected_at_binary: u64,
+    pub(super) encoding_held_back: bool,
     /// File offset of the current block.
-    offset: u64,
+    pub(super) offset: u64,
+    /// File offset of the data being scanned, and how far into it lines
+    /// are counted (in `lineno`) and handled (printed or passed over).
+    pub(super) base: u64,
+    pub(super) counted: usize,
+    pub(super) floor: usize,
+    /// Something was printed, in this file or an earlier one (a group
+    /// separator goes before the next group).
+    pub(super) printed: bool,
+    /// The file offset just past the last line printed in this file.
+    pub(super) last_end: Option<u64>,
+    /// Trailing context lines still to print.
+    pub(super) after_left: usize,
+    /// `-m` reached: only trailing context is still printed.
+    pub(super) draining: bool,
+    /// Up to `-B` unprinted lines from before the current data: bytes,
+    /// file offset, line number.
+    pub(super) carry: std::collections::VecDeque<(Vec<u8>, u64, u64)>,
+    /// `-T`: the width numbers are padded to.
+    pub(super) width: usize,
+    /// Reused for building an output line.
+    pub(super) scratch: Vec<u8>,
+    /// File offset of a NUL just after the current block, in the line the
+    /// region cut.
+    pub(super) tail_nul: Option<u64>,
 }
 
 impl<'a> Search<'a> {
@@ -52,40 +79,89 @@ impl<'a> Search<'a> {
             selected_at_binary: 0,
             encoding_held_back: false,
             offset: 0,
+            base: 0,
+            counted: 0,
+            floor: 0,
+            printed: false,
+            last_end: None,
+            after_left: 0,
+            draining: false,
+            carry: Default::default(),
+            width: 0,
+            scratch: Vec::new(),
+            tail_nul: None,
         }
     }
 
-    pub(super) fn file(&mut self, f: &OsString) -> Result<(), Failure> {
+    pub(super) fn file(&mut self, f: &std::ffi::OsStr) -> Result<(), Failure> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
             Stream::open(f, &common::stream_options(OpenOptions::read_only()))
         };
-        let s = s.map_err(|e| Failure::Read(common::os_only(e)))?;
-        if !self.o.text && has_hole(f, &s) {
+        let s = s.map_err(|e| {
+            let e = common::os_only(e);
+            // A directory is opened by GNU, and fails on the read.
+            if e.raw_os_error() == Some(libc::EISDIR) {
+                Failure::Read(e)
+            } else {
+                Failure::Open(e)
+            }
+        })?;
+        if self.o.initial_tab {
+            // GNU pads to the digits of the file's size (of the largest
+            // offset for a pipe).
+            self.width = match s.len() {
+                Ok(n) if is_regular(f) => n.to_string().len(),
+                _ => 19,
+            };
+        }
+        if !self.o.text && !self.o.nul_data && has_hole(f, &s) {
+            if self.o.skip_binary {
+                return Ok(());
+            }
             self.go_binary();
         }
+        let eol = self.o.eol();
         // Counting a large file: both cores, each on half of every block.
         let two = self.m2.is_some()
             && !self.o.text
             && s.len().is_ok_and(|l| l >= 64 << 20)
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
         // A last line without a newline is searched as if it had one.
-        let g = &s;
-        crate::tools::blocks::for_each_block(
-            g,
-            if two { 16 << 20 } else { 4 << 20 },
-            b'\n',
-            |e| Failure::Read(common::os_only(e)),
-            |block| {
-                let flow = if two {
-                    self.count_two(block)?
-                } else {
-                    self.block(block)?
-                };
-                Ok(flow == Flow::Go)
-            },
-        )
+        let as_they_come = self.o.line_buffered && !s.is_mapped() && !is_regular(f);
+        let each = |block: &[u8], rest: &[u8]| {
+            // A NUL in the cut line after the block, where GNU's read
+            // would bring it in with the block's last lines.
+            self.tail_nul = if self.o.nul_data || self.o.text {
+                None
+            } else {
+                memchr::memchr(0, rest).map(|i| self.offset + (block.len() + i) as u64)
+            };
+            let flow = if two {
+                self.count_two(block)?
+            } else {
+                self.block(block)?
+            };
+            Ok(flow == Flow::Go)
+        };
+        match s.raw_fd() {
+            // --line-buffered on a pipe or terminal: lines are searched as
+            // they come, not once a region is full.
+            Some(fd) if as_they_come => {
+                // SAFETY: the stream owns the descriptor and outlives this
+                // borrow of it.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+                as_it_comes(fd, eol, each)
+            }
+            _ => crate::tools::blocks::for_each_block_peek(
+                &s,
+                if two { 16 << 20 } else { 4 << 20 },
+                eol,
+                |e| Failure::Read(common::os_only(e)),
+                each,
+            ),
+        }
     }
 
     /// Counts the selected lines of a block on two cores. A half with a NUL
@@ -130,6 +206,7 @@ impl<'a> Search<'a> {
     /// True when the file's lines were held back because it is binary.
     pub(super) fn binary_message(&self) -> bool {
         self.o.report == Report::Lines
+            && !self.o.skip_binary
             && (self.encoding_held_back || (self.binary && self.selected > self.selected_at_binary))
     }
 
@@ -138,7 +215,7 @@ impl<'a> Search<'a> {
     /// so that the NUL check and the search read the piece from the cache.
     fn block(&mut self, mut data: &[u8]) -> Result<Flow, Failure> {
         const PIECE: usize = 256 << 10;
-        while data.len() > PIECE && !self.binary && !self.o.text {
+        while data.len() > PIECE && !self.binary && !self.o.text && !self.o.nul_data {
             let end = match memchr::memrchr(b'\n', &data[..PIECE]) {
                 Some(i) => i + 1,
                 None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
@@ -158,20 +235,45 @@ impl<'a> Search<'a> {
         if data.is_empty() {
             return Ok(Flow::Go);
         }
+        if self.o.nul_data {
+            // NULs end lines: newlines and NULs swap places, so that the
+            // matcher sees lines as usual (output swaps them back).
+            let swapped: Vec<u8> = data
+                .iter()
+                .map(|&b| match b {
+                    0 => b'\n',
+                    b'\n' => 0,
+                    b => b,
+                })
+                .collect();
+            self.base = start;
+            return self.scan(&swapped);
+        }
         if !self.binary && !self.o.text {
-            if let Some(p) = memchr::memchr(0, data) {
+            let nul = memchr::memchr(0, data)
+                .map(|p| start + p as u64)
+                .or(self.tail_nul);
+            let buf_start = nul.map(|p| (p / GNU_BUFFER * GNU_BUFFER).max(start));
+            if let Some(buf_start) = buf_start.filter(|&b| b < start + data.len() as u64) {
                 // GNU notices the NUL at the start of the buffer holding it,
                 // which begins with a whole line.
-                let buf_start = ((start + p as u64) / GNU_BUFFER * GNU_BUFFER).max(start);
                 let at = (buf_start - start) as usize;
                 let line_start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
+                self.base = start;
                 if self.lines(&data[..line_start])? == Flow::Stop {
                     return Ok(Flow::Stop);
                 }
+                if self.o.skip_binary {
+                    // -I: the file counts as having no selected line.
+                    self.selected = 0;
+                    return Ok(Flow::Stop);
+                }
                 self.go_binary();
+                self.base = start + line_start as u64;
                 return self.lines(&data[line_start..]);
             }
         }
+        self.base = start;
         self.lines(data)
     }
 
@@ -191,12 +293,18 @@ impl<'a> Search<'a> {
         self.scan(data)
     }
 
-    /// Finds the selected lines of `data` (whole lines) and reports them.
+    /// Finds the selected lines of `data` (whole lines, starting at file
+    /// offset `self.base`) and reports them.
     fn scan(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        let mut counted = 0usize; // lines before `counted` are in lineno
+        self.counted = 0;
+        self.floor = 0;
         let mut pos = 0usize;
         let mut flow = Flow::Go;
         while pos < data.len() {
+            if self.draining {
+                // -m reached: the rest is trailing context at most.
+                break;
+            }
             let hit = match self.m.as_deref_mut() {
                 Some(m) => m.first_line_match(data, pos),
                 None => None,
@@ -218,8 +326,11 @@ impl<'a> Search<'a> {
                 let mut a = pos;
                 while a < ls {
                     let e = memchr::memchr(b'\n', &data[a..ls]).map_or(ls, |i| a + i);
-                    if self.select(data, a, e, &mut counted)? == Flow::Stop {
+                    if self.select(data, a, e)? == Flow::Stop {
                         flow = Flow::Stop;
+                        break;
+                    }
+                    if self.draining {
                         break;
                     }
                     a = e + 1;
@@ -227,41 +338,55 @@ impl<'a> Search<'a> {
                 if flow == Flow::Stop {
                     break;
                 }
-            } else if ls < data.len() && self.select(data, ls, le, &mut counted)? == Flow::Stop {
+            } else if ls < data.len() && self.select(data, ls, le)? == Flow::Stop {
                 flow = Flow::Stop;
                 break;
             }
             pos = le + 1;
         }
+        if flow == Flow::Go
+            && self.o.report == Report::Lines
+            && self.o.context()
+            && self.end_of_data(data).map_err(Failure::Write)? == Flow::Stop
+        {
+            flow = Flow::Stop;
+        }
         if self.o.numbers && self.o.report == Report::Lines {
-            self.lineno += bytecount::count(&data[counted..], b'\n') as u64;
+            self.lineno += bytecount::count(&data[self.counted..], b'\n') as u64;
         }
         Ok(flow)
     }
 
+    /// The number of the line starting at `ls` in the current data (lines
+    /// are asked for in order).
+    pub(super) fn line_at(&mut self, data: &[u8], ls: usize) -> u64 {
+        self.lineno += bytecount::count(&data[self.counted..ls], b'\n') as u64;
+        self.counted = ls;
+        self.lineno + 1
+    }
+
     /// One selected line, data[ls..le].
-    fn select(
-        &mut self,
-        data: &[u8],
-        ls: usize,
-        le: usize,
-        counted: &mut usize,
-    ) -> Result<Flow, Failure> {
+    fn select(&mut self, data: &[u8], ls: usize, le: usize) -> Result<Flow, Failure> {
         self.selected += 1;
         if self.stops_at_first() {
+            // Held back, but a group separator still comes before the
+            // next file's lines (as in GNU).
+            self.printed = true;
             return Ok(Flow::Stop);
         }
         let hit_max = self.o.max_count.is_some_and(|m| self.selected >= m);
         match self.o.report {
             Report::Lines => {
-                let n = if self.o.numbers {
-                    self.lineno += bytecount::count(&data[*counted..ls], b'\n') as u64;
-                    *counted = ls;
-                    Some(self.lineno + 1)
-                } else {
-                    None
-                };
-                self.print(&data[ls..le], n).map_err(Failure::Write)?;
+                let started =
+                    self.o.context() && self.context_before(data, ls).map_err(Failure::Write)?;
+                self.emit(data, ls, le, true, !started)
+                    .map_err(Failure::Write)?;
+                self.floor = le + 1;
+                self.after_left = self.o.after;
+                if hit_max && self.o.after > 0 {
+                    self.draining = true;
+                    return Ok(Flow::Go);
+                }
             }
             Report::Count => {}
             Report::FilesWith | Report::FilesWithout | Report::Quiet => return Ok(Flow::Stop),
@@ -269,79 +394,51 @@ impl<'a> Search<'a> {
         Ok(if hit_max { Flow::Stop } else { Flow::Go })
     }
 
-    fn print(&mut self, line: &[u8], n: Option<u64>) -> io::Result<()> {
-        if self.o.only {
-            if self.o.invert {
-                return Ok(());
-            }
-            let Some(m) = self.m.as_deref_mut() else {
-                return Ok(());
-            };
-            let (o, out, name, with_name) = (self.o, &mut *self.out, self.name, self.with_name);
-            let held = &mut self.encoding_held_back;
-            return m.each_match(line, |part| {
-                if !o.text && o.utf8 && !valid_for_glibc(part) {
-                    *held = true;
-                    return Ok(());
-                }
-                head(out, name, with_name, n)?;
-                out.write(part)?;
-                out.byte(b'\n')
-            });
-        }
-        if !self.o.text && self.o.utf8 && !valid_for_glibc(line) {
-            self.encoding_held_back = true;
-            return Ok(());
-        }
-        head(self.out, self.name, self.with_name, n)?;
-        self.out.write(line)?;
-        self.out.byte(b'\n')
-    }
-
     /// The per-file report: the count, or the name for -l / -L.
     pub(super) fn finish(&mut self) -> io::Result<()> {
+        let mut b = Vec::new();
+        let name = |b: &mut Vec<u8>, then: &[u8]| {
+            match &self.o.color {
+                Some(c) => c.wrap(&c.fn_, self.name.as_bytes(), b),
+                None => b.extend_from_slice(self.name.as_bytes()),
+            }
+            if self.o.null_name {
+                b.push(0);
+            } else {
+                match &self.o.color {
+                    Some(c) if then == b":" => c.wrap(&c.se, then, b),
+                    _ => b.extend_from_slice(then),
+                }
+            }
+        };
         match self.o.report {
             Report::Count => {
                 if self.with_name {
-                    self.out.write(self.name.as_bytes())?;
-                    self.out.byte(b':')?;
+                    name(&mut b, b":");
                 }
                 let n = match self.o.max_count {
                     Some(m) => self.selected.min(m),
                     None => self.selected,
                 };
-                self.out.write(n.to_string().as_bytes())?;
-                self.out.byte(b'\n')
+                b.extend_from_slice(n.to_string().as_bytes());
+                b.push(b'\n');
             }
-            Report::FilesWith if self.selected > 0 => {
-                self.out.write(self.name.as_bytes())?;
-                self.out.byte(b'\n')
-            }
-            Report::FilesWithout if self.selected == 0 => {
-                self.out.write(self.name.as_bytes())?;
-                self.out.byte(b'\n')
-            }
-            _ => Ok(()),
+            Report::FilesWith if self.selected > 0 => name(&mut b, b"\n"),
+            Report::FilesWithout if self.selected == 0 => name(&mut b, b"\n"),
+            _ => {}
         }
+        self.out.write(&b)?;
+        if self.o.line_buffered && !b.is_empty() {
+            self.out.flush()?;
+        }
+        Ok(())
     }
-}
-
-fn head(out: &mut Out, name: &str, with_name: bool, n: Option<u64>) -> io::Result<()> {
-    if with_name {
-        out.write(name.as_bytes())?;
-        out.byte(b':')?;
-    }
-    if let Some(n) = n {
-        out.write(n.to_string().as_bytes())?;
-        out.byte(b':')?;
-    }
-    Ok(())
 }
 
 /// True if glibc's UTF-8 decoder takes every byte (it refuses overlong
 /// forms and surrogates, as Rust does, but takes 4-byte forms past
 /// U+10FFFF).
-fn valid_for_glibc(s: &[u8]) -> bool {
+pub(super) fn valid_for_glibc(s: &[u8]) -> bool {
     if std::str::from_utf8(s).is_ok() {
         return true;
     }
@@ -403,7 +500,7 @@ fn count_text(m: &mut Matcher, mut data: &[u8], invert: bool) -> Option<u64> {
 
 /// A regular file with a hole before its end (GNU reads that as NULs and
 /// calls the file binary before reading it).
-fn has_hole(name: &OsString, s: &Stream) -> bool {
+fn has_hole(name: &std::ffi::OsStr, s: &Stream) -> bool {
     if name == "-" || !s.is_mapped() {
         return false;
     }
@@ -419,4 +516,54 @@ fn has_hole(name: &OsString, s: &Stream) -> bool {
         Ok(h) => h < size,
         Err(_) => false,
     }
+}
+
+/// True for a regular file (standard input included, when it is one).
+fn is_regular(name: &std::ffi::OsStr) -> bool {
+    if name == "-" {
+        return common::file_type(std::io::stdin().as_fd()).is_ok_and(|st| common::is_reg(&st));
+    }
+    std::fs::metadata(name).is_ok_and(|m| m.is_file())
+}
+
+/// Blocks of whole lines from `fd` as each read brings them in (a last
+/// line without `eol` comes last, with `eol` added), with the cut line
+/// after each block, for `f` as in `blocks::for_each_block_peek`.
+fn as_it_comes(
+    fd: std::os::fd::BorrowedFd<'_>,
+    eol: u8,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Failure>,
+) -> Result<(), Failure> {
+    let mut buf = vec![0u8; GNU_BUFFER as usize];
+    let mut have = 0;
+    loop {
+        if have == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match rustix::io::read(fd, &mut buf[have..]) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(Failure::Read(e.into())),
+        };
+        if n == 0 {
+            break;
+        }
+        let from = have;
+        have += n;
+        if memchr::memchr(eol, &buf[from..have]).is_none() {
+            continue;
+        }
+        let whole = memchr::memrchr(eol, &buf[..have]).map_or(0, |i| i + 1);
+        if !f(&buf[..whole], &buf[whole..have])? {
+            return Ok(());
+        }
+        buf.copy_within(whole..have, 0);
+        have -= whole;
+    }
+    if have > 0 {
+        buf.truncate(have);
+        buf.push(eol);
+        f(&buf, &[])?;
+    }
+    Ok(())
 }

@@ -1,0 +1,187 @@
+//! `ferry grep -r/-R` against GNU grep on generated trees: order, names,
+//! symbolic links, --include/--exclude/--exclude-dir/--exclude-from,
+//! -d/-D, binary files met on the way.
+//!
+//! Both tools list each directory in the order the file system gives
+//! (GNU's fts sorts only very large directories, by inode), so the trees
+//! here are small and outputs are compared as they come.
+
+mod gnu;
+use gnu::same;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// A tree with files at several depths, hidden ones, a binary file,
+/// symbolic links to a file, a directory, nowhere and up the tree.
+fn tree(root: &Path, seed: u64) {
+    let w = |p: &str, d: &[u8]| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, d).unwrap();
+    };
+    let mut x = seed | 1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let names = [
+        "a.c",
+        "b.h",
+        "c.txt",
+        "Makefile",
+        ".hidden.c",
+        "d.c.bak",
+        "e",
+    ];
+    let dirs = [
+        "",
+        "src/",
+        "src/sub/",
+        "doc/",
+        ".git/",
+        "src/sub/deep/",
+        "build/",
+    ];
+    for d in dirs {
+        for n in names {
+            let r = next();
+            if r % 3 == 0 {
+                continue;
+            }
+            let body = match r % 5 {
+                0 => "nothing here\n".to_string(),
+                1 => format!("hit in {d}{n}\nsecond line\nhit again\n"),
+                _ => format!("line\nhit {r}\n"),
+            };
+            w(&format!("{d}{n}"), body.as_bytes());
+        }
+    }
+    w("src/blob.bin", b"hit\0binary\n");
+    w("doc/only.txt", b"hit\n");
+    symlink("a.c", root.join("link-file.c")).ok();
+    symlink("src", root.join("link-dir")).ok();
+    symlink("nowhere", root.join("dangling")).ok();
+    symlink("../..", root.join("src/sub/up")).ok();
+}
+
+#[test]
+fn recursive_walks_match_gnu() {
+    for seed in [3u64, 17, 99] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("t");
+        std::fs::create_dir(&root).unwrap();
+        tree(&root, seed);
+        let opts: &[&[&str]] = &[
+            &["-r"],
+            &["-R"],
+            &["-rn"],
+            &["-rc"],
+            &["-rl"],
+            &["-rL"],
+            &["-rh"],
+            &["-rH"],
+            &["-rI"],
+            &["-ra"],
+            &["-r", "-A1"],
+            &["-r", "--include=*.c"],
+            &["-r", "--include=*.c", "--include=*.h"],
+            &["-r", "--exclude=*.c"],
+            &["-r", "--exclude=.*"],
+            &["-r", "--include=*.c", "--exclude=a*"],
+            &["-r", "--exclude=a*", "--include=*.c"],
+            &["-r", "--exclude-dir=sub"],
+            &["-r", "--exclude-dir=.git", "--exclude-dir=build"],
+            &["-r", "--exclude-dir=*"],
+            &["-r", "--exclude-dir=.", "--include=*.txt"],
+            &["-R", "--exclude-dir=src"],
+            &["-r", "--exclude=src"],
+            &["-r", "--include=sub"],
+            &["-d", "recurse"],
+            &["-d", "skip"],
+            &["-d", "read"],
+            &["-rZl"],
+        ];
+        let operands: &[&[&str]] = &[
+            &[],
+            &["."],
+            &["src"],
+            &["src/"],
+            &["./src", "doc"],
+            &["link-dir", "link-file.c", "dangling"],
+            &["a.c", "src/sub"],
+            &["src/sub/up"],
+        ];
+        for o in opts {
+            for ops in operands {
+                let mut a = s(o);
+                a.push("hit".into());
+                a.extend(s(ops));
+                same("grep", &a, None, &root, &[]);
+            }
+        }
+    }
+}
+
+#[test]
+fn command_line_names_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    tree(root, 5);
+    std::fs::write(root.join("ex"), b"a.c\n*.h\n\n").unwrap();
+    for a in [
+        &["--exclude=*.c", "hit", "a.c", "b.h"][..],
+        &["--exclude=a.c", "hit", "./a.c"],
+        &["--exclude=./a.c", "hit", "./a.c"],
+        &["--exclude=*/a.c", "hit", "./a.c", "b.h"],
+        &["--include=*.c", "hit", "b.h", "a.c"],
+        &["--exclude-dir=src", "-r", "hit", "src"],
+        &["--exclude-dir=src", "-r", "hit", "src/"],
+        &["--exclude-from=ex", "-r", "hit"],
+        &["--exclude-from=missing", "-r", "hit"],
+        &["hit", "src", "a.c"],
+        &["-s", "hit", "src", "a.c"],
+        &["-d", "skip", "hit", "src", "a.c"],
+        &["-r", "hit", "missing", "src/sub"],
+        &["-rs", "hit", "missing", "src/sub"],
+        &["-rq", "hit", "missing", "src"],
+        &["-r", "hit", "a.c"],
+        &["-D", "skip", "hit", "a.c"],
+        &["-D", "read", "-r", "hit", "doc"],
+    ] {
+        same("grep", &s(a), None, root, &[]);
+    }
+    // Standard input under -r: only when named.
+    for a in [
+        &["-r", "hit"][..],
+        &["-r", "hit", "-"],
+        &["-r", "hit", "-", "doc"],
+    ] {
+        same("grep", &s(a), Some(b"hit from stdin\n"), root, &[]);
+    }
+}
+
+#[test]
+fn devices_and_fifos_are_skipped_as_gnu_skips_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("f"), b"hit\n").unwrap();
+    let fifo =
+        std::ffi::CString::new(root.join("p").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    // A FIFO found in a walk is skipped (reading it would block); one named
+    // with -D skip is too.
+    for a in [
+        &["-r", "hit"][..],
+        &["-D", "skip", "hit", "p", "f"],
+        &["-r", "-D", "skip", "hit", "."],
+    ] {
+        same("grep", &s(a), None, root, &[]);
+    }
+}
