@@ -42,7 +42,10 @@ pub fn for_each_block_peek<E>(
                 Some(i) => {
                     carry.extend_from_slice(&data[..=i]);
                     data = &data[i + 1..];
-                    let go = f(&carry, data)?;
+                    // What follows the gathered line is the next block's
+                    // first line (not the whole region: `f` may scan it).
+                    let next = memchr::memchr(eol, data).map_or(data, |j| &data[..j]);
+                    let go = f(&carry, next)?;
                     carry.clear();
                     if !go {
                         return Ok(());
