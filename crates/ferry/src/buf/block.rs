@@ -38,8 +38,13 @@ pub(crate) fn next_block_id() -> u64 {
 pub(crate) enum Backing {
     /// Memory that is never released: `'static` slices and the empty block.
     Static,
-    /// From the global allocator: `base` was allocated with `layout`.
-    Heap { base: NonNull<u8>, layout: Layout },
+    /// Allocated with `layout`: by `sys::map::alloc_zeroed` if `zeroed`,
+    /// else by the global allocator (a `Vec`'s buffer).
+    Heap {
+        base: NonNull<u8>,
+        layout: Layout,
+        zeroed: bool,
+    },
     /// A read-only file mapping to `munmap` on the last drop, registered
     /// with the SIGBUS guard.
     Mapped {
@@ -152,11 +157,22 @@ impl Drop for Header {
         match &mut self.backing {
             // A leased mapping's link unmaps it when it drops, next.
             Backing::Static | Backing::Leased(_) => {}
-            Backing::Heap { base, layout } => {
+            Backing::Heap {
+                base,
+                layout,
+                zeroed,
+            } => {
                 if layout.size() != 0 {
-                    // SAFETY: `base` was allocated by the global allocator
-                    // with exactly `layout` and is released only here.
-                    unsafe { std::alloc::dealloc(base.as_ptr(), *layout) }
+                    if *zeroed {
+                        // SAFETY: `base` came from `alloc_zeroed` with
+                        // exactly `layout` and is released only here.
+                        unsafe { crate::sys::map::dealloc_zeroed(*base, *layout) }
+                    } else {
+                        // SAFETY: `base` was allocated by the global
+                        // allocator with exactly `layout` and is released
+                        // only here.
+                        unsafe { std::alloc::dealloc(base.as_ptr(), *layout) }
+                    }
                 }
             }
             Backing::Mapped {
@@ -179,9 +195,9 @@ impl Drop for Header {
                 unsafe { drop_fn(*owner) }
             }
             Backing::Pool(link) => {
-                // SAFETY: a pool slot's memory was allocated with the layout
-                // recorded in its link and is released only here.
-                unsafe { std::alloc::dealloc(self.data.as_ptr(), link.layout) }
+                // SAFETY: a pool slot's memory came from `alloc_zeroed` with
+                // the layout recorded in its link and is released only here.
+                unsafe { crate::sys::map::dealloc_zeroed(self.data, link.layout) }
             }
         }
     }
@@ -246,14 +262,17 @@ impl Block {
             return Ok(Block::empty());
         }
         let layout = Layout::from_size_align(cap, align).map_err(|_| None)?;
-        // SAFETY: layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = crate::sys::map::alloc_zeroed(layout);
         let base = NonNull::new(ptr).ok_or(Some(layout))?;
         Ok(Block::from_header(Header::new(
             next_block_id(),
             base,
             cap,
-            Backing::Heap { base, layout },
+            Backing::Heap {
+                base,
+                layout,
+                zeroed: true,
+            },
         )))
     }
 
@@ -275,7 +294,11 @@ impl Block {
             next_block_id(),
             base,
             v.len(),
-            Backing::Heap { base, layout },
+            Backing::Heap {
+                base,
+                layout,
+                zeroed: false,
+            },
         ))
     }
 

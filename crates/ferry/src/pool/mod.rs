@@ -481,8 +481,8 @@ impl PoolShared {
             Ok(l) => l,
             Err(_) => unreachable!("class sizes are validated page multiples"),
         };
-        // SAFETY: size is non-zero (classes are at least one page).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        // (size is non-zero: classes are at least one page.)
+        let ptr = crate::sys::map::alloc_zeroed(layout);
         let Some(data) = NonNull::new(ptr) else {
             std::alloc::handle_alloc_error(layout)
         };

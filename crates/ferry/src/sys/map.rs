@@ -406,3 +406,82 @@ pub(crate) fn thread_faults() -> Option<u64> {
         Some(ru.ru_minflt as u64 + ru.ru_majflt as u64)
     }
 }
+
+/// Zeroed allocations at least this large, aligned to at most a page, are
+/// fresh anonymous mappings rather than the C allocator's: the kernel
+/// hands out zero pages as they are first touched, where `alloc_zeroed`
+/// with page alignment would `memset` the whole block at once (for a
+/// 128 KiB stream buffer of which a 1 KiB file touches one page: 32 page
+/// faults and the memset; `ferry diff` of two 1 KiB files took 139 page
+/// faults before, 108 after; docs/BENCHMARKS.md, "Session 15").
+const ANON_MIN: usize = 64 << 10;
+
+fn anonymous(layout: std::alloc::Layout) -> bool {
+    cfg!(not(miri)) && layout.size() >= ANON_MIN && layout.align() <= super::page_size()
+}
+
+/// Zeroed memory for `layout` (whose size is not zero); null if refused.
+/// Release it with [`dealloc_zeroed`] and the same layout.
+pub(crate) fn alloc_zeroed(layout: std::alloc::Layout) -> *mut u8 {
+    debug_assert!(layout.size() > 0);
+    if anonymous(layout) {
+        // SAFETY: a fresh private anonymous mapping (null hint, no
+        // MAP_FIXED) replaces nothing; the caller owns it until
+        // `dealloc_zeroed`.
+        let r = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                layout.size(),
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE,
+            )
+        };
+        r.map_or(std::ptr::null_mut(), |p| p.cast())
+    } else {
+        // SAFETY: the layout's size is not zero (checked by the callers).
+        unsafe { std::alloc::alloc_zeroed(layout) }
+    }
+}
+
+/// Releases memory from [`alloc_zeroed`].
+///
+/// # Safety
+/// `ptr` came from `alloc_zeroed(layout)` with this same layout, nothing
+/// refers to it any more, and it is released only once.
+pub(crate) unsafe fn dealloc_zeroed(ptr: NonNull<u8>, layout: std::alloc::Layout) {
+    if anonymous(layout) {
+        // SAFETY: per the contract, a mapping of exactly this length made
+        // by `alloc_zeroed` and no longer used.
+        let _ = unsafe { rustix::mm::munmap(ptr.as_ptr().cast(), layout.size()) };
+    } else {
+        // SAFETY: per the contract, from the global allocator with `layout`.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
+#[cfg(test)]
+mod zeroed_tests {
+    use super::*;
+    use std::alloc::Layout;
+
+    /// Every size around the threshold, at byte and page alignment: the
+    /// memory reads as zeros, takes writes at both ends, and goes back.
+    #[test]
+    fn zeroed_allocations_of_every_kind() {
+        let page = crate::sys::page_size();
+        for size in [1, 4096, ANON_MIN - 1, ANON_MIN, ANON_MIN + 1, 1 << 20] {
+            for align in [1, 64, page] {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                let p = NonNull::new(alloc_zeroed(layout)).expect("allocation refused");
+                assert_eq!(p.as_ptr() as usize % align, 0);
+                // SAFETY: `p` is `size` bytes, ours until released below.
+                let s = unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), size) };
+                assert!(s.iter().all(|&b| b == 0), "{size} bytes at {align}");
+                s[0] = 1;
+                s[size - 1] = 2;
+                // SAFETY: from `alloc_zeroed(layout)`, released once.
+                unsafe { dealloc_zeroed(p, layout) };
+            }
+        }
+    }
+}
