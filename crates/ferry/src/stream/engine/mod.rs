@@ -111,6 +111,10 @@ pub(crate) struct Inner {
     /// The stream offset.
     pub(crate) pos: u64,
     bufsize: usize,
+    /// The file's size when last asked (`fstat`): a large read request is
+    /// cut to what the file holds, and the size is asked again only when a
+    /// request reaches past it (it may be stale; it only sizes buffers).
+    size_seen: u64,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     rc: ReadCur,
@@ -227,6 +231,7 @@ impl Inner {
             },
             pos: 0,
             bufsize: DEFAULT_BUFSIZE,
+            size_seen: 0,
             slots: Vec::new(),
             free_slots: Vec::new(),
             rc: NO_READ,

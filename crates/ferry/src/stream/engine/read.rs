@@ -72,11 +72,13 @@ impl Inner {
         if want > self.bufsize && self.io.positional() {
             // No more than the file holds (plus a byte to see its end): a
             // huge request on a small file allocates what it can return.
-            let left = self
-                .io
-                .size()
-                .map_err(|e| self.err("reading", e))?
-                .saturating_sub(self.pos);
+            // (Asked again only when the request reaches past the size
+            // last seen: one `fstat` per read cost 2,066 of the 4,300
+            // system calls of a `ferry cmp` of two 256 MiB files.)
+            if self.pos.saturating_add(want as u64) > self.size_seen {
+                self.size_seen = self.io.size().map_err(|e| self.err("reading", e))?;
+            }
+            let left = self.size_seen.saturating_sub(self.pos);
             want = want.min(
                 usize::try_from(left)
                     .unwrap_or(usize::MAX)
