@@ -58,9 +58,20 @@ pub fn copy_regular(
         progress.finish();
         return r;
     }
-    // A new file has the source's permission bits (less the umask); the
-    // set-user-ID, set-group-ID and sticky bits are kept only with -p.
-    let mode = sm.mode() & 0o777;
+    // A new file has the source's permission bits (less the umask; all
+    // of 0666 with --no-preserve=mode); the set-user-ID, set-group-ID and
+    // sticky bits are kept only with -p. Until the owner is set, group and
+    // others get nothing.
+    let final_mode = if o.no_preserve_mode {
+        0o666
+    } else {
+        sm.mode() & 0o777
+    };
+    let mode = if o.preserve.ownership {
+        final_mode & 0o700
+    } else {
+        final_mode
+    };
     let create = || {
         std::fs::OpenOptions::new()
             .write(true)
@@ -110,8 +121,33 @@ pub fn copy_regular(
             common::describe(&e)
         )
     })?;
+    if existing.is_none() && mode != final_mode && !o.preserve.mode {
+        // The mode held back above, now that the file is there (-p sets
+        // the source's after the owner).
+        rustix::fs::fchmod(&out, rustix::fs::Mode::from_raw_mode(final_mode & !o.umask)).map_err(
+            |e| {
+                format!(
+                    "setting permissions for {}: {}",
+                    q(to),
+                    common::describe(&e.into())
+                )
+            },
+        )?;
+    }
     if o.attributes_only {
         return Ok(());
+    }
+    // A destination that is not a regular file (a pipe, a terminal, a
+    // device): written in order.
+    if existing.is_some() && !out.metadata().is_ok_and(|m| m.is_file()) {
+        let in_reg = sm.file_type().is_file();
+        let out_pipe = out.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::FileTypeExt;
+            m.file_type().is_fifo()
+        });
+        let r = copy::copy(input.as_fd(), in_reg, out.as_fd(), false, out_pipe);
+        progress.finish();
+        return r.map(|_| ()).map_err(err_of(src, to));
     }
     let r = fill(&input, &out, sm, src, to, &progress, cx);
     progress.finish();

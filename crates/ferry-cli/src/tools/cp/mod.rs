@@ -12,6 +12,7 @@ mod meta;
 mod options;
 mod parents;
 mod progress;
+mod samefile;
 mod tree;
 
 use super::common::{self, Tool};
@@ -342,6 +343,16 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         let ok = match (&dest_dir, &dest) {
             (Some(d), _) if o.parents => c.copy_with_parents(src, d),
             (Some(d), _) => c.copy_top(src, &d.join(base_name(src))),
+            (None, Some(d)) if o.force && o.backup.is_some() && src == d && is_file(d) => {
+                // `cp -f -b F F`: GNU's special case, a backup copy of F.
+                let kind = o.backup.unwrap_or(options::Backup::Simple);
+                let to = backup::name(d, kind, &o.suffix);
+                let plain = Opts {
+                    backup: None,
+                    ..o.clone()
+                };
+                tree::Copier::new(t, &plain).copy_top(src, &to)
+            }
             (None, Some(d)) => c.copy_top(src, d),
             (None, None) => false,
         };
@@ -350,6 +361,10 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
     }
     status
+}
+
+fn is_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
 /// The last component of an operand, trailing slashes aside (`dir/` is

@@ -57,7 +57,7 @@ pub struct Preserve {
     pub context: bool,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Opts {
     pub recursive: bool,
     pub deref: Deref,
@@ -66,6 +66,9 @@ pub struct Opts {
     /// attempted (-a's xattrs and contexts).
     pub require_preserve: bool,
     pub require_xattr: bool,
+    /// --no-preserve=mode: new files get the default mode (0666 or 0777,
+    /// less the umask), not the source's.
+    pub no_preserve_mode: bool,
     pub interactive: Interactive,
     pub force: bool,
     pub update: bool,
@@ -99,6 +102,7 @@ impl Default for Opts {
             preserve: Preserve::default(),
             require_preserve: false,
             require_xattr: false,
+            no_preserve_mode: false,
             interactive: Interactive::Replace,
             force: false,
             update: false,
@@ -206,7 +210,10 @@ pub fn preserve_list(o: &mut Opts, list: &str, on: bool, option: &str) -> Result
     for word in list.split(',') {
         let p = &mut o.preserve;
         match argmatch(word, ITEMS, option)? {
-            Item::Mode => p.mode = on,
+            Item::Mode => {
+                p.mode = on;
+                o.no_preserve_mode = !on;
+            }
             Item::Timestamps => p.timestamps = on,
             Item::Ownership => p.ownership = on,
             Item::Links => p.links = on,
@@ -226,6 +233,7 @@ pub fn preserve_list(o: &mut Opts, list: &str, on: bool, option: &str) -> Result
                 };
                 // `all` tries contexts and xattrs without failing for them.
                 o.require_xattr = false;
+                o.no_preserve_mode = !on;
             }
         }
     }

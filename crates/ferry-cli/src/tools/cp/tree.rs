@@ -8,6 +8,7 @@ use super::file::{self, Ctx, Existing};
 use super::meta;
 use super::options::{Deref, Interactive, Opts};
 use super::q;
+use super::samefile::{self, Same};
 use crate::tools::common::{describe, Tool};
 use rustix::fs::{FileType, Mode, CWD};
 use std::collections::{HashMap, HashSet};
@@ -20,9 +21,13 @@ pub struct Copier<'a> {
     pub o: &'a Opts,
     /// Sources with more than one link already copied: (dev, ino) → copy.
     links: HashMap<(u64, u64), PathBuf>,
-    /// Directories this run made: a source that is one of them is a
-    /// directory being copied into itself.
-    made_dirs: HashSet<(u64, u64)>,
+    /// The first directory the copy of the current operand made: a
+    /// source that is it is a directory being copied into itself (GNU
+    /// records only the first, and stops that operand's walk there).
+    first_dir: Option<(u64, u64)>,
+    into_self: bool,
+    /// Symbolic links this run made: never written through.
+    made_links: HashSet<(u64, u64)>,
     /// The operands of the copy under way, for the into-itself message.
     top: (PathBuf, PathBuf),
     clone_unsupported: bool,
@@ -38,7 +43,9 @@ impl<'a> Copier<'a> {
             t,
             o,
             links: HashMap::new(),
-            made_dirs: HashSet::new(),
+            first_dir: None,
+            into_self: false,
+            made_links: HashSet::new(),
             top: (PathBuf::new(), PathBuf::new()),
             clone_unsupported: false,
         }
@@ -52,6 +59,8 @@ impl<'a> Copier<'a> {
     /// Copies operand `src` to `dst`; false after reporting an error.
     pub fn copy_top(&mut self, src: &Path, dst: &Path) -> bool {
         self.top = (src.to_path_buf(), dst.to_path_buf());
+        self.first_dir = None;
+        self.into_self = false;
         self.copy(src, dst, true, None)
     }
 
@@ -100,7 +109,15 @@ impl<'a> Copier<'a> {
         if ft.is_dir() && !o.recursive {
             return self.fail(format!("-r not specified; omitting directory {}", q(src)));
         }
-        let mut src = src.to_path_buf();
+        // Links between the files copied are kept (and, when links are
+        // followed, between a link and its target).
+        let keep_link = o.preserve.links
+            && !o.hard_link
+            && !ft.is_dir()
+            && (sm.nlink() > 1
+                || o.deref == Deref::Always
+                || (cmdline && o.deref == Deref::CommandLine));
+        let src = src.to_path_buf();
         let mut dm = std::fs::symlink_metadata(dst).ok();
         let mut backup_made: Option<PathBuf> = None;
         if let Some(d) = dm.clone() {
@@ -116,11 +133,25 @@ impl<'a> Copier<'a> {
             } else {
                 d.clone()
             };
-            let same = dev_ino(&dst_real) == dev_ino(&sm);
-            // `cp -f -b a a` backs `a` up and copies the backup to `a`.
-            let backup_ok = o.backup.is_some() && o.force && ft.is_file();
-            if same && !backup_ok {
-                return self.fail(format!("{} and {} are the same file", q(&src), q(dst)));
+            // The destination as GNU looks at it: the link itself when
+            // the copy will replace it, else what it points to.
+            let use_lstat = (!ft.is_file()
+                && (!copy_as_regular(o, &ft) || ft.is_dir() || ft.is_symlink()))
+                || o.symbolic_link
+                || o.hard_link
+                || o.backup.is_some()
+                || o.remove_destination;
+            let dst_sb = if use_lstat {
+                d.clone()
+            } else {
+                dst_real.clone()
+            };
+            match samefile::check(&src, &sm, dst, &dst_sb, o) {
+                Same::Ok => {}
+                Same::Done => return true,
+                Same::Refuse => {
+                    return self.fail(format!("{} and {} are the same file", q(&src), q(dst)));
+                }
             }
             if ft.is_dir() {
                 if !dst_real.is_dir() && !std::fs::metadata(dst).is_ok_and(|m| m.is_dir()) {
@@ -131,14 +162,16 @@ impl<'a> Copier<'a> {
                     ));
                 }
             } else {
-                if o.update && d.modified().ok() >= sm.modified().ok() && !d.is_dir() {
-                    return true;
-                }
-                if d.is_dir() {
-                    return self.fail(format!(
-                        "cannot overwrite directory {} with non-directory",
-                        q(dst)
-                    ));
+                if o.update && !d.is_dir() && d.modified().ok() >= sm.modified().ok() {
+                    // Not copied; but a later link to the same source
+                    // links to what is there, and a link already copied
+                    // wins over -u.
+                    if !(keep_link && self.links.contains_key(&dev_ino(&sm))) {
+                        if keep_link {
+                            self.links.insert(dev_ino(&sm), dst.to_path_buf());
+                        }
+                        return true;
+                    }
                 }
                 match o.interactive {
                     Interactive::Never => return true,
@@ -149,10 +182,23 @@ impl<'a> Copier<'a> {
                     }
                     Interactive::Replace => {}
                 }
+                if d.is_dir() {
+                    return self.fail(format!(
+                        "cannot overwrite directory {} with non-directory",
+                        q(dst)
+                    ));
+                }
+                if through && self.made_links.contains(&dev_ino(&d)) {
+                    return self.fail(format!(
+                        "will not copy {} through just-created symlink {}",
+                        q(&src),
+                        q(dst)
+                    ));
+                }
                 if let Some(kind) = o.backup {
                     let b = backup::name(dst, kind, &o.suffix);
                     if let Ok(bm) = std::fs::symlink_metadata(&b) {
-                        if dev_ino(&bm) == dev_ino(&sm) && !same {
+                        if dev_ino(&bm) == dev_ino(&sm) {
                             return self.fail(format!(
                                 "backing up {} might destroy source;  {} not copied",
                                 q(dst),
@@ -163,9 +209,6 @@ impl<'a> Copier<'a> {
                     if let Err(e) = std::fs::rename(dst, &b) {
                         return self.fail(format!("cannot backup {}: {}", q(dst), describe(&e)));
                     }
-                    if same {
-                        src = b.clone();
-                    }
                     backup_made = Some(b);
                     dm = None;
                 } else {
@@ -173,10 +216,11 @@ impl<'a> Copier<'a> {
                     // files, and -f for -l and -s.
                     let replace = o.remove_destination
                         || ((o.hard_link || o.symbolic_link) && o.force)
-                        || (!o.hard_link
+                        || (!o.attributes_only
+                            && !o.hard_link
                             && !o.symbolic_link
-                            && !ft.is_file()
-                            && !copy_as_regular(o, &ft));
+                            && ((o.preserve.links && d.nlink() > 1)
+                                || (o.deref == Deref::Never && !ft.is_file())));
                     if replace {
                         if let Err(e) = std::fs::remove_file(dst) {
                             return self.fail(format!(
@@ -195,7 +239,6 @@ impl<'a> Copier<'a> {
         }
         let src = src.as_path();
         // A file with other links already copied: link the copy to it.
-        let keep_link = o.preserve.links && !ft.is_dir() && sm.nlink() > 1;
         if keep_link {
             if let Some(first) = self.links.get(&dev_ino(&sm)).cloned() {
                 if dm.is_some() {
@@ -238,7 +281,12 @@ impl<'a> Copier<'a> {
             }
         } else if ft.is_symlink() {
             match std::fs::read_link(src).and_then(|t| std::os::unix::fs::symlink(t, dst)) {
-                Ok(()) => true,
+                Ok(()) => {
+                    if let Ok(m) = std::fs::symlink_metadata(dst) {
+                        self.made_links.insert(dev_ino(&m));
+                    }
+                    true
+                }
                 Err(e) => self.fail(format!(
                     "cannot create symbolic link {}: {}",
                     q(dst),
@@ -285,7 +333,8 @@ impl<'a> Copier<'a> {
         parent_dev: Option<u64>,
     ) -> bool {
         let o = self.o;
-        if self.made_dirs.contains(&dev_ino(sm)) {
+        if self.first_dir == Some(dev_ino(sm)) {
+            self.into_self = true;
             let (a, b) = self.top.clone();
             return self.fail(format!(
                 "cannot copy a directory, {}, into itself, {}",
@@ -294,7 +343,21 @@ impl<'a> Copier<'a> {
             ));
         }
         let src_mode = sm.mode() & 0o7777;
-        let made_mode = ((src_mode & 0o1777) | 0o700) & !o.umask;
+        // Made without the permissions the copy may not have yet: others'
+        // write (or, with the owner to come, all of group and others').
+        let omitted = if o.preserve.ownership {
+            0o077
+        } else if o.preserve.mode {
+            0o022
+        } else {
+            0
+        };
+        let base = if o.no_preserve_mode {
+            0o777
+        } else {
+            src_mode & 0o1777
+        };
+        let made_mode = ((base | 0o700) & !omitted) & !o.umask;
         if new {
             let r = std::fs::DirBuilder::new().mode(made_mode).create(dst);
             if let Err(e) = r {
@@ -304,8 +367,10 @@ impl<'a> Copier<'a> {
                     describe(&e)
                 ));
             }
-            if let Ok(m) = std::fs::symlink_metadata(dst) {
-                self.made_dirs.insert(dev_ino(&m));
+            if self.first_dir.is_none() {
+                if let Ok(m) = std::fs::symlink_metadata(dst) {
+                    self.first_dir = Some(dev_ino(&m));
+                }
             }
             self.verbose(src, dst, None);
         }
@@ -336,6 +401,10 @@ impl<'a> Copier<'a> {
                     names.sort_unstable();
                     for (_, n) in names {
                         ok &= self.copy(&src.join(&n), &dst.join(&n), false, Some(sm.dev()));
+                        if self.into_self {
+                            // Going on would copy the copy again.
+                            break;
+                        }
                     }
                 }
                 Err(e) => {
@@ -350,7 +419,7 @@ impl<'a> Copier<'a> {
             }
         }
         if new && !p.mode {
-            let want = src_mode & 0o1777 & !o.umask;
+            let want = base & !o.umask;
             if want != made_mode {
                 if let Err(e) = meta::chmod(dst, want) {
                     return self.fail(format!(
@@ -398,7 +467,11 @@ impl<'a> Copier<'a> {
     fn make_special(&self, sm: &std::fs::Metadata, dst: &Path) -> bool {
         use std::os::unix::fs::FileTypeExt;
         let ft = sm.file_type();
-        let mode = Mode::from_raw_mode(sm.mode() & 0o777);
+        let mode = Mode::from_raw_mode(if self.o.no_preserve_mode {
+            0o666
+        } else {
+            sm.mode() & 0o777
+        });
         let (kind, what) = if ft.is_fifo() {
             (FileType::Fifo, "fifo")
         } else if ft.is_char_device() {
