@@ -312,7 +312,10 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 let is_dir = st.as_ref().is_ok_and(|m| m.is_dir());
                 if no_target_dir {
                     if ops.len() > 1 {
-                        t.usage_error(format_args!("extra operand {}", q(&ops[1])));
+                        t.usage_error(format_args!(
+                            "extra operand {}",
+                            q(ops.get(2).unwrap_or(&last))
+                        ));
                         return 1;
                     }
                     (ops, None, Some(last))

@@ -27,7 +27,9 @@ impl Copier<'_> {
             .collect();
         let mut dst = dir.to_path_buf();
         dst.push(&rel);
-        let mut made: Vec<(PathBuf, PathBuf, std::fs::Metadata)> = Vec::new();
+        // Each directory on the way: source, copy, source's stat, and the
+        // mode the copy is to have once it was made with room to write.
+        let mut made: Vec<(PathBuf, PathBuf, std::fs::Metadata, Option<u32>)> = Vec::new();
         let mut cur_src = if src.is_absolute() {
             PathBuf::from("/")
         } else {
@@ -56,6 +58,7 @@ impl Copier<'_> {
                     return false;
                 }
             };
+            let mut fix = None;
             match std::fs::symlink_metadata(&cur_dst) {
                 Ok(m) if m.is_dir() => {}
                 Ok(_) => {
@@ -66,11 +69,17 @@ impl Copier<'_> {
                     return false;
                 }
                 Err(_) => {
-                    let mode = if o.preserve.mode {
-                        (sm.mode_bits() | 0o700) & 0o777
-                    } else {
+                    // The source's mode (the default one with
+                    // --no-preserve=mode), less the umask.
+                    let want = if o.no_preserve_mode {
                         0o777
-                    };
+                    } else {
+                        sm.mode_bits() & 0o777
+                    } & !o.umask;
+                    let mode = want | 0o700;
+                    if mode != want && !o.preserve.mode {
+                        fix = Some(want);
+                    }
                     if let Err(e) = std::fs::DirBuilder::new().mode(mode).create(&cur_dst) {
                         self.t.error(format_args!(
                             "cannot make directory {}: {}",
@@ -88,12 +97,22 @@ impl Copier<'_> {
                     }
                 }
             }
-            made.push((cur_src.clone(), cur_dst.clone(), sm));
+            made.push((cur_src.clone(), cur_dst.clone(), sm, fix));
         }
         let mut ok = self.copy_top(src, &dst);
         let p = o.preserve;
-        if p.mode || p.ownership || p.timestamps || p.xattr {
-            for (s, d, sm) in made.iter().rev() {
+        for (s, d, sm, fix) in made.iter().rev() {
+            if let Some(mode) = fix {
+                if let Err(e) = meta::chmod(d, *mode) {
+                    self.t.error(format_args!(
+                        "setting permissions for {}: {}",
+                        q(d),
+                        describe(&e)
+                    ));
+                    ok = false;
+                }
+            }
+            if p.mode || p.ownership || p.timestamps || p.xattr {
                 if let Err(m) = meta::apply(s, sm, d, o, false) {
                     self.t.error(format_args!("{m}"));
                     ok = false;

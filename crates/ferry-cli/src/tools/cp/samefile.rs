@@ -66,6 +66,10 @@ pub fn check(
             }
             return ok(!sn);
         }
+        // A link made by -s replaces a link, whatever it points to.
+        if o.symbolic_link && dst_sb.file_type().is_symlink() {
+            return Same::Ok;
+        }
         src_l = src_sb.clone();
         dst_l = dst_sb.clone();
     } else {
