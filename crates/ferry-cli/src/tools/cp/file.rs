@@ -306,7 +306,22 @@ fn copy_data(
     // The size is a hint, not the end: a file that grew, or one that
     // reports no size at all (/proc, /sys), is copied on to its real end,
     // as GNU's cp does; a FIFO or device has no size and is read to its end.
-    let from = if sm.file_type().is_file() { size } else { 0 };
+    // For a regular file one small pread says whether anything is past the
+    // size (usually nothing: one syscall per file).
+    let from = if sm.file_type().is_file() {
+        let mut probe = [0u8; 512];
+        loop {
+            match rustix::io::pread(i, &mut probe[..], size) {
+                Ok(0) if !sparse => return Ok(()),
+                Ok(_) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+        }
+        size
+    } else {
+        0
+    };
     let end = copy_tail(input, out, from).map_err(&err)?;
     // Holes at the end, and a destination that was longer before.
     if sm.file_type().is_file() {

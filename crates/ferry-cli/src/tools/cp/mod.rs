@@ -140,11 +140,7 @@ fn parse(
         t.usage_error(format_args!("{msg}"));
         1
     };
-    loop {
-        let arg = match common::next_arg_of(t, &mut p, 1)? {
-            Some(a) => a,
-            None => break,
-        };
+    while let Some(arg) = common::next_arg_of(t, &mut p, 1)? {
         if let Some(code) = common::common_arg(t, &arg, HELP) {
             return Err(code);
         }

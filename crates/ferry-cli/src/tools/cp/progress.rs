@@ -17,8 +17,9 @@ pub enum Progress {
 impl Progress {
     pub fn new(asked: bool, size: u64) -> Progress {
         use std::io::IsTerminal;
-        let tty = io::stderr().is_terminal();
-        if tty && (asked || size >= 256 << 20) {
+        // (Asked about the terminal only for large copies: a tree of small
+        // files is not slowed by an ioctl per file.)
+        if (asked || size >= 256 << 20) && io::stderr().is_terminal() {
             let bar = indicatif::ProgressBar::new(size);
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "{bytes}/{total_bytes} [{wide_bar}] {bytes_per_sec} {eta}",

@@ -61,7 +61,7 @@ impl<'a> Copier<'a> {
         self.top = (src.to_path_buf(), dst.to_path_buf());
         self.first_dir = None;
         self.into_self = false;
-        self.copy(src, dst, true, None)
+        self.copy(src, dst, true, None, false)
     }
 
     fn verbose(&self, src: &Path, dst: &Path, backup: Option<&Path>) {
@@ -88,8 +88,17 @@ impl<'a> Copier<'a> {
     }
 
     /// Copies `src` to `dst`. `cmdline`: an operand (for -H). `parent_dev`:
-    /// the device of the directory being copied (for -x).
-    fn copy(&mut self, src: &Path, dst: &Path, cmdline: bool, parent_dev: Option<u64>) -> bool {
+    /// the device of the directory being copied (for -x). `parent_new`:
+    /// the destination's directory was made by this copy, so nothing is
+    /// there yet (one lstat saved per file, as GNU saves it).
+    fn copy(
+        &mut self,
+        src: &Path,
+        dst: &Path,
+        cmdline: bool,
+        parent_dev: Option<u64>,
+        parent_new: bool,
+    ) -> bool {
         let o = self.o;
         let follow = match o.deref {
             Deref::Always => true,
@@ -118,7 +127,11 @@ impl<'a> Copier<'a> {
                 || o.deref == Deref::Always
                 || (cmdline && o.deref == Deref::CommandLine));
         let src = src.to_path_buf();
-        let mut dm = std::fs::symlink_metadata(dst).ok();
+        let mut dm = if parent_new {
+            None
+        } else {
+            std::fs::symlink_metadata(dst).ok()
+        };
         let mut backup_made: Option<PathBuf> = None;
         if let Some(d) = dm.clone() {
             // The destination as a copy would write it: through a link
@@ -400,7 +413,7 @@ impl<'a> Copier<'a> {
                     }
                     names.sort_unstable();
                     for (_, n) in names {
-                        ok &= self.copy(&src.join(&n), &dst.join(&n), false, Some(sm.dev()));
+                        ok &= self.copy(&src.join(&n), &dst.join(&n), false, Some(sm.dev()), new);
                         if self.into_self {
                             // Going on would copy the copy again.
                             break;
