@@ -337,6 +337,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
     };
     let mut c = tree::Copier::new(t, &o);
+    c.track_sources = dest_dir.is_some();
     let mut status = 0;
     for src in &sources {
         let ok = match (&dest_dir, &dest) {

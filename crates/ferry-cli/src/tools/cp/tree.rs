@@ -6,7 +6,7 @@
 use super::backup;
 use super::file::{self, Ctx, Existing};
 use super::meta;
-use super::options::{Deref, Interactive, Opts};
+use super::options::{Backup, Deref, Interactive, Opts};
 use super::q;
 use super::samefile::{self, Same};
 use crate::tools::common::{describe, Tool};
@@ -28,6 +28,12 @@ pub struct Copier<'a> {
     into_self: bool,
     /// Symbolic links this run made: never written through.
     made_links: HashSet<(u64, u64)>,
+    /// What the operands' copies made: not overwritten by a later operand.
+    made_top: HashSet<(u64, u64)>,
+    /// Operands copied into a directory so far (device, inode, last name):
+    /// one named again is skipped with a warning, when `track_sources`.
+    seen_src: HashSet<(u64, u64, std::ffi::OsString)>,
+    pub track_sources: bool,
     /// The operands of the copy under way, for the into-itself message.
     top: (PathBuf, PathBuf),
     clone_unsupported: bool,
@@ -46,6 +52,9 @@ impl<'a> Copier<'a> {
             first_dir: None,
             into_self: false,
             made_links: HashSet::new(),
+            made_top: HashSet::new(),
+            seen_src: HashSet::new(),
+            track_sources: false,
             top: (PathBuf::new(), PathBuf::new()),
             clone_unsupported: false,
         }
@@ -61,7 +70,36 @@ impl<'a> Copier<'a> {
         self.top = (src.to_path_buf(), dst.to_path_buf());
         self.first_dir = None;
         self.into_self = false;
-        self.copy(src, dst, true, None, false)
+        if self.track_sources && self.o.backup != Some(Backup::Numbered) {
+            let follow = matches!(self.o.deref, Deref::Always | Deref::CommandLine);
+            let st = if follow {
+                std::fs::metadata(src)
+            } else {
+                std::fs::symlink_metadata(src)
+            };
+            if let (Ok(m), Some(name)) = (st, src.file_name()) {
+                if !self
+                    .seen_src
+                    .insert((m.dev(), m.ino(), name.to_os_string()))
+                {
+                    let what = if m.is_dir() { "directory" } else { "file" };
+                    self.t.error(format_args!(
+                        "warning: source {what} {} specified more than once",
+                        q(src)
+                    ));
+                    return true;
+                }
+            }
+        }
+        let ok = self.copy(src, dst, true, None, false);
+        if ok {
+            if let Ok(m) = std::fs::symlink_metadata(dst) {
+                if !m.is_dir() {
+                    self.made_top.insert(dev_ino(&m));
+                }
+            }
+        }
+        ok
     }
 
     fn verbose(&self, src: &Path, dst: &Path, backup: Option<&Path>) {
@@ -134,6 +172,17 @@ impl<'a> Copier<'a> {
         };
         let mut backup_made: Option<PathBuf> = None;
         if let Some(d) = dm.clone() {
+            if cmdline
+                && !ft.is_dir()
+                && o.backup != Some(Backup::Numbered)
+                && self.made_top.contains(&dev_ino(&d))
+            {
+                return self.fail(format!(
+                    "will not overwrite just-created {} with {}",
+                    q(dst),
+                    q(&src)
+                ));
+            }
             // The destination as a copy would write it: through a link
             // when the data of a regular file is copied to it.
             let through = d.file_type().is_symlink()
