@@ -172,6 +172,20 @@ impl<'a> Copier<'a> {
         };
         let mut backup_made: Option<PathBuf> = None;
         if let Some(d) = dm.clone() {
+            // The destination as a copy would write it: through a link
+            // when the data of a regular file is copied to it.
+            let through = d.file_type().is_symlink()
+                && !ft.is_dir()
+                && !ft.is_symlink()
+                && !o.symbolic_link
+                && !o.hard_link;
+            if through && self.made_links.contains(&dev_ino(&d)) {
+                return self.fail(format!(
+                    "will not copy {} through just-created symlink {}",
+                    q(&src),
+                    q(dst)
+                ));
+            }
             if cmdline
                 && !ft.is_dir()
                 && o.backup != Some(Backup::Numbered)
@@ -183,13 +197,6 @@ impl<'a> Copier<'a> {
                     q(&src)
                 ));
             }
-            // The destination as a copy would write it: through a link
-            // when the data of a regular file is copied to it.
-            let through = d.file_type().is_symlink()
-                && !ft.is_dir()
-                && !ft.is_symlink()
-                && !o.symbolic_link
-                && !o.hard_link;
             let dst_real = if through {
                 std::fs::metadata(dst).unwrap_or_else(|_| d.clone())
             } else {
@@ -247,13 +254,6 @@ impl<'a> Copier<'a> {
                 if d.is_dir() {
                     return self.fail(format!(
                         "cannot overwrite directory {} with non-directory",
-                        q(dst)
-                    ));
-                }
-                if through && self.made_links.contains(&dev_ino(&d)) {
-                    return self.fail(format!(
-                        "will not copy {} through just-created symlink {}",
-                        q(&src),
                         q(dst)
                     ));
                 }
