@@ -3,7 +3,8 @@
 # files of 1-8 KiB (sizes from a fixed seed) in 10 x 10 nested directories,
 # the source read once first so both copy from the page cache; then ROUNDS
 # interleaved rounds (ferry, GNU, ferry, GNU...), each copy into a fresh
-# destination beside the source (removed, untimed, between copies); the
+# destination beside the source (removed and synced, untimed, between
+# copies); the
 # median wall time of each and the ratio.
 #
 #   scripts/bench-cp-tree.sh [FERRY_BINARY] [FILES] [ROUNDS] [DIR]
@@ -39,6 +40,10 @@ now() { date +%s.%N; }
 for r in $(seq "$rounds"); do
     for who in ferry gnu; do
         rm -rf "$dir/dst"
+        # Untimed: the last copy's and the removal's dirty pages written
+        # back, so no copy pays for the one before it (without this, one
+        # run here took 0.95 s and another 108 s).
+        sync
         if [ $who = ferry ]; then cmd=("$ferry" cp -r); else cmd=(cp -r); fi
         t0=$(now)
         "${cmd[@]}" "$dir/src" "$dir/dst"
