@@ -124,7 +124,7 @@ for t in "${tests[@]}"; do
     [ "$g" = PASS ] && [ "$f" != PASS ] && mark=" ←"
     printf '| %s | %s | %s%s |\n' "$t" "$g" "$f" "$mark"
     if [ "$g" = PASS ] && [ "$f" != PASS ] && [ -n "${VERBOSE:-}" ]; then
-        sed 's/^/    /' "$work/ferry/${t//\//-}.log" | tail -20
+        sed 's/^/    /' "$work/ferry/${t//\//-}.log" | tail -"${VERBOSE_LINES:-20}"
     fi
 done
 echo

@@ -197,9 +197,14 @@ pub fn copy_split(
     // Under a file size limit (`ulimit -f`), one thread in order: the
     // output then stops exactly at the limit, with every byte before it
     // copied, when SIGXFSZ ends the program, as GNU's tools leave it.
-    let limited = rustix::process::getrlimit(rustix::process::Resource::Fsize)
-        .current
-        .is_some();
+    // (Read once per process: a tree of small files would otherwise ask
+    // once per file.)
+    static LIMITED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let limited = *LIMITED.get_or_init(|| {
+        rustix::process::getrlimit(rustix::process::Resource::Fsize)
+            .current
+            .is_some()
+    });
     if end - from < PARALLEL_MIN || limited {
         return copy_at(input, output, (from, end), out_from, progress);
     }
