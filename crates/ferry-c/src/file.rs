@@ -65,6 +65,18 @@ pub(crate) enum Window {
     Write,
 }
 
+/// The direction of a FILE's last operation (`__freading`, `__fwriting`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Last {
+    /// Nothing yet (or only flushes and ftell).
+    None,
+    /// A read, an ungetc, or a seek (which leaves a stream ready to read,
+    /// as glibc's).
+    Read,
+    /// A write.
+    Write,
+}
+
 /// An ASI region handed to C, held until `fy_sfree`.
 pub(crate) enum Held {
     Read(RawRegion),
@@ -112,6 +124,15 @@ pub(crate) struct State {
     pub is_file: bool,
     pub heap: bool,
     pub closed: bool,
+    /// The last operation's direction (`__freading`, `__fwriting`).
+    pub last: Last,
+    /// The stream has been used (read, written, seeked or setvbuf'd):
+    /// from then on `__fbufsize` reports its buffer, as glibc's from the
+    /// allocation of its buffer.
+    pub used: bool,
+    /// `__fsetlocking(FSETLOCKING_BYCALLER)` was asked for (reported
+    /// back; ferry locks all the same).
+    pub by_caller: bool,
 }
 
 /// The stream object. Its first four fields are `struct fy_file` in
@@ -161,6 +182,9 @@ const fn blank_state(std_fd: c_int) -> State {
         is_file: true,
         heap: false,
         closed: false,
+        last: Last::None,
+        used: false,
+        by_caller: false,
     }
 }
 
@@ -374,6 +398,10 @@ pub(crate) fn for_read(st: &mut State) -> Result<&mut Stream, c_int> {
         return Err(libc::EBADF);
     }
     let readable = st.readable;
+    if readable {
+        st.last = Last::Read;
+        st.used = true;
+    }
     let s = stream_of(st)?;
     if !readable {
         return Err(libc::EBADF);
@@ -384,6 +412,10 @@ pub(crate) fn for_read(st: &mut State) -> Result<&mut Stream, c_int> {
 /// The stream for an operation that writes (EBADF when not writable).
 pub(crate) fn for_write(st: &mut State) -> Result<&mut Stream, c_int> {
     let writable = st.writable;
+    if writable {
+        st.last = Last::Write;
+        st.used = true;
+    }
     let s = stream_of(st)?;
     if !writable {
         return Err(libc::EBADF);
@@ -508,15 +540,20 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
         return fmem::write(st, data).1;
     }
     let g = guard(st)?;
-    let must_flush = match buffering {
-        Buffering::Full => false,
-        Buffering::Line => memchr::memchr(b'\n', data).is_some(),
-        Buffering::None => true,
+    let r = match buffering {
+        Buffering::Full => g.write_all(data),
+        Buffering::None => g.write_all(data).and_then(|()| g.flush()),
+        // As glibc's: out through the last newline; what follows it stays
+        // buffered (`__fpending` counts it) until the next newline, a
+        // flush, or a read of a line-buffered or unbuffered input.
+        Buffering::Line => match memchr::memrchr(b'\n', data) {
+            Some(nl) => g
+                .write_all(&data[..=nl])
+                .and_then(|()| g.flush())
+                .and_then(|()| g.write_all(&data[nl + 1..])),
+            None => g.write_all(data),
+        },
     };
-    let r = g.write_all(data).and_then(|()| match must_flush {
-        true => g.flush(),
-        false => Ok(()),
-    });
     if let Err(e) = r {
         // As after a failed fflush: the bytes that failed are dropped.
         g.discard_unwritten();

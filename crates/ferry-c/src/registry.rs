@@ -78,6 +78,23 @@ pub(crate) fn flush_all() -> c_int {
     r
 }
 
+/// `_flushlbf`: every line-buffered output stream, waiting for each
+/// FILE's lock in turn as `flush_all` does. Failures are left in each
+/// stream's error flag (the call returns nothing).
+pub(crate) fn flush_all_line_buffered() {
+    let open = OPEN.lock();
+    for f in walk(&open) {
+        // SAFETY: as in `flush_all` (the list lock is held).
+        let f = unsafe { &*f };
+        let g = f.locked();
+        // SAFETY: the FILE's lock is held; one borrow.
+        let st = unsafe { g.state() };
+        if st.buffering == Buffering::Line {
+            let _ = flush_if_writing(f, st);
+        }
+    }
+}
+
 /// exit's flush. glibc's `_IO_cleanup` flushes every stream without
 /// taking its lock ("some threads might use streams but that is their
 /// problem"); ferry cannot touch a stream another thread is in the middle

@@ -19,6 +19,12 @@ fn src(name: &str) -> PathBuf {
 
 /// Compiles `source` into `out`, for glibc or for ferry.
 fn compile(source: &Path, out: &Path, ferry: bool, extra: &[&str]) {
+    compile_as(source, out, ferry, true, extra);
+}
+
+/// `compile`; for ferry without `-include ferry/stdio.h` when
+/// `!force_include` (the program includes it itself, `extra` says how).
+fn compile_as(source: &Path, out: &Path, ferry: bool, force_include: bool, extra: &[&str]) {
     let mut c = Command::new("cc");
     c.args([
         "-std=gnu11",
@@ -32,7 +38,9 @@ fn compile(source: &Path, out: &Path, ferry: bool, extra: &[&str]) {
     if ferry {
         let lib = libdir();
         c.arg("-I").arg(include());
-        c.args(["-include", "ferry/stdio.h"]);
+        if force_include {
+            c.args(["-include", "ferry/stdio.h"]);
+        }
         c.args(extra);
         c.arg("-L").arg(lib).arg("-lferry");
         c.arg(format!("-Wl,-rpath,{}", lib.display()));
@@ -105,11 +113,24 @@ fn same(name: &str, stdin: &[u8], args: &[&str]) {
 
 /// `same`, with extra environment variables for both runs.
 fn same_with(name: &str, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) {
+    same_built(name, stdin, args, env, true, &[]);
+}
+
+/// `same_with`; the ferry build force-includes ferry/stdio.h or not, and
+/// gets `ferry_extra`.
+fn same_built(
+    name: &str,
+    stdin: &[u8],
+    args: &[&str],
+    env: &[(&str, &str)],
+    force_include: bool,
+    ferry_extra: &[&str],
+) {
     let work = tempfile::tempdir().expect("tempdir");
     let g = work.path().join("glibc");
     let f = work.path().join("ferry");
     compile(&src(name), &g, false, &[]);
-    compile(&src(name), &f, true, &[]);
+    compile_as(&src(name), &f, true, force_include, ferry_extra);
     let (dg, df) = (work.path().join("dg"), work.path().join("df"));
     std::fs::create_dir(&dg).unwrap();
     std::fs::create_dir(&df).unwrap();
@@ -239,6 +260,33 @@ fn a_shell_group_goes_on_where_the_program_stopped() {
         head(&outs[1])
     );
     assert!(outs[0].starts_with(b"prog: line 0\nline 1\n"));
+}
+
+/// `<stdio_ext.h>` on ferry's FILE: every function in every state the
+/// program reaches (fopen modes, reads, ungetc, writes, flushes, seeks,
+/// purges, setvbuf modes, the std streams), stdout a pipe and a file.
+#[test]
+fn stdio_ext_functions_answer_as_glibc() {
+    let input = b"stdin line\nmore\n";
+    same("stdio_ext.c", input, &[]);
+    same("stdio_ext.c", input, &["file"]);
+}
+
+/// `<stdio_ext.h>` included before `<stdio.h>`: force-included
+/// ferry/stdio.h still comes first, and a program that includes
+/// `<ferry/stdio.h>` itself after `<stdio_ext.h>` (no -include) gets
+/// ferry's functions too.
+#[test]
+fn stdio_ext_in_either_include_order() {
+    same("stdio_ext_first.c", b"", &[]);
+    same_built(
+        "stdio_ext_first.c",
+        b"",
+        &[],
+        &[],
+        false,
+        &["-DFERRY_DIRECT"],
+    );
 }
 
 #[test]

@@ -28,6 +28,10 @@
 #define FERRY_STDIO_H
 
 #include <stdio.h>
+/* glibc's <stdio_ext.h> is declared here, while FILE is still glibc's, so
+ * its guard makes the program's own #include of it (before or after this
+ * header) a no-op; the macros below then send its names to ferry's. */
+#include <stdio_ext.h>
 #include <stdarg.h>
 #include <sys/types.h>
 #if defined(__GLIBC__) && (__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 32))
@@ -276,6 +280,23 @@ int fy_ferror_unlocked(fy_FILE *f);
 void fy_clearerr_unlocked(fy_FILE *f);
 int fy_fileno_unlocked(fy_FILE *f);
 
+/* <stdio_ext.h> on ferry's FILE (glibc's functions would read a ferry
+ * FILE as a glibc one). Nonzero answers are 1. __fbufsize is 0 before
+ * the first use, 1 when unbuffered, else ferry's buffer size (128 KiB);
+ * __fsetlocking records and reports BYCALLER, but ferry's calls keep
+ * locking the stream (its lock is reentrant: flockfile around them is
+ * fine). */
+size_t fy___fbufsize(fy_FILE *f);
+int fy___freading(fy_FILE *f);
+int fy___fwriting(fy_FILE *f);
+int fy___freadable(fy_FILE *f);
+int fy___fwritable(fy_FILE *f);
+int fy___flbf(fy_FILE *f);
+void fy___fpurge(fy_FILE *f);
+size_t fy___fpending(fy_FILE *f);
+void fy__flushlbf(void);
+int fy___fsetlocking(fy_FILE *f, int type);
+
 #ifdef __cplusplus
 }
 #endif
@@ -425,5 +446,25 @@ int fy_fileno_unlocked(fy_FILE *f);
 #define funlockfile fy_funlockfile
 #undef ftrylockfile
 #define ftrylockfile fy_ftrylockfile
+#undef __fbufsize
+#define __fbufsize fy___fbufsize
+#undef __freading
+#define __freading fy___freading
+#undef __fwriting
+#define __fwriting fy___fwriting
+#undef __freadable
+#define __freadable fy___freadable
+#undef __fwritable
+#define __fwritable fy___fwritable
+#undef __flbf
+#define __flbf fy___flbf
+#undef __fpurge
+#define __fpurge fy___fpurge
+#undef __fpending
+#define __fpending fy___fpending
+#undef _flushlbf
+#define _flushlbf fy__flushlbf
+#undef __fsetlocking
+#define __fsetlocking fy___fsetlocking
 
 #endif

@@ -114,6 +114,10 @@ pub extern "C" fn fy_setvbuf(
             return EOF;
         }
         st.buffering = b;
+        // glibc's setvbuf sets up a buffer for these two modes at once.
+        if b != Buffering::Line {
+            st.used = true;
+        }
         0
     })
 }

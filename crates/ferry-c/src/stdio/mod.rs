@@ -10,6 +10,7 @@
 //! * `position.rs`: fseek, ftell, rewind, fgetpos, fsetpos;
 //! * `buffering.rs`: fflush, setvbuf and friends, the flags, FILE locks;
 //! * `format.rs`: the glue for printf and scanf (csrc/format.c), perror;
+//! * `ext.rs`: `<stdio_ext.h>` (`__fpending`, `__fpurge`, ...);
 //! * `special.rs`: popen, fmemopen, open_memstream (their glibc rules:
 //!   `file::fmem`, `file::memstream`).
 //!
@@ -27,6 +28,7 @@ use std::io::SeekFrom;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 mod buffering;
+mod ext;
 mod format;
 mod lines;
 mod open;
@@ -35,6 +37,7 @@ mod rw;
 mod special;
 
 pub use buffering::*;
+pub use ext::*;
 pub use format::*;
 pub use lines::*;
 pub use open::*;

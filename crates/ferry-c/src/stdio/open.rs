@@ -138,6 +138,9 @@ pub extern "C" fn fy_freopen(
                 st.eof = false;
                 st.err = false;
                 st.push.clear();
+                st.last = file::Last::None;
+                st.used = false;
+                st.by_caller = false;
                 st.seekable = file::is_seekable(fd);
                 st.buffering = if fd == 2 {
                     Buffering::None

@@ -11,6 +11,10 @@ fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
         if !st.seekable {
             return Err(libc::ESPIPE);
         }
+        // As glibc's: a seek leaves the stream ready to read, with its
+        // buffer (`__freading`, `__fbufsize`).
+        st.last = file::Last::Read;
+        st.used = true;
         if let file::Kind::Fmem(_) = st.kind {
             // glibc's rules (file::fmem): a failed seek sets errno only.
             st.push.clear();

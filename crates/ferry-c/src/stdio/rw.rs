@@ -303,6 +303,7 @@ pub extern "C" fn fy_ungetc(c: c_int, f: *mut FyFile) -> c_int {
         if stream_of(st).is_err() || !st.readable {
             return EOF;
         }
+        st.last = file::Last::Read;
         let b = c as u8;
         // The same byte just read: step back in the window (no copy).
         if st.window == Window::Read || st.window == Window::Push {

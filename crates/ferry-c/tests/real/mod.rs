@@ -382,6 +382,9 @@ fn gnulib_stdio_tests() {
         "test-perror",
         "test-perror2",
         "test-vfprintf-posix",
+        "test-fpending",
+        "test-fpurge",
+        "test-freading",
     ];
     let o = Command::new("bash")
         .arg(&script)

@@ -281,6 +281,56 @@ impl Stream {
         self.with_inner(|i| i.discard_unwritten())
     }
 
+    /// Bytes written to the stream that have not reached the file yet:
+    /// what [`Stream::flush`] would write now (C's `__fpending`). Bytes in
+    /// a write region still held count once it is freed.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::Write;
+    /// let mut s = ferry::Stream::memory();
+    /// assert_eq!(s.pending_write(), 0);
+    /// s.write_all(b"abc")?;
+    /// assert_eq!(s.pending_write(), 3);
+    /// s.flush()?;
+    /// assert_eq!(s.pending_write(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn pending_write(&self) -> u64 {
+        self.with_inner(|i| i.pending_write())
+    }
+
+    /// Bytes read ahead of the stream offset and held in the current read
+    /// buffer, which the next reads take without any I/O (0 while the
+    /// stream is writing). `BufRead::consume` of them drops them, and the
+    /// offset goes on after them (C's `__fpurge` of an input stream).
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::io::{BufRead, Read};
+    /// let mut s = ferry::Stream::from_bytes(b"0123456789".to_vec());
+    /// assert_eq!(s.buffered_read(), 0);
+    /// let mut two = [0u8; 2];
+    /// s.read_exact(&mut two)?;
+    /// assert_eq!(s.buffered_read(), 8);
+    /// s.consume(s.buffered_read());
+    /// assert_eq!(s.position(), 10);
+    /// # Ok(()) }
+    /// ```
+    pub fn buffered_read(&self) -> usize {
+        self.with_inner(|i| i.buffered_read())
+    }
+
+    /// The size of the buffers the stream reads and writes through (the
+    /// default is 128 KiB; a single large request may use a larger one).
+    ///
+    /// ```
+    /// assert_eq!(ferry::Stream::memory().buffer_size(), 128 << 10);
+    /// ```
+    pub fn buffer_size(&self) -> usize {
+        self.with_inner(|i| i.bufsize())
+    }
+
     /// Flushes, then `fsync`s the file.
     pub fn sync_all(&self) -> std::io::Result<()> {
         self.with_inner(|i| i.sync_all())

@@ -289,6 +289,10 @@ impl Inner {
             .map_err(|e| self.err("resizing", e))
     }
 
+    pub(crate) fn bufsize(&self) -> usize {
+        self.bufsize
+    }
+
     pub(crate) fn set_bufsize(&mut self, n: usize) {
         self.bufsize = n.clamp(4096, 1 << 30);
     }

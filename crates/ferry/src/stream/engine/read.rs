@@ -304,6 +304,14 @@ impl Inner {
         }
     }
 
+    /// Bytes read ahead of `pos` and still buffered (0 unless reading).
+    pub(crate) fn buffered_read(&self) -> usize {
+        if self.mode != Mode::Read || self.lent {
+            return 0;
+        }
+        self.read_window().map_or(0, |w| w.2)
+    }
+
     /// `BufRead::consume`.
     #[inline]
     pub(crate) fn consume(&mut self, n: usize) {

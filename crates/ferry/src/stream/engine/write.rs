@@ -468,6 +468,18 @@ impl Inner {
         self.io.sync().map_err(|e| self.err("syncing", e))
     }
 
+    /// Committed bytes (written by the application, in no region it still
+    /// holds) that have not reached the file yet.
+    pub(crate) fn pending_write(&self) -> u64 {
+        self.wbufs
+            .iter()
+            .map(|&s| match &self.slots[s as usize].data {
+                Data::Write(w) => (w.committed - w.written) as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Regions handed out and not yet freed (write side).
     pub(crate) fn outstanding_writes(&self) -> usize {
         self.wq.iter().filter(|r| !r.freed).count()
