@@ -396,3 +396,39 @@ fn names_that_need_quoting() {
         same("diff", &args, None, c.path(), &[]);
     }
 }
+
+#[test]
+fn symbolic_links_and_from_to_file() {
+    use std::os::unix::fs::symlink;
+    let c = Corpus::new();
+    for d in ["L1", "L2"] {
+        std::fs::create_dir(c.file(d)).unwrap();
+    }
+    symlink("../text2", c.file("L1/l")).unwrap();
+    symlink("../utf8", c.file("L2/l")).unwrap();
+    symlink("../text2", c.file("L1/s")).unwrap();
+    symlink("../text2", c.file("L2/s")).unwrap();
+    symlink("nowhere", c.file("L1/dangling")).unwrap();
+    symlink("nowhere2", c.file("L2/dangling")).unwrap();
+    std::fs::write(c.file("L1/f"), "x\n").unwrap();
+    symlink("../newline", c.file("L2/f")).unwrap();
+    std::fs::write(c.file("L1/g"), "y\n").unwrap();
+    std::fs::write(c.file("L2/g"), "y\n").unwrap();
+    std::fs::create_dir(c.file("L1/dir")).unwrap();
+    symlink("..", c.file("L2/dir")).unwrap();
+    for args in [
+        &["-r", "L1", "L2"][..],
+        &["-r", "--no-dereference", "L1", "L2"],
+        &["-rs", "--no-dereference", "L1", "L2"],
+        &["--no-dereference", "L1/l", "L2/l"],
+        &["--no-dereference", "-q", "L1/s", "L2/s"],
+        &["--no-dereference", "L1/f", "L2/f"],
+        &["--from-file=text2", "utf8", "text2", "missing", "newline"],
+        &["--from-file", "text2"],
+        &["-u", "--to-file=utf8", "text2", "newline"],
+        &["-q", "--to-file=L2", "L1/f", "L1/g"],
+        &["--from-file=text2", "--to-file=utf8", "newline"],
+    ] {
+        same("diff", &s(args), None, c.path(), &[]);
+    }
+}

@@ -38,10 +38,21 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
         Err(code) => return code,
     };
     let mut out = Out::new();
-    let r = run(t, &o, &ops[0], &ops[1], &mut out).and_then(|code| {
+    let r = (|| {
+        let mut code = 0;
+        match &o.against {
+            // --from-file / --to-file: that file with each operand.
+            Some((f, first)) => {
+                for op in &ops {
+                    let (a, b) = if *first { (f, op) } else { (op, f) };
+                    code = code.max(run(t, &o, a, b, &mut out)?);
+                }
+            }
+            None => code = run(t, &o, &ops[0], &ops[1], &mut out)?,
+        }
         out.flush()?;
         Ok(code)
-    });
+    })();
     match r {
         Ok(code) => code,
         Err(e) => {
@@ -131,6 +142,13 @@ fn load_path(path: &Path, shown: String) -> io::Result<Side> {
 
 fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::Result<i32> {
     let is_dir = |n: &OsString| n != "-" && std::fs::metadata(n).is_ok_and(|m| m.is_dir());
+    if o.no_deref {
+        let link = |n: &OsString| std::fs::symlink_metadata(n).ok().filter(|m| m.is_symlink());
+        if let (Some(_), _) | (_, Some(_)) = (link(an), link(bn)) {
+            let (pa, pb) = (PathBuf::from(an), PathBuf::from(bn));
+            return tree::entry(t, o, (an, bn), an, (&pa, &pb), (true, true), out);
+        }
+    }
     if is_dir(an) && is_dir(bn) {
         return tree::dirs(t, o, Some(Path::new(an)), Some(Path::new(bn)), an, bn, out);
     }

@@ -25,6 +25,10 @@ Compare FILES line by line.
   -x, --exclude=PAT             exclude files that match PAT
   -X, --exclude-from=FILE       exclude files that match any pattern in FILE
 
+      --no-dereference          don't follow symbolic links
+      --from-file=FILE1         compare FILE1 to all operands
+      --to-file=FILE2           compare all operands to FILE2
+
       --strip-trailing-cr       strip trailing carriage return on input
   -i, --ignore-case             ignore case differences in file contents
   -E, --ignore-tab-expansion    ignore changes due to tab expansion
@@ -82,6 +86,11 @@ pub struct Opts {
     pub palette: Palette,
     /// The options as typed, for the `diff -r A/x B/x` lines.
     pub switches: String,
+    /// --no-dereference: symbolic links are compared as links.
+    pub no_deref: bool,
+    /// --from-file / --to-file: the file every operand is compared
+    /// with, and whether it comes first.
+    pub against: Option<(OsString, bool)>,
 }
 
 fn num(v: &OsString) -> Option<usize> {
@@ -140,7 +149,11 @@ pub fn parse(
         color: false,
         palette: Palette::default(),
         switches: switches(typed),
+        no_deref: false,
+        against: None,
     };
+    let mut from: Option<OsString> = None;
+    let mut to: Option<OsString> = None;
     let mut style: Option<Style> = None;
     let mut set_style = |s: Style| -> Result<(), i32> {
         match style {
@@ -249,6 +262,9 @@ pub fn parse(
                 }
             }
             Long("strip-trailing-cr") => o.strip_cr = true,
+            Long("no-dereference") => o.no_deref = true,
+            Long("from-file") => from = Some(value(&mut p)?),
+            Long("to-file") => to = Some(value(&mut p)?),
             Short('i') | Long("ignore-case") => o.ig.case = true,
             Short('E') | Long("ignore-tab-expansion") => o.ig.tab_expansion = true,
             Short('Z') | Long("ignore-trailing-space") => o.ig.trailing_space = true,
@@ -299,6 +315,18 @@ pub fn parse(
         }
         _ => false,
     };
+    o.against = match (from, to) {
+        (Some(_), Some(_)) => {
+            t.error(format_args!("--from-file and --to-file both specified"));
+            return Err(2);
+        }
+        (Some(f), None) => Some((f, true)),
+        (None, Some(f)) => Some((f, false)),
+        (None, None) => None,
+    };
+    if o.against.is_some() {
+        return Ok((o, ops));
+    }
     match ops.len() {
         0 => {
             t.usage_error(format_args!("missing operand after 'diff'"));

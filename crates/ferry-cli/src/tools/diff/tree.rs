@@ -132,7 +132,7 @@ pub fn dirs(
 }
 
 /// Compares one entry present in `a` (`has_a`), `b` (`has_b`) or both.
-fn entry(
+pub fn entry(
     t: &Tool,
     o: &Opts,
     (da, db): (&OsString, &OsString),
@@ -145,7 +145,12 @@ fn entry(
         if !has {
             return Ok(None);
         }
-        std::fs::metadata(p).map(Some).map_err(|e| {
+        let m = if o.no_deref {
+            std::fs::symlink_metadata(p)
+        } else {
+            std::fs::metadata(p)
+        };
+        m.map(Some).map_err(|e| {
             t.file_error(&shown(p), &e);
             2
         })
@@ -167,6 +172,45 @@ fn entry(
             }
         }
         (Some(x), Some(y)) if x.is_dir() || y.is_dir() => {
+            out.write(
+                format!(
+                    "File {} is a {} while file {} is a {}\n",
+                    shown(xa),
+                    kind(x),
+                    shown(xb),
+                    kind(y)
+                )
+                .as_bytes(),
+            )?;
+            Ok(1)
+        }
+        (Some(x), Some(y)) if x.is_symlink() && y.is_symlink() => {
+            let (ta, tb) = (std::fs::read_link(xa), std::fs::read_link(xb));
+            let (ta, tb) = match (ta, tb) {
+                (Ok(x), Ok(y)) => (x, y),
+                (Err(e), _) => {
+                    t.file_error(&shown(xa), &e);
+                    return Ok(2);
+                }
+                (_, Err(e)) => {
+                    t.file_error(&shown(xb), &e);
+                    return Ok(2);
+                }
+            };
+            if ta == tb {
+                if o.report_same {
+                    out.write(
+                        format!("Files {} and {} are identical\n", shown(xa), shown(xb)).as_bytes(),
+                    )?;
+                }
+                return Ok(0);
+            }
+            out.write(
+                format!("Symbolic links {} and {} differ\n", shown(xa), shown(xb)).as_bytes(),
+            )?;
+            Ok(1)
+        }
+        (Some(x), Some(y)) if x.is_symlink() != y.is_symlink() => {
             out.write(
                 format!(
                     "File {} is a {} while file {} is a {}\n",
