@@ -1,8 +1,9 @@
 //! `ferry diff`'s options against GNU diff 3.8 itself: the ignore options
 //! (-i -w -b -B -E -Z --strip-trailing-cr), context format (-c, -C N),
 //! -p, -t, -T, side-by-side (-y, -W, --left-column,
-//! --suppress-common-lines), --color and --palette, directories (-r, -N,
-//! --unidirectional-new-file, -x, -X) and usage errors.
+//! --suppress-common-lines), --suppress-blank-empty, --color and
+//! --palette, directories (-r, -N, --unidirectional-new-file, -x, -X,
+//! -S, --no-dereference), --from-file/--to-file and usage errors.
 //!
 //! Every comparison is byte for byte (stdout, stderr with the tool's name
 //! aside, exit status), on generated inputs. The edit scripts here come
@@ -186,6 +187,9 @@ fn context_format_and_function_lines() {
             &["-u", "-T"],
             &["-c", "-T"],
             &["-c", "--label", "one", "--label", "two"],
+            &["--suppress-blank-empty"],
+            &["-u", "--suppress-blank-empty"],
+            &["-c", "--suppress-blank-empty", "-T"],
         ] {
             check(&c, f);
         }
@@ -316,6 +320,9 @@ fn directory_trees() {
             &["--recursive", "--new-file", "-u", "--exclude=B"],
             &["-ryW", "40"],
             &["-r", "-i", "-w"],
+            &["-r", "-S", "c"],
+            &["-S", "sub", "-q"],
+            &["-r", "--starting-file=_"],
         ] {
             let mut args = s(f);
             args.extend(s(&["A", "B"]));

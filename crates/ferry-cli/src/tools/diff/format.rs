@@ -56,6 +56,8 @@ pub struct Style<'p> {
     /// -T
     pub initial_tab: bool,
     pub tabsize: usize,
+    /// --suppress-blank-empty
+    pub suppress_blank_empty: bool,
     /// -p: show the nearest line before each hunk that starts with a
     /// letter, `$` or `_`.
     pub function: bool,
@@ -103,7 +105,11 @@ impl Style<'_> {
         if let Some(h) = h {
             self.start(out, h)?;
         }
-        if self.initial_tab {
+        let bare = self.suppress_blank_empty && l == b"\n";
+        if bare {
+            // Only the mark before an empty line.
+            out.write_all(prefix.trim_end().as_bytes())?;
+        } else if self.initial_tab {
             // -T: a tab after the mark ("< " is "<\t", "! " is "!\t", "  "
             // is " \t"), where unified's bare " " becomes the tab.
             let mark = if prefix.len() == 2 {

@@ -150,7 +150,14 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         }
     }
     if is_dir(an) && is_dir(bn) {
-        return tree::dirs(t, o, Some(Path::new(an)), Some(Path::new(bn)), an, bn, out);
+        return tree::dirs(
+            t,
+            o,
+            [Some(Path::new(an)), Some(Path::new(bn))],
+            [an, bn],
+            true,
+            out,
+        );
     }
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
@@ -255,6 +262,7 @@ fn files(
         color: o.color.then_some(&o.palette),
         expand_tabs: o.expand_tabs,
         initial_tab: o.initial_tab,
+        suppress_blank_empty: o.suppress_blank_empty,
         tabsize: o.tabsize,
         function: o.function,
     };
@@ -317,6 +325,7 @@ pub fn diff_normal(a: &[u8], b: &[u8], out: &mut dyn Write) -> io::Result<i32> {
         color: None,
         expand_tabs: false,
         initial_tab: false,
+        suppress_blank_empty: false,
         tabsize: 8,
         function: false,
     };

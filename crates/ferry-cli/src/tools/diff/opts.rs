@@ -17,10 +17,12 @@ Compare FILES line by line.
   -W, --width=NUM               output at most NUM (default 130) print columns
       --left-column             output only the left column of common lines
       --suppress-common-lines   do not output common lines
+      --suppress-blank-empty    suppress space or tab before empty output lines
 
   -p, --show-c-function         show which C function each change is in
   -r, --recursive               recursively compare any subdirectories found
   -N, --new-file                treat absent files as empty
+  -S, --starting-file=FILE      start with FILE when comparing directories
       --unidirectional-new-file treat absent first files as empty
   -x, --exclude=PAT             exclude files that match PAT
   -X, --exclude-from=FILE       exclude files that match any pattern in FILE
@@ -88,6 +90,10 @@ pub struct Opts {
     pub switches: String,
     /// --no-dereference: symbolic links are compared as links.
     pub no_deref: bool,
+    /// --suppress-blank-empty: no blank after the mark of an empty line.
+    pub suppress_blank_empty: bool,
+    /// -S: the first name compared in the top directories.
+    pub starting_file: Option<OsString>,
     /// --from-file / --to-file: the file every operand is compared
     /// with, and whether it comes first.
     pub against: Option<(OsString, bool)>,
@@ -150,6 +156,8 @@ pub fn parse(
         palette: Palette::default(),
         switches: switches(typed),
         no_deref: false,
+        suppress_blank_empty: false,
+        starting_file: None,
         against: None,
     };
     let mut from: Option<OsString> = None;
@@ -263,6 +271,8 @@ pub fn parse(
             }
             Long("strip-trailing-cr") => o.strip_cr = true,
             Long("no-dereference") => o.no_deref = true,
+            Long("suppress-blank-empty") => o.suppress_blank_empty = true,
+            Short('S') | Long("starting-file") => o.starting_file = Some(value(&mut p)?),
             Long("from-file") => from = Some(value(&mut p)?),
             Long("to-file") => to = Some(value(&mut p)?),
             Short('i') | Long("ignore-case") => o.ig.case = true,

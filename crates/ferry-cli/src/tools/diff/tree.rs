@@ -85,10 +85,9 @@ fn child(dir: &OsString, name: &OsString) -> PathBuf {
 pub fn dirs(
     t: &Tool,
     o: &Opts,
-    a: Option<&Path>,
-    b: Option<&Path>,
-    an: &OsString,
-    bn: &OsString,
+    [a, b]: [Option<&Path>; 2],
+    [an, bn]: [&OsString; 2],
+    top: bool,
     out: &mut Out,
 ) -> io::Result<i32> {
     let list = |d: Option<&Path>, name: &OsString| match d {
@@ -97,9 +96,14 @@ pub fn dirs(
             t.file_error(&common::os_to_string(name), &e);
         }),
     };
-    let (Ok(ea), Ok(eb)) = (list(a, an), list(b, bn)) else {
+    let (Ok(mut ea), Ok(mut eb)) = (list(a, an), list(b, bn)) else {
         return Ok(2);
     };
+    if let Some(first) = o.starting_file.as_ref().filter(|_| top) {
+        // -S: the top directories' names before FILE are skipped.
+        ea.retain(|n| n.as_bytes() >= first.as_bytes());
+        eb.retain(|n| n.as_bytes() >= first.as_bytes());
+    }
     let mut status = 0;
     let (mut i, mut j) = (0, 0);
     while i < ea.len() || j < eb.len() {
@@ -163,7 +167,14 @@ pub fn entry(
     match (&ma, &mb) {
         (Some(x), Some(y)) if x.is_dir() && y.is_dir() => {
             if o.recursive {
-                dirs(t, o, Some(xa), Some(xb), &xa.into(), &xb.into(), out)
+                dirs(
+                    t,
+                    o,
+                    [Some(xa), Some(xb)],
+                    [&xa.into(), &xb.into()],
+                    false,
+                    out,
+                )
             } else {
                 out.write(
                     format!("Common subdirectories: {} and {}\n", shown(xa), shown(xb)).as_bytes(),
@@ -251,7 +262,7 @@ pub fn entry(
                     return Ok(0);
                 }
                 let (pa, pb) = (ma.as_ref().map(|_| xa), mb.as_ref().map(|_| xb));
-                dirs(t, o, pa, pb, &xa.into(), &xb.into(), out)
+                dirs(t, o, [pa, pb], [&xa.into(), &xb.into()], false, out)
             } else {
                 pair(t, o, xa, xb, ma.is_some(), mb.is_some(), out)
             }
