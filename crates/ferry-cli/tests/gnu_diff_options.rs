@@ -439,3 +439,100 @@ fn symbolic_links_and_from_to_file() {
         same("diff", &s(args), None, c.path(), &[]);
     }
 }
+
+/// Random edits on texts of blank, white-space-only, tab, CR and
+/// mixed-case lines, each pair under every option above: what found the
+/// window GNU slides changes in (its identical ends are the same bytes,
+/// whatever -i/-w say), -t's carriage returns and side by side's `/` rows.
+#[test]
+fn random_edits_under_every_option() {
+    const W: &[&str] = &[
+        "alpha",
+        "Beta",
+        "gamma",
+        "x",
+        "int main()",
+        "_f",
+        "$v",
+        "{",
+        "}",
+        "\tindent",
+        "a\tb",
+        "  two",
+        "x\r",
+    ];
+    fn line(r: &mut Rng) -> String {
+        match r.below(20) {
+            0..=2 => String::new(),
+            3 => " ".into(),
+            _ => {
+                let mut l = if r.below(3) == 0 {
+                    r.pick(&["  ", "\t", " "]).to_string()
+                } else {
+                    String::new()
+                };
+                let n = 1 + r.below(3);
+                let words: Vec<&str> = (0..n).map(|_| r.pick(W)).collect();
+                l.push_str(&words.join(" "));
+                l
+            }
+        }
+    }
+    let flagsets: &[&[&str]] = &[
+        &[],
+        &["-u"],
+        &["-c"],
+        &["-i"],
+        &["-w"],
+        &["-b"],
+        &["-B"],
+        &["-E"],
+        &["-Z"],
+        &["--strip-trailing-cr"],
+        &["-bB", "-u"],
+        &["-wB", "-c"],
+        &["-iw", "-U1"],
+        &["-B", "-U0"],
+        &["-u", "-p"],
+        &["-t", "-u"],
+        &["-T", "-c"],
+        &["--color=always", "-u"],
+        &["-q", "-B"],
+        &["-y"],
+        &["-y", "-t", "-W", "50"],
+        &["-y", "--left-column", "-W", "61"],
+        &["-y", "-w", "--suppress-common-lines"],
+    ];
+    let c = Corpus::new();
+    let mut r = Rng(0x5851f42d4c957f2d);
+    for _ in 0..120 {
+        let n = [0usize, 1, 2, 4, 8, 15, 30, 60][r.below(8) as usize];
+        let a: Vec<String> = (0..n).map(|_| line(&mut r)).collect();
+        let mut b = a.clone();
+        for _ in 0..1 + r.below(6) {
+            let at = r.below(b.len() as u64 + 1) as usize;
+            match r.below(6) {
+                0 if at < b.len() => {
+                    b.remove(at);
+                }
+                1 => b.insert(at, line(&mut r)),
+                2 => b.insert(at, String::new()),
+                3 if at < b.len() => b[at] = line(&mut r),
+                _ if at < b.len() => b[at] = variant(&mut r, &b[at]),
+                _ => {}
+            }
+        }
+        let mut join = |v: &[String]| {
+            let mut t = v.join("\n");
+            if !v.is_empty() && r.below(7) != 0 {
+                t.push('\n');
+            }
+            t
+        };
+        let (x, y) = (join(&a), join(&b));
+        both(&c, &x, &y);
+        for f in flagsets {
+            check(&c, f);
+        }
+    }
+}

@@ -160,31 +160,34 @@ impl<'a> Compared<'a> {
     /// marked ignorable when -B makes it so.
     pub fn changes(&self, horizon: usize) -> Vec<Change> {
         let (ta, tb) = (&self.ta, &self.tb);
-        let mut da = vec![false; ta.len()];
-        let mut db = vec![false; tb.len()];
-        imara_diff::diff_with_tokens(
-            imara_diff::Algorithm::Myers,
-            ta,
-            tb,
-            self.tokens,
-            |x: Range<u32>, y: Range<u32>| {
-                da[x.start as usize..x.end as usize].fill(true);
-                db[y.start as usize..y.end as usize].fill(true);
-            },
-        );
         // GNU diff sets aside the files' common first and last lines (all
-        // but `horizon` of them) before it looks for changes, so its slides
-        // stop there: slide within the same window.
-        let prefix = ta.iter().zip(tb).take_while(|(x, y)| x == y).count();
-        let suffix = ta[prefix..]
+        // but `horizon` of them) before it looks for changes, so its
+        // changes and their slides stay inside that window: diff and slide
+        // within the same one. Those lines are the same bytes, whatever
+        // the ignore options.
+        let (la, lb) = (&self.la, &self.lb);
+        let prefix = la.iter().zip(lb).take_while(|(x, y)| x == y).count();
+        let suffix = la[prefix..]
             .iter()
             .rev()
-            .zip(tb[prefix..].iter().rev())
+            .zip(lb[prefix..].iter().rev())
             .take_while(|(x, y)| x == y)
             .count();
         let lo = prefix - prefix.min(horizon);
         let keep = suffix - suffix.min(horizon);
         let (ha, hb) = (ta.len() - keep, tb.len() - keep);
+        let mut da = vec![false; ta.len()];
+        let mut db = vec![false; tb.len()];
+        imara_diff::diff_with_tokens(
+            imara_diff::Algorithm::Myers,
+            &ta[lo..ha],
+            &tb[lo..hb],
+            self.tokens,
+            |x: Range<u32>, y: Range<u32>| {
+                da[lo + x.start as usize..lo + x.end as usize].fill(true);
+                db[lo + y.start as usize..lo + y.end as usize].fill(true);
+            },
+        );
         shift_boundaries(&ta[lo..ha], &mut da[lo..ha], &db[lo..hb]);
         shift_boundaries(&tb[lo..hb], &mut db[lo..hb], &da[lo..ha]);
         let mut v = changes_of(&da, &db);

@@ -131,14 +131,20 @@ impl Style<'_> {
             let mut col = 0usize;
             let mut v = Vec::with_capacity(body.len() + 16);
             for &c in body {
-                if c == b'\t' {
-                    let n = ts - col % ts;
-                    v.extend(std::iter::repeat_n(b' ', n));
-                    col += n;
-                } else {
-                    v.push(c);
-                    col += 1;
+                match c {
+                    b'\t' => {
+                        let n = ts - col % ts;
+                        v.extend(std::iter::repeat_n(b' ', n));
+                        col += n;
+                        continue;
+                    }
+                    b'\r' => col = 0,
+                    b'\x08' => col = col.saturating_sub(1),
+                    0x20..=0x7e => col += 1,
+                    // Other bytes take no column (C locale).
+                    _ => {}
                 }
+                v.push(c);
             }
             out.write_all(&v)?;
         } else {

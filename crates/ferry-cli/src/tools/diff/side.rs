@@ -14,7 +14,7 @@
 //!   would end exactly at the edge is written in the left column only;
 //!   gaps are filled with tabs as far as tab stops allow (spaces under
 //!   `-t`), then spaces; nothing trails a line's last text or mark;
-//! - a row ends with a newline only if the line it shows last had one.
+//! - a row ends with a newline unless none of its lines has one.
 
 use super::compare::Change;
 use super::Opts;
@@ -145,8 +145,8 @@ fn row(
             lay.text(&mut v, r, true);
         }
     }
-    let last = right.or(left).unwrap_or(b"");
-    if last.last() == Some(&b'\n') {
+    let nl = |l: Option<&[u8]>| l.is_some_and(|l| l.ends_with(b"\n"));
+    if nl(left) || nl(right) {
         v.push(b'\n');
     }
     out.write_all(&v)
