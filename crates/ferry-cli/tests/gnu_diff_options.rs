@@ -262,8 +262,8 @@ fn colors_and_palettes() {
     }
 }
 
-/// A random tree under `root`: files, subdirectories, some names shared
-/// with the other tree (`seed` picks which).
+/// A random tree under `root`: files, subdirectories and symbolic links
+/// (dangling, or looping back), some names shared with the other tree.
 fn tree(root: &Path, r: &mut Rng, depth: usize) {
     std::fs::create_dir_all(root).unwrap();
     let names = [
@@ -274,6 +274,16 @@ fn tree(root: &Path, r: &mut Rng, depth: usize) {
             0 | 1 => {}
             2 if depth < 2 => tree(&root.join(n), r, depth + 1),
             3 => std::fs::write(root.join(n), format!("{n}\nline\n")).unwrap(),
+            // Links: dangling ones, and ones to a parent's entry (loops,
+            // when that entry is a directory holding the link).
+            4 if r.below(3) == 0 => {
+                let to = if depth > 0 {
+                    format!("../{n}")
+                } else {
+                    "nowhere".into()
+                };
+                std::os::unix::fs::symlink(to, root.join(n)).unwrap()
+            }
             4 => std::fs::write(root.join(n), "").unwrap(),
             _ => {
                 let mut t = String::new();
@@ -423,6 +433,13 @@ fn symbolic_links_and_from_to_file() {
     std::fs::write(c.file("L2/g"), "y\n").unwrap();
     std::fs::create_dir(c.file("L1/dir")).unwrap();
     symlink("..", c.file("L2/dir")).unwrap();
+    // Directory loops through links: GNU refuses to go round.
+    symlink(".", c.file("L1/self")).unwrap();
+    symlink(".", c.file("L2/self")).unwrap();
+    std::fs::create_dir(c.file("L1/d2")).unwrap();
+    std::fs::create_dir(c.file("L2/d2")).unwrap();
+    symlink("../d2", c.file("L2/d2/up")).unwrap();
+    std::fs::create_dir(c.file("L1/d2/up")).unwrap();
     for args in [
         &["-r", "L1", "L2"][..],
         &["-r", "--no-dereference", "L1", "L2"],

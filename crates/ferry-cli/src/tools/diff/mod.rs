@@ -210,15 +210,15 @@ fn files(
     out: &mut Out,
 ) -> io::Result<i32> {
     let [an, bn] = &names;
-    // Side by side shows identical files' lines too.
-    let show_all = o.style == OutStyle::Side && !o.brief;
+    // Side by side shows identical files' lines too (text ones).
+    let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
+    let show_all = o.style == OutStyle::Side && !o.brief && !binary;
     if (same_file || a.data[..] == b.data[..]) && !show_all {
         if o.report_same {
             out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
         }
         return Ok(0);
     }
-    let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
     if binary || (o.brief && !o.ig.any() && !o.strip_cr) {
         let what = if o.brief { "Files" } else { "Binary files" };
         out.write(format!("{what} {an} and {bn} differ\n").as_bytes())?;

@@ -8,6 +8,7 @@ use crate::tools::output::Out;
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The names in directory `d`, less the excluded ones, sorted as GNU sorts
@@ -82,23 +83,70 @@ fn child(dir: &OsString, name: &OsString) -> PathBuf {
 
 /// Compares directories `a` and `b` (None: absent, under -N), shown by
 /// the names `an` and `bn`.
-pub fn dirs(
+pub fn dirs<'a>(
     t: &Tool,
     o: &Opts,
     [a, b]: [Option<&Path>; 2],
+    [an, bn]: [&'a OsString; 2],
+    top: bool,
+    out: &mut Out,
+) -> io::Result<i32> {
+    let list = |d: Option<&Path>, name: &'a OsString| match d {
+        None => Ok(Vec::new()),
+        Some(d) => entries(o, d).map_err(|e| (name, e)),
+    };
+    // A pair of directories that is the same pair as an ancestor's
+    // (through links) is not entered again; one side looping alone is.
+    let id = |d: Option<&Path>| {
+        d.and_then(|d| std::fs::metadata(d).ok())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let ids = [id(a), id(b)];
+    let looped = ANCESTORS.with(|v| v.borrow().contains(&ids));
+    if looped {
+        out.flush()?;
+        let which = if a.is_some() { an } else { bn };
+        t.error(format_args!(
+            "{}: recursive directory loop",
+            common::os_to_string(which)
+        ));
+        return Ok(2);
+    }
+    let (mut ea, mut eb) = match (list(a, an), list(b, bn)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (ra, rb) => {
+            out.flush()?;
+            for (name, e) in [ra.err(), rb.err()].into_iter().flatten() {
+                t.file_error(&common::os_to_string(name), &e);
+            }
+            return Ok(2);
+        }
+    };
+    ANCESTORS.with(|v| v.borrow_mut().push(ids));
+    let r = merge(t, o, [&mut ea, &mut eb], [an, bn], top, out);
+    ANCESTORS.with(|v| v.borrow_mut().pop());
+    r
+}
+
+/// A directory's device and inode, if it could be read.
+type DirId = Option<(u64, u64)>;
+
+thread_local! {
+    /// The (device, inode) pairs of the directories being compared,
+    /// outermost first.
+    static ANCESTORS: std::cell::RefCell<Vec<[DirId; 2]>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Compares the entries of two directories, in order.
+fn merge(
+    t: &Tool,
+    o: &Opts,
+    [ea, eb]: [&mut Vec<OsString>; 2],
     [an, bn]: [&OsString; 2],
     top: bool,
     out: &mut Out,
 ) -> io::Result<i32> {
-    let list = |d: Option<&Path>, name: &OsString| match d {
-        None => Ok(Vec::new()),
-        Some(d) => entries(o, d).map_err(|e| {
-            t.file_error(&common::os_to_string(name), &e);
-        }),
-    };
-    let (Ok(mut ea), Ok(mut eb)) = (list(a, an), list(b, bn)) else {
-        return Ok(2);
-    };
     if let Some(first) = o.starting_file.as_ref().filter(|_| top) {
         // -S: the top directories' names before FILE are skipped.
         ea.retain(|n| n.as_bytes() >= first.as_bytes());
@@ -145,25 +193,33 @@ pub fn entry(
     (has_a, has_b): (bool, bool),
     out: &mut Out,
 ) -> io::Result<i32> {
-    let meta = |p: &Path, has: bool| -> Result<Option<std::fs::Metadata>, i32> {
+    let absent_ok = |first: bool| o.new_file || (first && o.unidirectional);
+    if has_a != has_b && !absent_ok(has_b) {
+        // Only on one side, and not to be compared: not even looked at.
+        out.write(
+            format!(
+                "Only in {}: {}\n",
+                common::os_to_string(if has_a { da } else { db }),
+                name.to_string_lossy()
+            )
+            .as_bytes(),
+        )?;
+        return Ok(1);
+    }
+    let meta = |p: &Path, has: bool| -> io::Result<Option<std::fs::Metadata>> {
         if !has {
             return Ok(None);
         }
-        let m = if o.no_deref {
-            std::fs::symlink_metadata(p)
+        if o.no_deref {
+            std::fs::symlink_metadata(p).map(Some)
         } else {
-            std::fs::metadata(p)
-        };
-        m.map(Some).map_err(|e| {
-            t.file_error(&shown(p), &e);
-            2
-        })
+            std::fs::metadata(p).map(Some)
+        }
     };
     let (ma, mb) = match (meta(xa, has_a), meta(xb, has_b)) {
         (Ok(x), Ok(y)) => (x, y),
-        (Err(c), _) | (_, Err(c)) => return Ok(c),
+        (ra, rb) => return failed(t, out, [(xa, ra.err()), (xb, rb.err())]),
     };
-    let absent_ok = |first: bool| o.new_file || (first && o.unidirectional);
     match (&ma, &mb) {
         (Some(x), Some(y)) if x.is_dir() && y.is_dir() => {
             if o.recursive {
@@ -199,14 +255,7 @@ pub fn entry(
             let (ta, tb) = (std::fs::read_link(xa), std::fs::read_link(xb));
             let (ta, tb) = match (ta, tb) {
                 (Ok(x), Ok(y)) => (x, y),
-                (Err(e), _) => {
-                    t.file_error(&shown(xa), &e);
-                    return Ok(2);
-                }
-                (_, Err(e)) => {
-                    t.file_error(&shown(xb), &e);
-                    return Ok(2);
-                }
+                (ra, rb) => return failed(t, out, [(xa, ra.err()), (xb, rb.err())]),
             };
             if ta == tb {
                 if o.report_same {
@@ -236,22 +285,6 @@ pub fn entry(
         }
         (Some(_), Some(_)) => pair(t, o, xa, xb, true, true, out),
         (Some(x), None) | (None, Some(x)) => {
-            let (dir, whose) = if ma.is_some() {
-                (da, absent_ok(false))
-            } else {
-                (db, absent_ok(true))
-            };
-            if !whose {
-                out.write(
-                    format!(
-                        "Only in {}: {}\n",
-                        common::os_to_string(dir),
-                        name.to_string_lossy()
-                    )
-                    .as_bytes(),
-                )?;
-                return Ok(1);
-            }
             if x.is_dir() {
                 if !o.recursive {
                     // An absent directory is an empty one.
@@ -282,22 +315,15 @@ fn pair(
     has_b: bool,
     out: &mut Out,
 ) -> io::Result<i32> {
-    let side = |p: &Path, has: bool| -> Result<Side, i32> {
+    let side = |p: &Path, has: bool| -> io::Result<Side> {
         if !has {
             return Ok(Side::absent(shown(p)));
         }
-        load_path(p, shown(p)).map_err(|e| {
-            t.file_error(&shown(p), &e);
-            2
-        })
+        load_path(p, shown(p))
     };
-    let a = match side(xa, has_a) {
-        Ok(s) => s,
-        Err(c) => return Ok(c),
-    };
-    let b = match side(xb, has_b) {
-        Ok(s) => s,
-        Err(c) => return Ok(c),
+    let (a, b) = match (side(xa, has_a), side(xb, has_b)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (ra, rb) => return failed(t, out, [(xa, ra.err()), (xb, rb.err())]),
     };
     let same = match (&a.st, &b.st) {
         (Some(x), Some(y)) => x.st_dev == y.st_dev && x.st_ino == y.st_ino,
@@ -340,4 +366,16 @@ pub fn c_maybe_quote(b: &[u8]) -> String {
     }
     s.push('"');
     s
+}
+
+/// Reports the errors among `errs` (after what is already written to
+/// standard output, as GNU's messages come): trouble, status 2.
+fn failed(t: &Tool, out: &mut Out, errs: [(&Path, Option<io::Error>); 2]) -> io::Result<i32> {
+    out.flush()?;
+    for (p, e) in errs {
+        if let Some(e) = e {
+            t.file_error(&shown(p), &e);
+        }
+    }
+    Ok(2)
 }
