@@ -253,6 +253,8 @@ fn colors_and_palettes() {
                 "--palette=ad=1;32:de=1;31:hd=4:ln=35:rs=0",
             ],
             &["--color=always", "-u", "--palette=ad=7"],
+            &["--color=always", "-y", "-W", "50"],
+            &["--color=always", "-y", "--palette=ad=1:de=2:rs=9"],
             &["--color=never", "-u"],
             &["--color", "-u"],
             &["--color=auto"],

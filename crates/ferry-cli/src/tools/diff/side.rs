@@ -17,6 +17,7 @@
 //! - a row ends with a newline unless none of its lines has one.
 
 use super::compare::Change;
+use super::format::Palette;
 use super::Opts;
 use std::io::{self, Write};
 
@@ -125,6 +126,7 @@ impl Layout {
 fn row(
     out: &mut dyn Write,
     lay: &Layout,
+    color: Option<&Palette>,
     left: Option<&[u8]>,
     mark: u8,
     right: Option<&[u8]>,
@@ -149,6 +151,17 @@ fn row(
     if nl(left) || nl(right) {
         v.push(b'\n');
     }
+    // --color: deleted and added rows whole, the reset after the newline.
+    let hue = match (color, mark) {
+        (Some(p), b'<') => Some(p.de.as_str()),
+        (Some(p), b'>') => Some(p.ad.as_str()),
+        _ => None,
+    };
+    if let (Some(h), Some(p)) = (hue, color) {
+        write!(out, "\x1b[{h}m")?;
+        out.write_all(&v)?;
+        return write!(out, "\x1b[{}m", p.rs);
+    }
     out.write_all(&v)
 }
 
@@ -160,14 +173,15 @@ pub fn side_by_side(
     o: &Opts,
 ) -> io::Result<()> {
     let lay = Layout::new(o);
+    let color = o.color.then_some(&o.palette);
     let (mut i, mut j) = (0usize, 0usize);
     let common = |out: &mut dyn Write, i: usize, j: usize| -> io::Result<()> {
         if o.suppress_common {
             Ok(())
         } else if o.left_column {
-            row(out, &lay, Some(la[i]), b'(', None)
+            row(out, &lay, color, Some(la[i]), b'(', None)
         } else {
-            row(out, &lay, Some(la[i]), b' ', Some(lb[j]))
+            row(out, &lay, color, Some(la[i]), b' ', Some(lb[j]))
         }
     };
     for c in changes {
@@ -191,7 +205,7 @@ pub fn side_by_side(
                 (Some(_), None) => b'<',
                 _ => b'>',
             };
-            row(out, &lay, l, mark, r)?;
+            row(out, &lay, color, l, mark, r)?;
         }
         i = c.a.end;
         j = c.b.end;
