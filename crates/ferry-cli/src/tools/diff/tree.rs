@@ -102,6 +102,10 @@ pub fn dirs<'a>(
             .map(|m| (m.dev(), m.ino()))
     };
     let ids = [id(a), id(b)];
+    if ids[0].is_some() && ids[0] == ids[1] {
+        // A directory against itself: nothing to say, even under -s.
+        return Ok(0);
+    }
     let looped = ANCESTORS.with(|v| v.borrow().contains(&ids));
     if looped {
         out.flush()?;
