@@ -123,7 +123,7 @@ const CUT: Spec = Spec {
 };
 
 const DIFF: Spec = Spec {
-    short_values: "CDFILSUWX",
+    short_values: "CDFILSUWXx",
     long: &[
         ("ed", No),
         ("rcs", No),
@@ -311,6 +311,18 @@ impl Spec {
         } else {
             Err(hits)
         }
+    }
+}
+
+/// True if long option `word` (or the option it abbreviates) of `tool`
+/// requires a value.
+pub fn takes_value(tool: &str, word: &str) -> bool {
+    let Some(spec) = spec(tool) else {
+        return false;
+    };
+    match spec.resolve(word) {
+        Ok(Some(full)) => spec.takes(full) == Some(Required),
+        _ => false,
     }
 }
 

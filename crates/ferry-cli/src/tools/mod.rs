@@ -34,6 +34,11 @@ pub fn run(name: &str, args: Vec<std::ffi::OsString>) -> i32 {
 /// was called as `cut`).
 pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
     let ctx = common::Tool::named(name, shown);
+    let typed = if name == "diff" {
+        args.clone()
+    } else {
+        Vec::new()
+    };
     let args = match longopts::spec(name) {
         Some(spec) => match longopts::expand(&ctx, spec, args) {
             Ok(expanded) => expanded,
@@ -46,7 +51,7 @@ pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
         "cmp" => cmp::main(&ctx, args),
         "cp" => cp::main(&ctx, args),
         "cut" => cut::main(&ctx, args),
-        "diff" => diff::main(&ctx, args),
+        "diff" => diff::main(&ctx, args, &typed),
         "grep" => grep::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {

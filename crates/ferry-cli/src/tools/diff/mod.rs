@@ -1,0 +1,389 @@
+//! `ferry diff`: GNU diff's normal, unified (`-u`, `-U N`), context (`-c`,
+//! `-C N`) and side-by-side (`-y`, `-W N`) output; the ignore options
+//! (`-i`, `-w`, `-b`, `-B`, `-E`, `-Z`, `--strip-trailing-cr`); `-p`,
+//! `-t`, `-T`, `--color`; directories (`-r`, `-N`, `-x`, `-X`); `-q`,
+//! `-s`, `-a`, `--label`, its binary-file check and exit statuses.
+//!
+//! Regular files are mapped (`Buf::map_file`, which holds a read lease so
+//! the bytes cannot change under the diff) and their lines are handed to
+//! the diff as slices of the mapping — nothing is copied. A file that
+//! cannot be leased (open for writing somewhere, owned by another user,
+//! on a file system without leases) is read into memory instead
+//! (`Buf::read_file`). The edit script comes from `imara-diff`'s Myers;
+//! its change groups are then slid the way GNU diff slides them, so that
+//! ambiguous changes are shown where GNU shows them (`compare`).
+
+mod compare;
+mod format;
+mod opts;
+mod side;
+mod tree;
+
+use super::common::{self, Tool};
+use super::output::Out;
+use compare::Compared;
+use ferry::Buf;
+pub use opts::Opts;
+use opts::Style as OutStyle;
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// GNU diff decides "binary" from its first buffer: one block.
+const BINARY_PROBE: usize = 4096;
+
+pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
+    let (o, ops) = match opts::parse(t, args, typed) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let mut out = Out::new();
+    let r = (|| {
+        let mut code = 0;
+        match &o.against {
+            // --from-file / --to-file: that file with each operand.
+            Some((f, first)) => {
+                for op in &ops {
+                    let (a, b) = if *first { (f, op) } else { (op, f) };
+                    code = code.max(run(t, &o, a, b, &mut out)?);
+                }
+            }
+            None => code = run(t, &o, &ops[0], &ops[1], &mut out)?,
+        }
+        out.flush()?;
+        Ok(code)
+    })();
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            // diffutils words it as cmp does, and it is trouble (2).
+            if common::is_broken_pipe(&e) {
+                common::die_of_sigpipe();
+            }
+            t.error(format_args!("standard output: {}", common::describe(&e)));
+            2
+        }
+    }
+}
+
+/// One side of the comparison.
+pub struct Side {
+    name: String,
+    data: Buf,
+    st: Option<rustix::fs::Stat>,
+}
+
+impl Side {
+    /// An absent file under -N: empty, dated the epoch.
+    fn absent(name: String) -> Side {
+        Side {
+            name,
+            data: Buf::from_owner(Vec::new()),
+            st: None,
+        }
+    }
+}
+
+/// Reads an operand: a regular file is mapped, anything else read whole.
+fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
+    use std::io::Read;
+    let shown = common::os_to_string(name);
+    if name == "-" {
+        let st = rustix::fs::fstat(io::stdin()).ok();
+        let mut v = Vec::new();
+        io::stdin().lock().read_to_end(&mut v)?;
+        return Ok(Side {
+            name: shown,
+            data: Buf::from_owner(v),
+            st,
+        });
+    }
+    let mut path = PathBuf::from(name);
+    let mut shown = shown;
+    if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+        // `diff FILE DIR` compares FILE with DIR/FILE's base name.
+        let base = Path::new(other).file_name();
+        if other == "-" || base.is_none() || std::fs::metadata(other).is_ok_and(|m| m.is_dir()) {
+            return Err(io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        path.push(base.unwrap_or_default());
+        shown = path.to_string_lossy().into_owned();
+    }
+    load_path(&path, shown)
+}
+
+/// Reads the file at `path`, shown as `shown`.
+fn load_path(path: &Path, shown: String) -> io::Result<Side> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| match e.raw_os_error() {
+        Some(n) => io::Error::from_raw_os_error(n),
+        None => e,
+    })?;
+    let st = rustix::fs::fstat(&f).ok();
+    let data = match &st {
+        Some(s) if common::is_reg(s) => {
+            let all = 0..s.st_size as u64;
+            Buf::map_file(&f, all.clone())
+                .or_else(|_| Buf::read_file(&f, all))
+                .map_err(common::os_only)?
+        }
+        _ => {
+            let mut v = Vec::new();
+            (&f).read_to_end(&mut v)?;
+            Buf::from_owner(v)
+        }
+    };
+    Ok(Side {
+        name: shown,
+        data,
+        st,
+    })
+}
+
+fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::Result<i32> {
+    let is_dir = |n: &OsString| n != "-" && std::fs::metadata(n).is_ok_and(|m| m.is_dir());
+    if o.no_deref {
+        let link = |n: &OsString| std::fs::symlink_metadata(n).ok().filter(|m| m.is_symlink());
+        if let (Some(_), _) | (_, Some(_)) = (link(an), link(bn)) {
+            let (pa, pb) = (PathBuf::from(an), PathBuf::from(bn));
+            return tree::entry(t, o, (an, bn), an, (&pa, &pb), (true, true), out);
+        }
+    }
+    if is_dir(an) && is_dir(bn) {
+        return tree::dirs(
+            t,
+            o,
+            [Some(Path::new(an)), Some(Path::new(bn))],
+            [an, bn],
+            true,
+            out,
+        );
+    }
+    let enoent =
+        |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
+    let (ra, rb) = (load(an, bn), load(bn, an));
+    // -N reads an absent file as empty, when the other one exists.
+    let absent_a = enoent(&ra) && (o.new_file || o.unidirectional) && rb.is_ok();
+    let absent_b = enoent(&rb) && o.new_file && ra.is_ok();
+    let a = match ra {
+        Ok(s) => s,
+        Err(_) if absent_a => Side::absent(dir_name(an, bn)),
+        Err(e) => {
+            t.file_error(&dir_name(an, bn), &e);
+            if let Err(e) = &rb {
+                t.file_error(&dir_name(bn, an), e);
+            }
+            return Ok(2);
+        }
+    };
+    let b = match rb {
+        Ok(s) => s,
+        Err(_) if absent_b => Side::absent(dir_name(bn, an)),
+        Err(e) => {
+            t.file_error(&dir_name(bn, an), &e);
+            return Ok(2);
+        }
+    };
+    let same_file = match (&a.st, &b.st) {
+        (Some(x), Some(y)) => {
+            x.st_dev == y.st_dev && x.st_ino == y.st_ino && common::is_reg(x) && an != "-"
+        }
+        _ => false,
+    };
+    let labels = [
+        o.labels.first().cloned().unwrap_or_else(|| a.name.clone()),
+        o.labels.get(1).cloned().unwrap_or_else(|| b.name.clone()),
+    ];
+    files(o, &a, &b, labels, same_file, None, out)
+}
+
+/// Compares two loaded files, shown as `names`; `header` is the `diff -r
+/// A B` line printed before a textual diff in a directory comparison.
+/// 0 if they are the same (under the ignore options), 1 if not.
+fn files(
+    o: &Opts,
+    a: &Side,
+    b: &Side,
+    names: [String; 2],
+    same_file: bool,
+    header: Option<&str>,
+    out: &mut Out,
+) -> io::Result<i32> {
+    let [an, bn] = &names;
+    // Side by side shows identical files' lines too (text ones).
+    let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
+    let show_all = o.style == OutStyle::Side && !o.brief && !binary;
+    if (same_file || a.data[..] == b.data[..]) && !show_all {
+        if o.report_same {
+            out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
+        }
+        return Ok(0);
+    }
+    if binary || (o.brief && !o.ig.any() && !o.strip_cr) {
+        let what = if o.brief { "Files" } else { "Binary files" };
+        out.write(format!("{what} {an} and {bn} differ\n").as_bytes())?;
+        return Ok(1);
+    }
+    let (da, db);
+    let (ad, bd): (&[u8], &[u8]) = if o.strip_cr {
+        da = strip_cr(&a.data);
+        db = strip_cr(&b.data);
+        (&da[..], &db[..])
+    } else {
+        (&a.data[..], &b.data[..])
+    };
+    let cmp = Compared::new(ad, bd, &o.ig);
+    let ctx = match o.style {
+        OutStyle::Unified | OutStyle::Context => o.context,
+        _ => 0,
+    };
+    let changes = cmp.changes(ctx);
+    if changes.iter().all(|c| c.ignorable) {
+        if o.style == OutStyle::Side && changes.is_empty() && !o.brief {
+            // Side by side shows the lines even when they all match.
+            if let Some(h) = header {
+                out.write(h.as_bytes())?;
+            }
+            side::side_by_side(out, &cmp.la, &cmp.lb, &changes, o)?;
+        }
+        if o.report_same {
+            out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
+        }
+        return Ok(0);
+    }
+    if o.brief {
+        out.write(format!("Files {an} and {bn} differ\n").as_bytes())?;
+        return Ok(1);
+    }
+    if let Some(h) = header {
+        out.write(h.as_bytes())?;
+    }
+    let st = format::Style {
+        color: o.color.then_some(&o.palette),
+        expand_tabs: o.expand_tabs,
+        initial_tab: o.initial_tab,
+        suppress_blank_empty: o.suppress_blank_empty,
+        tabsize: o.tabsize,
+        function: o.function,
+    };
+    let (la, lb) = (&cmp.la, &cmp.lb);
+    match o.style {
+        OutStyle::Normal => format::normal(out, la, lb, &changes, &st)?,
+        OutStyle::Unified | OutStyle::Context => {
+            let context = o.style == OutStyle::Context;
+            let label = |k: usize, s: &Side| match o.labels.get(k) {
+                Some(l) if header.is_none() => l.clone(),
+                _ => format!(
+                    "{}\t{}",
+                    tree::c_maybe_quote(names[k].as_bytes()),
+                    stamp(s.st.as_ref(), context)
+                ),
+            };
+            let marks = if context {
+                ["***", "---"]
+            } else {
+                ["---", "+++"]
+            };
+            format::headers(out, &st, marks, [&label(0, a), &label(1, b)])?;
+            if context {
+                format::context(out, la, lb, &changes, o.context, &st)?;
+            } else {
+                format::unified(out, la, lb, &changes, o.context, &st)?;
+            }
+        }
+        OutStyle::Side => side::side_by_side(out, la, lb, &changes, o)?,
+    }
+    Ok(1)
+}
+
+/// `d` without the carriage return before each newline.
+fn strip_cr(d: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(d.len());
+    let mut start = 0;
+    for i in memchr::memchr_iter(b'\n', d) {
+        let end = if i > start && d[i - 1] == b'\r' {
+            i - 1
+        } else {
+            i
+        };
+        v.extend_from_slice(&d[start..end]);
+        v.push(b'\n');
+        start = i + 1;
+    }
+    v.extend_from_slice(&d[start..]);
+    v
+}
+
+/// A normal-format diff of `a` and `b` (no binary check): 0 if they are
+/// the same, 1 if not. For the benchmark variants.
+pub fn diff_normal(a: &[u8], b: &[u8], out: &mut dyn Write) -> io::Result<i32> {
+    if a == b {
+        return Ok(0);
+    }
+    let cmp = Compared::new(a, b, &compare::Ignore::default());
+    let st = format::Style {
+        color: None,
+        expand_tabs: false,
+        initial_tab: false,
+        suppress_blank_empty: false,
+        tabsize: 8,
+        function: false,
+    };
+    format::normal(out, &cmp.la, &cmp.lb, &cmp.changes(0), &st)?;
+    Ok(1)
+}
+
+/// The name an error about operand `name` shows (DIR/FILE for a directory).
+fn dir_name(name: &OsString, other: &OsString) -> String {
+    if std::fs::metadata(name).is_ok_and(|m| m.is_dir()) {
+        if let Some(base) = Path::new(other).file_name() {
+            return Path::new(name).join(base).to_string_lossy().into_owned();
+        }
+    }
+    common::os_to_string(name)
+}
+
+fn probe_binary(d: &[u8]) -> bool {
+    memchr::memchr(0, &d[..d.len().min(BINARY_PROBE)]).is_some()
+}
+
+/// A file's modification time as GNU diff prints it in headers, local
+/// time: `2026-11-22 10:00:00.123456789 +0000` (unified) or `Sun Nov 22
+/// 10:00:00 2026` (context). An absent file (-N) is dated the epoch.
+fn stamp(st: Option<&rustix::fs::Stat>, context: bool) -> String {
+    let (sec, nsec) = match st {
+        Some(s) => (s.st_mtime as libc::time_t, s.st_mtime_nsec as i64),
+        None => (0, 0),
+    };
+    // SAFETY: localtime_r fills the tm we own; strftime writes at most
+    // the buffer's length and returns how much it wrote.
+    unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&sec, &mut tm).is_null() {
+            return format!("{sec}.{nsec:09}");
+        }
+        let mut a = [0u8; 64];
+        let mut z = [0u8; 16];
+        if context {
+            let n = libc::strftime(
+                a.as_mut_ptr().cast(),
+                a.len(),
+                c"%a %b %e %H:%M:%S %Y".as_ptr(),
+                &tm,
+            );
+            return String::from_utf8_lossy(&a[..n]).into_owned();
+        }
+        let n = libc::strftime(
+            a.as_mut_ptr().cast(),
+            a.len(),
+            c"%Y-%m-%d %H:%M:%S".as_ptr(),
+            &tm,
+        );
+        let m = libc::strftime(z.as_mut_ptr().cast(), z.len(), c"%z".as_ptr(), &tm);
+        format!(
+            "{}.{nsec:09} {}",
+            String::from_utf8_lossy(&a[..n]),
+            String::from_utf8_lossy(&z[..m])
+        )
+    }
+}
