@@ -339,6 +339,9 @@ fn open_std(st: &mut State) {
     };
     match Stream::from_fd_with(owned, name, backend) {
         Ok(s) => {
+            // A C program writing to a pipe whose reader has gone dies of
+            // SIGPIPE (unless it ignores or handles it), as with glibc.
+            s.raise_write_signals();
             if fd != 2 && is_tty(fd) {
                 st.buffering = Buffering::Line;
             }

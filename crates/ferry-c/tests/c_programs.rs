@@ -476,3 +476,12 @@ fn open_memstream_as_glibc() {
 fn regions_on_memory_streams() {
     checks_itself("ferry-only/memory_regions.c", &[]);
 }
+
+/// A write to a pipe or socket whose reader has gone kills the program
+/// with SIGPIPE, as with glibc (ferry's guarded writes used to swallow
+/// it: `prog | head -1` ran prog to the end and exited 0); with the
+/// signal ignored the write fails with EPIPE.
+#[test]
+fn sigpipe_kills_as_with_glibc() {
+    same("sigpipe.c", b"", &[]);
+}

@@ -140,6 +140,16 @@ impl Stream {
         self.with_inner(|i| i.set_pipe_size(bytes))
     }
 
+    /// From now on the stream's writes raise SIGPIPE (a pipe or socket
+    /// whose reader has gone) and SIGXFSZ (past `RLIMIT_FSIZE`) as
+    /// `write(2)` does, instead of only failing with EPIPE or EFBIG: C
+    /// stdio's behaviour, where `prog | head -1` ends `prog` by SIGPIPE
+    /// unless it ignores or handles the signal (ferry-c's FILEs).
+    #[doc(hidden)]
+    pub fn raise_write_signals(&self) {
+        self.with_inner(|i| i.raise_signals())
+    }
+
     /// Runs `f` on the state.
     ///
     /// The one rule that keeps this sound: `f` never calls back into the
