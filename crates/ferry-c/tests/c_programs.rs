@@ -485,3 +485,14 @@ fn regions_on_memory_streams() {
 fn sigpipe_kills_as_with_glibc() {
     same("sigpipe.c", b"", &[]);
 }
+
+/// ungetc against fflush, fseek and ftell, and seeks that fail, against
+/// glibc: fflush discards the pushed-back bytes of a seekable stream (a
+/// pipe keeps them), a byte pushed back at offset 0 leaves ftell at 0 (it
+/// was -1, EIO, and set ferror), and a failed fseek or ftell sets errno
+/// but not ferror, and leaves the position (it moved to LONG_MAX when the
+/// lseek of the hand-over failed).
+#[test]
+fn ungetc_and_failed_seeks_as_glibc() {
+    same("unget_seek.c", b"", &[]);
+}

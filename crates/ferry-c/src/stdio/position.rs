@@ -6,8 +6,26 @@ use crate::file::{self, errno_of, guard, set_errno, stream_of, with_stream, FyFi
 use libc::{c_int, c_long, off_t};
 use std::io::SeekFrom;
 
+/// A seek that fails before anything is written (an offset out of range,
+/// a pipe) sets errno only, as glibc's: ferror is for failed I/O.
+fn seek_only(e: c_int) -> bool {
+    matches!(e, libc::EINVAL | libc::ESPIPE | libc::EOVERFLOW)
+}
+
+/// Runs a positioning `op` as `with_stream` does, but a failure that is
+/// only the seek's (`seek_only`) leaves ferror alone.
+fn positioning(f: *mut FyFile, op: impl FnOnce(&mut file::State) -> Result<i64, c_int>) -> i64 {
+    with_stream(f, -1, stream_of, |_, st| match op(st) {
+        Err(e) if seek_only(e) => {
+            set_errno(e);
+            Ok(-1)
+        }
+        r => r,
+    })
+}
+
 fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
-    with_stream(f, -1, stream_of, |_, st| {
+    positioning(f, |st| {
         if !st.seekable {
             return Err(libc::ESPIPE);
         }
@@ -47,8 +65,9 @@ fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
         let to = match whence {
             libc::SEEK_SET => SeekFrom::Start(u64::try_from(off).map_err(|_| libc::EINVAL)?),
             libc::SEEK_CUR => {
-                let here = guard(st)?.position() as i64 - pending;
-                let t = here.checked_add(off).ok_or(libc::EOVERFLOW)?;
+                // Bytes pushed back at offset 0 leave it 0 (as glibc's).
+                let here = (guard(st)?.position() as i64 - pending).max(0);
+                let t = here.checked_add(off).ok_or(libc::EINVAL)?;
                 SeekFrom::Start(u64::try_from(t).map_err(|_| libc::EINVAL)?)
             }
             libc::SEEK_END => {
@@ -58,7 +77,7 @@ fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
                     .ok_or(libc::EBADF)?
                     .len()
                     .map_err(|e| errno_of(&e))?;
-                let t = (len as i64).checked_add(off).ok_or(libc::EOVERFLOW)?;
+                let t = (len as i64).checked_add(off).ok_or(libc::EINVAL)?;
                 SeekFrom::Start(u64::try_from(t).map_err(|_| libc::EINVAL)?)
             }
             _ => return Err(libc::EINVAL),
@@ -67,7 +86,7 @@ fn seek(f: *mut FyFile, off: i64, whence: c_int) -> c_int {
         guard(st)?.seek_to(to).map_err(|e| errno_of(&e))?;
         st.eof = false;
         Ok(0)
-    })
+    }) as c_int
 }
 
 #[no_mangle]
@@ -81,17 +100,15 @@ pub extern "C" fn fy_fseeko(f: *mut FyFile, off: off_t, whence: c_int) -> c_int 
 }
 
 fn tell(f: *mut FyFile) -> i64 {
-    with_stream(f, -1, stream_of, |_, st| {
+    positioning(f, |st| {
         if !st.seekable {
             return Err(libc::ESPIPE);
         }
         file::fmem::told(st);
         let pushed = st.push.len() as i64;
-        let pos = guard(st)?.position() as i64 - pushed;
-        if pos < 0 {
-            return Err(libc::EIO);
-        }
-        Ok(pos)
+        // Bytes pushed back at offset 0 leave it 0 (POSIX: unspecified;
+        // glibc says 0).
+        Ok((guard(st)?.position() as i64 - pushed).max(0))
     })
 }
 

@@ -24,9 +24,20 @@ impl Inner {
     /// The public seek: moves the stream offset and hands the descriptor's
     /// offset over at the new position.
     pub(crate) fn seek_hand_over(&mut self, to: SeekFrom) -> io::Result<u64> {
+        if !self.io.positional() {
+            return self.seek(to);
+        }
+        // Where the stream is (taken back if lent), for a failed seek to
+        // leave it there.
+        self.resume()?;
+        let was = self.pos;
         let p = self.seek(to)?;
-        if self.io.positional() {
-            self.hand_over()?;
+        if let Err(e) = self.hand_over() {
+            // As lseek: a seek that fails (an offset past what the file
+            // system allows: EINVAL) does not move the position.
+            self.pos = was;
+            self.lent = false;
+            return Err(e);
         }
         Ok(p)
     }
