@@ -104,6 +104,11 @@ pub(crate) struct State {
     pub readable: bool,
     pub writable: bool,
     pub seekable: bool,
+    /// A stream that writes at the descriptor's own offset (sequential):
+    /// stdout, stderr, fdopen "w" or "a". While the descriptor is a
+    /// regular file (dup2 may change that) fseek and ftell are the
+    /// descriptor's (`stdio::position`).
+    pub at_fd: bool,
     pub regions: Vec<(usize, Held)>,
     pub kind: Kind,
     /// Emulated descriptors (ferry/unistd.h) naming this stream.
@@ -155,6 +160,7 @@ const fn blank_state(std_fd: c_int) -> State {
         readable: std_fd == 0,
         writable: std_fd != 0,
         seekable: false,
+        at_fd: false,
         regions: Vec::new(),
         kind: Kind::Plain,
         fd_refs: 0,
@@ -346,6 +352,7 @@ fn open_std(st: &mut State) {
                 st.buffering = Buffering::Line;
             }
             st.seekable = fd == 0 && is_seekable(fd);
+            st.at_fd = fd != 0;
             st.stream = Some(s);
         }
         Err(e) => st.fail = errno_of(&e),
@@ -360,6 +367,16 @@ pub(crate) fn is_tty(fd: c_int) -> bool {
     let tty = unsafe { libc::isatty(fd) } == 1;
     set_errno(saved);
     tty
+}
+
+/// True if `fd` is a regular file.
+pub(crate) fn is_regular(fd: c_int) -> bool {
+    let mut sb = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills `sb` when it returns 0.
+    unsafe {
+        libc::fstat(fd, sb.as_mut_ptr()) == 0
+            && sb.assume_init().st_mode & libc::S_IFMT == libc::S_IFREG
+    }
 }
 
 pub(crate) fn is_seekable(fd: c_int) -> bool {

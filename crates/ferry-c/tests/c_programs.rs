@@ -496,3 +496,13 @@ fn sigpipe_kills_as_with_glibc() {
 fn ungetc_and_failed_seeks_as_glibc() {
     same("unget_seek.c", b"", &[]);
 }
+
+/// Streams at the descriptor's own offset over a regular file (fdopen
+/// "w" and "a", stdout sent to a file) seek and tell as glibc's (they
+/// failed with ESPIPE, and bytes meant to overwrite went to the end); an
+/// appending stream counts from the real end of a file another writer
+/// appended to, and hands over the offset its write left.
+#[test]
+fn seeks_at_the_descriptor_offset() {
+    same("seek_at_fd.c", b"", &[]);
+}

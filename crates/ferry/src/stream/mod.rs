@@ -291,6 +291,14 @@ impl Stream {
         self.with_inner(|i| i.discard_unwritten())
     }
 
+    /// Bytes written to the stream that have not reached the file yet
+    /// (C's `ftell` on a sequential stream over a regular file: the
+    /// descriptor's offset plus these).
+    #[doc(hidden)]
+    pub fn unwritten(&self) -> u64 {
+        self.with_inner(|i| i.unwritten())
+    }
+
     /// Flushes, then `fsync`s the file.
     pub fn sync_all(&self) -> std::io::Result<()> {
         self.with_inner(|i| i.sync_all())

@@ -63,6 +63,14 @@ impl Inner {
         }
         // Written out first: an O_APPEND write moves the offset.
         self.write_out()?;
+        if self.just_appended() {
+            // The bytes went to the end of the file, which another writer
+            // may have moved since the stream last looked: the position is
+            // where the last write left the descriptor's offset.
+            if let Ok(at) = self.io.take_back() {
+                self.pos = at;
+            }
+        }
         let pos = self.pos;
         self.io.hand_over(pos).map_err(|e| self.err("seeking", e))?;
         self.retire_read();
