@@ -528,15 +528,22 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
         return fmem::write(st, data).1;
     }
     let g = guard(st)?;
-    let must_flush = match buffering {
-        Buffering::Full => false,
-        Buffering::Line => memchr::memchr(b'\n', data).is_some(),
-        Buffering::None => true,
+    // What goes out now: everything (unbuffered), through the last newline
+    // (line buffered: a partial line after it stays buffered, as glibc's),
+    // or nothing.
+    let now = match buffering {
+        Buffering::Full => 0,
+        Buffering::Line => memchr::memrchr(b'\n', data).map_or(0, |i| i + 1),
+        Buffering::None => data.len(),
     };
-    let r = g.write_all(data).and_then(|()| match must_flush {
-        true => g.flush(),
-        false => Ok(()),
-    });
+    let (head, rest) = data.split_at(now);
+    let r = g
+        .write_all(head)
+        .and_then(|()| match now {
+            0 => Ok(()),
+            _ => g.flush(),
+        })
+        .and_then(|()| g.write_all(rest));
     if let Err(e) = r {
         // As after a failed fflush: the bytes that failed are dropped.
         g.discard_unwritten();

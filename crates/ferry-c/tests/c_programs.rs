@@ -506,3 +506,10 @@ fn ungetc_and_failed_seeks_as_glibc() {
 fn seeks_at_the_descriptor_offset() {
     same("seek_at_fd.c", b"", &[]);
 }
+
+/// A line-buffered stream writes through the last newline and keeps the
+/// partial line after it, as glibc's (ferry wrote the partial line too).
+#[test]
+fn line_buffering_keeps_the_partial_line() {
+    same("line_buffered.c", b"", &[]);
+}
