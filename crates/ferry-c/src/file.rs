@@ -543,7 +543,10 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
             0 => Ok(()),
             _ => g.flush(),
         })
-        .and_then(|()| g.write_all(rest));
+        .and_then(|()| g.write_all(rest))
+        // A full buffer written out on the way that failed: this call
+        // reports it, as glibc's.
+        .and_then(|()| g.take_error());
     if let Err(e) = r {
         // As after a failed fflush: the bytes that failed are dropped.
         g.discard_unwritten();

@@ -513,3 +513,12 @@ fn seeks_at_the_descriptor_offset() {
 fn line_buffering_keeps_the_partial_line() {
     same("line_buffered.c", b"", &[]);
 }
+
+/// A full buffer that cannot be written out (/dev/full) fails the write
+/// call that filled it — fputs, fputc, fwrite, fprintf, inline putc — with
+/// ENOSPC and ferror, as glibc's (ferry lost that failure: only fflush
+/// and fclose ever failed).
+#[test]
+fn a_failed_buffer_write_fails_the_call() {
+    same("full_writes.c", b"", &[]);
+}

@@ -291,6 +291,14 @@ impl Stream {
         self.with_inner(|i| i.discard_unwritten())
     }
 
+    /// Reports (once) an error met while writing out a full buffer in
+    /// the background (when the next one started); `Ok` if none. C stdio
+    /// reports such a failure from the call that filled the buffer.
+    #[doc(hidden)]
+    pub fn take_error(&self) -> std::io::Result<()> {
+        self.with_inner(|i| i.take_deferred())
+    }
+
     /// Bytes written to the stream that have not reached the file yet
     /// (C's `ftell` on a sequential stream over a regular file: the
     /// descriptor's offset plus these).
