@@ -522,3 +522,11 @@ fn line_buffering_keeps_the_partial_line() {
 fn a_failed_buffer_write_fails_the_call() {
     same("full_writes.c", b"", &[]);
 }
+
+/// The end-of-file indicator is sticky: fgets, fread, getline, getdelim
+/// and fscanf read nothing more until clearerr or a seek, even from a
+/// file that has grown, as glibc's (getc was; the others read on).
+#[test]
+fn end_of_file_is_sticky() {
+    same("sticky_eof.c", b"", &[]);
+}

@@ -48,6 +48,12 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
         with_stream(f, 0, for_read, |file, st| {
             // SAFETY: the caller's buffer of size*n bytes.
             let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
+            if st.eof && st.push.is_empty() {
+                // The end-of-file indicator is sticky (C11 7.21.7.1, glibc
+                // since 2.28): nothing is read until clearerr or a seek,
+                // even if the file has grown.
+                return Ok(0);
+            }
             if unbuffered_read(st) {
                 return read_direct(st, out).map(|got| got / size);
             }
