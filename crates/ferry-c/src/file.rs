@@ -414,17 +414,11 @@ pub(crate) fn for_write(st: &mut State) -> Result<&mut Stream, c_int> {
 /// Records an error on the stream (ferror) and in errno (0: ferror only,
 /// errno kept, as glibc's short fmemopen write).
 ///
-/// EPIPE raises SIGPIPE in the calling thread, as the kernel does for
-/// glibc's write(2): ferry's own writes block it (a Rust caller wants the
-/// error, not a death), but a C program with the default action must die
-/// of it (`prog | head` ends quietly), its handler must run, and an
-/// ignored or blocked SIGPIPE leaves only the error, as under glibc.
+/// (SIGPIPE for an EPIPE comes from the write itself: a FILE's stream
+/// writes with the signal unblocked, `Stream::raise_write_signals`, so the
+/// kernel sends it once per failed write, as for glibc's write(2).)
 pub(crate) fn fail(st: &mut State, e: c_int) {
     st.err = true;
-    if e == libc::EPIPE && st.writable {
-        // SAFETY: raise sends a signal to this thread; always valid.
-        unsafe { libc::raise(libc::SIGPIPE) };
-    }
     if e != 0 {
         set_errno(e);
     }

@@ -71,6 +71,27 @@ static void ignored(void)
     exit(6);
 }
 
+static volatile sig_atomic_t caught;
+
+static void on_pipe(int sig)
+{
+    (void)sig;
+    caught++;
+}
+
+/* One failed write, one signal (not one from the write and another from
+ * the library). */
+static void handled_once(void)
+{
+    signal(SIGPIPE, on_pipe);
+    FILE *f = fdopen(broken_pipe(), "w");
+    fputs("x\n", f);
+    int r = fflush(f);
+    printf("  handled: fflush %d, handler ran %d time(s)\n", r, (int)caught);
+    fclose(f);
+    exit(9);
+}
+
 static void socket_peer_gone(void)
 {
     int s[2];
@@ -100,6 +121,7 @@ int main(void)
     report("stdout, fully buffered", stdout_lines);
     report("stderr, unbuffered", stderr_unbuffered);
     report("SIGPIPE ignored", ignored);
+    report("SIGPIPE handled", handled_once);
     report("socket whose peer closed", socket_peer_gone);
     report("popen writer", popen_reader_gone);
     return 0;
