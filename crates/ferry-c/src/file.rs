@@ -116,6 +116,11 @@ pub(crate) struct State {
     pub readable: bool,
     pub writable: bool,
     pub seekable: bool,
+    /// A stream that writes at the descriptor's own offset (sequential):
+    /// stdout, stderr, fdopen "w" or "a". While the descriptor is a
+    /// regular file (dup2 may change that) fseek and ftell are the
+    /// descriptor's (`stdio::position`).
+    pub at_fd: bool,
     pub regions: Vec<(usize, Held)>,
     pub kind: Kind,
     /// Emulated descriptors (ferry/unistd.h) naming this stream.
@@ -176,6 +181,7 @@ const fn blank_state(std_fd: c_int) -> State {
         readable: std_fd == 0,
         writable: std_fd != 0,
         seekable: false,
+        at_fd: false,
         regions: Vec::new(),
         kind: Kind::Plain,
         fd_refs: 0,
@@ -363,10 +369,14 @@ fn open_std(st: &mut State) {
     };
     match Stream::from_fd_with(owned, name, backend) {
         Ok(s) => {
+            // A C program writing to a pipe whose reader has gone dies of
+            // SIGPIPE (unless it ignores or handles it), as with glibc.
+            s.raise_write_signals();
             if fd != 2 && is_tty(fd) {
                 st.buffering = Buffering::Line;
             }
             st.seekable = fd == 0 && is_seekable(fd);
+            st.at_fd = fd != 0;
             st.stream = Some(s);
         }
         Err(e) => st.fail = errno_of(&e),
@@ -381,6 +391,16 @@ pub(crate) fn is_tty(fd: c_int) -> bool {
     let tty = unsafe { libc::isatty(fd) } == 1;
     set_errno(saved);
     tty
+}
+
+/// True if `fd` is a regular file.
+pub(crate) fn is_regular(fd: c_int) -> bool {
+    let mut sb = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat fills `sb` when it returns 0.
+    unsafe {
+        libc::fstat(fd, sb.as_mut_ptr()) == 0
+            && sb.assume_init().st_mode & libc::S_IFMT == libc::S_IFREG
+    }
 }
 
 pub(crate) fn is_seekable(fd: c_int) -> bool {
@@ -426,17 +446,11 @@ pub(crate) fn for_write(st: &mut State) -> Result<&mut Stream, c_int> {
 /// Records an error on the stream (ferror) and in errno (0: ferror only,
 /// errno kept, as glibc's short fmemopen write).
 ///
-/// EPIPE raises SIGPIPE in the calling thread, as the kernel does for
-/// glibc's write(2): ferry's own writes block it (a Rust caller wants the
-/// error, not a death), but a C program with the default action must die
-/// of it (`prog | head` ends quietly), its handler must run, and an
-/// ignored or blocked SIGPIPE leaves only the error, as under glibc.
+/// (SIGPIPE for an EPIPE comes from the write itself: a FILE's stream
+/// writes with the signal unblocked, `Stream::raise_write_signals`, so the
+/// kernel sends it once per failed write, as for glibc's write(2).)
 pub(crate) fn fail(st: &mut State, e: c_int) {
     st.err = true;
-    if e == libc::EPIPE && st.writable {
-        // SAFETY: raise sends a signal to this thread; always valid.
-        unsafe { libc::raise(libc::SIGPIPE) };
-    }
     if e != 0 {
         set_errno(e);
     }
@@ -540,20 +554,25 @@ pub(crate) fn write_bytes(st: &mut State, data: &[u8]) -> Result<(), c_int> {
         return fmem::write(st, data).1;
     }
     let g = guard(st)?;
-    let r = match buffering {
-        Buffering::Full => g.write_all(data),
-        Buffering::None => g.write_all(data).and_then(|()| g.flush()),
-        // As glibc's: out through the last newline; what follows it stays
-        // buffered (`__fpending` counts it) until the next newline, a
-        // flush, or a read of a line-buffered or unbuffered input.
-        Buffering::Line => match memchr::memrchr(b'\n', data) {
-            Some(nl) => g
-                .write_all(&data[..=nl])
-                .and_then(|()| g.flush())
-                .and_then(|()| g.write_all(&data[nl + 1..])),
-            None => g.write_all(data),
-        },
+    // What goes out now: everything (unbuffered), through the last newline
+    // (line buffered: a partial line after it stays buffered, as glibc's),
+    // or nothing.
+    let now = match buffering {
+        Buffering::Full => 0,
+        Buffering::Line => memchr::memrchr(b'\n', data).map_or(0, |i| i + 1),
+        Buffering::None => data.len(),
     };
+    let (head, rest) = data.split_at(now);
+    let r = g
+        .write_all(head)
+        .and_then(|()| match now {
+            0 => Ok(()),
+            _ => g.flush(),
+        })
+        .and_then(|()| g.write_all(rest))
+        // A full buffer written out on the way that failed: this call
+        // reports it, as glibc's.
+        .and_then(|()| g.take_error());
     if let Err(e) = r {
         // As after a failed fflush: the bytes that failed are dropped.
         g.discard_unwritten();

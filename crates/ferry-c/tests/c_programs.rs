@@ -524,3 +524,57 @@ fn open_memstream_as_glibc() {
 fn regions_on_memory_streams() {
     checks_itself("ferry-only/memory_regions.c", &[]);
 }
+
+/// A write to a pipe or socket whose reader has gone kills the program
+/// with SIGPIPE, as with glibc (ferry's guarded writes used to swallow
+/// it: `prog | head -1` ran prog to the end and exited 0); with the
+/// signal ignored the write fails with EPIPE.
+#[test]
+fn sigpipe_kills_as_with_glibc() {
+    same("sigpipe.c", b"", &[]);
+}
+
+/// ungetc against fflush, fseek and ftell, and seeks that fail, against
+/// glibc: fflush discards the pushed-back bytes of a seekable stream (a
+/// pipe keeps them), a byte pushed back at offset 0 leaves ftell at 0 (it
+/// was -1, EIO, and set ferror), and a failed fseek or ftell sets errno
+/// but not ferror, and leaves the position (it moved to LONG_MAX when the
+/// lseek of the hand-over failed).
+#[test]
+fn ungetc_and_failed_seeks_as_glibc() {
+    same("unget_seek.c", b"", &[]);
+}
+
+/// Streams at the descriptor's own offset over a regular file (fdopen
+/// "w" and "a", stdout sent to a file) seek and tell as glibc's (they
+/// failed with ESPIPE, and bytes meant to overwrite went to the end); an
+/// appending stream counts from the real end of a file another writer
+/// appended to, and hands over the offset its write left.
+#[test]
+fn seeks_at_the_descriptor_offset() {
+    same("seek_at_fd.c", b"", &[]);
+}
+
+/// A line-buffered stream writes through the last newline and keeps the
+/// partial line after it, as glibc's (ferry wrote the partial line too).
+#[test]
+fn line_buffering_keeps_the_partial_line() {
+    same("line_buffered.c", b"", &[]);
+}
+
+/// A full buffer that cannot be written out (/dev/full) fails the write
+/// call that filled it — fputs, fputc, fwrite, fprintf, inline putc — with
+/// ENOSPC and ferror, as glibc's (ferry lost that failure: only fflush
+/// and fclose ever failed).
+#[test]
+fn a_failed_buffer_write_fails_the_call() {
+    same("full_writes.c", b"", &[]);
+}
+
+/// The end-of-file indicator is sticky: fgets, fread, getline, getdelim
+/// and fscanf read nothing more until clearerr or a seek, even from a
+/// file that has grown, as glibc's (getc was; the others read on).
+#[test]
+fn end_of_file_is_sticky() {
+    same("sticky_eof.c", b"", &[]);
+}

@@ -144,3 +144,45 @@ fn a_stream_that_opened_its_file_itself_is_unchanged() {
     s.close().unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), b"aXc");
 }
+
+/// An appending stream whose file another writer appended to: its bytes
+/// went to the real end, and after `flush` its position and the
+/// descriptor's offset are where its write ended (the stream used to hand
+/// over its own stale position, one byte short here).
+#[test]
+fn an_appending_stream_hands_over_where_its_write_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a");
+    std::fs::write(&p, b"0123456789").unwrap();
+    let f = OpenOptions::new().append(true).open(&p).unwrap();
+    let mut same = f.try_clone().unwrap();
+    let mut s = Stream::from_fd(f.into()).unwrap();
+    s.write_all(b"F").unwrap();
+    let mut another = OpenOptions::new().append(true).open(&p).unwrap();
+    another.write_all(b"G").unwrap();
+    s.write_all(b"H").unwrap();
+    s.flush().unwrap();
+    assert_eq!(offset(&mut same), 13, "the descriptor's offset");
+    assert_eq!(s.position(), 13, "the stream's position");
+    s.close().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"0123456789GFH");
+}
+
+/// A seek whose hand-over fails (an offset past what the file system
+/// allows, or not: then it succeeds) leaves the position where it was.
+#[test]
+fn a_failed_seek_leaves_the_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("h");
+    let f = File::create(&p).unwrap();
+    let mut s = Stream::from_fd(f.into()).unwrap();
+    s.write_all(b"abc").unwrap();
+    match s.seek(SeekFrom::Start(i64::MAX as u64)) {
+        Ok(p) => assert_eq!(s.position(), p),
+        Err(_) => assert_eq!(s.position(), 3),
+    }
+    s.seek(SeekFrom::Start(3)).unwrap();
+    s.write_all(b"d").unwrap();
+    s.close().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"abcd");
+}

@@ -21,6 +21,10 @@ pub(crate) fn new_file(
     is_file: bool,
 ) -> *mut FyFile {
     registry::register_exit();
+    if let Some(s) = &stream {
+        // C stdio's writes raise SIGPIPE and SIGXFSZ, as glibc's do.
+        s.raise_write_signals();
+    }
     let mut st = blank_state(-1);
     st.heap = true;
     st.stream = stream;

@@ -25,6 +25,12 @@ pub extern "C" fn fy_fflush(f: *mut FyFile) -> c_int {
         if st.stream.is_none() && st.std_fd >= 0 && !st.heap {
             return 0; // a std stream never used: nothing to flush
         }
+        if st.seekable && settle(file, st).is_ok() {
+            // Bytes pushed back with ungetc are discarded (POSIX fflush);
+            // the stream goes on, and hands the offset over, where it was
+            // before them, as glibc's (a pipe keeps them, as glibc's).
+            st.push.clear();
+        }
         match file::flush(file, st) {
             Ok(()) => 0,
             Err(_) => EOF,

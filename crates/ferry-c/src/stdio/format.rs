@@ -47,6 +47,16 @@ pub extern "C" fn fy__rpeek(
     ffi_guard(std::ptr::null(), libc::EIO, || {
         with_stream(f, std::ptr::null(), for_read, |_, st| {
             let pushed = st.push.len();
+            if st.eof && pushed == 0 {
+                // The end-of-file indicator is sticky (C11 7.21.7.1, glibc
+                // since 2.28): nothing is read until clearerr or a seek.
+                // SAFETY: the caller's out-parameters.
+                unsafe {
+                    *avail = 0;
+                    *at_end = 1;
+                }
+                return Ok(std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const());
+            }
             let g = guard(st)?;
             let b = g
                 .fill_buf_min(want.saturating_sub(pushed))

@@ -23,6 +23,12 @@ fn read_through(
             return Ok(got);
         }
     }
+    if st.eof {
+        // The end-of-file indicator is sticky (C11 7.21.7.1, glibc since
+        // 2.28): no read until clearerr, a seek or ungetc, even if the
+        // file has grown.
+        return Ok(got);
+    }
     if super::rw::unbuffered_read(st) {
         // A byte a call, as glibc's unbuffered fgets and getline.
         let mut b = [0u8];

@@ -111,7 +111,19 @@ fn file_over_fd_with(
             let f = file::new_file(Some(s), 0, fd, read, write, Kind::Plain, true);
             if backend == Backend::Sequential {
                 // SAFETY: just made; no one else sees it yet.
-                unsafe { (*(*f).st.get()).seekable = false };
+                let st = unsafe { &mut *(*f).st.get() };
+                st.seekable = false;
+                st.at_fd = true;
+                if write && !read && file::is_regular(fd) {
+                    // glibc: a stream that appends starts at the end (its
+                    // ftell says so, and the descriptor's offset is there).
+                    // SAFETY: F_GETFL and lseek on the stream's descriptor.
+                    unsafe {
+                        if libc::fcntl(fd, libc::F_GETFL) & libc::O_APPEND != 0 {
+                            libc::lseek(fd, 0, libc::SEEK_END);
+                        }
+                    }
+                }
             }
             crate::unistd::register(fd, f);
             f

@@ -129,6 +129,7 @@ pub extern "C" fn fy_freopen(
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
         match Stream::from_fd_with(owned, &path.to_string_lossy(), crate::file::READ_BACKEND) {
             Ok(s) => {
+                s.raise_write_signals();
                 st.stream = Some(s);
                 st.fail = 0;
                 st.closed = false;

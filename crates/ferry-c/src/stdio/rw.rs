@@ -48,6 +48,12 @@ pub extern "C" fn fy__fread(ptr: *mut c_void, size: size_t, n: size_t, f: *mut F
         with_stream(f, 0, for_read, |file, st| {
             // SAFETY: the caller's buffer of size*n bytes.
             let out = unsafe { std::slice::from_raw_parts_mut(ptr as *mut u8, len) };
+            if st.eof && st.push.is_empty() {
+                // The end-of-file indicator is sticky (C11 7.21.7.1, glibc
+                // since 2.28): nothing is read until clearerr or a seek,
+                // even if the file has grown.
+                return Ok(0);
+            }
             if unbuffered_read(st) {
                 return read_direct(st, out).map(|got| got / size);
             }
@@ -180,7 +186,7 @@ pub extern "C" fn fy__fwrite(
                 };
             }
             write_bytes(st, data)?;
-            open_write_window(file, st);
+            open_write_window(file, st)?;
             Ok(n)
         })
     })
@@ -189,16 +195,43 @@ pub extern "C" fn fy__fwrite(
 /// After a write on a fully buffered stream, the room left in the
 /// stream's buffer becomes the write window: the next small fwrite or
 /// putc is an inline copy.
-fn open_write_window(file: &FyFile, st: &mut State) {
+fn open_write_window(file: &FyFile, st: &mut State) -> Result<(), c_int> {
     if st.buffering != Buffering::Full || !matches!(st.kind, Kind::Plain | Kind::Child(_)) {
-        return;
+        return Ok(());
     }
-    let Ok(g) = guard(st) else { return };
-    let Ok(room) = g.write_space() else { return };
+    let Ok(g) = guard(st) else { return Ok(()) };
+    let room = match write_room(g) {
+        Ok(r) => r,
+        // A full buffer whose write failed: reported by this call.
+        Err(e) if e != 0 => return Err(e),
+        Err(_) => return Ok(()),
+    };
     let (p, k) = (room.as_mut_ptr(), room.len());
     if k > 0 {
         file.set_write_window(st, p, k);
     }
+    Ok(())
+}
+
+/// The stream's write room. An error the stream met writing out a full
+/// buffer on the way (when the next one started) is the caller's, as
+/// glibc reports a failed flush from the call that filled the buffer:
+/// the unwritten bytes are dropped (as after a failed fflush) and its
+/// errno returned. Other failures to get room are 0 (the caller writes
+/// through the slow path).
+fn write_room(g: &mut ferry::Stream) -> Result<&mut [u8], c_int> {
+    let failed = match g.write_space() {
+        Ok(_) => g.take_error().err(),
+        Err(e) => Some(e),
+    };
+    if let Some(e) = failed {
+        if ferry::stream::os_error(&e).is_none() {
+            return Err(0);
+        }
+        g.discard_unwritten();
+        return Err(errno_of(&e));
+    }
+    g.write_space().map_err(|_| 0)
 }
 
 #[no_mangle]
@@ -263,7 +296,11 @@ pub extern "C" fn fy__oflow(f: *mut FyFile, c: c_int) -> c_int {
         with_stream(f, EOF, for_write, |file, st| {
             if st.buffering == Buffering::Full && matches!(st.kind, Kind::Plain | Kind::Child(_)) {
                 let g = guard(st)?;
-                let room = g.write_space().map_err(|e| errno_of(&e))?;
+                let room = match write_room(g) {
+                    Ok(r) => r,
+                    Err(0) => &mut [],
+                    Err(e) => return Err(e),
+                };
                 if !room.is_empty() {
                     room[0] = b;
                     let (p, n) = (room.as_mut_ptr(), room.len());
@@ -336,7 +373,7 @@ pub extern "C" fn fy__fputs(s: *const c_char, f: *mut FyFile) -> c_int {
         let data = cstr(s);
         with_stream(f, EOF, for_write, |file, st| {
             write_bytes(st, data)?;
-            open_write_window(file, st);
+            open_write_window(file, st)?;
             Ok(1)
         })
     })

@@ -140,6 +140,16 @@ impl Stream {
         self.with_inner(|i| i.set_pipe_size(bytes))
     }
 
+    /// From now on the stream's writes raise SIGPIPE (a pipe or socket
+    /// whose reader has gone) and SIGXFSZ (past `RLIMIT_FSIZE`) as
+    /// `write(2)` does, instead of only failing with EPIPE or EFBIG: C
+    /// stdio's behaviour, where `prog | head -1` ends `prog` by SIGPIPE
+    /// unless it ignores or handles the signal (ferry-c's FILEs).
+    #[doc(hidden)]
+    pub fn raise_write_signals(&self) {
+        self.with_inner(|i| i.raise_signals())
+    }
+
     /// Runs `f` on the state.
     ///
     /// The one rule that keeps this sound: `f` never calls back into the
@@ -329,6 +339,22 @@ impl Stream {
     /// ```
     pub fn buffer_size(&self) -> usize {
         self.with_inner(|i| i.bufsize())
+    }
+
+    /// Reports (once) an error met while writing out a full buffer in
+    /// the background (when the next one started); `Ok` if none. C stdio
+    /// reports such a failure from the call that filled the buffer.
+    #[doc(hidden)]
+    pub fn take_error(&self) -> std::io::Result<()> {
+        self.with_inner(|i| i.take_deferred())
+    }
+
+    /// Bytes written to the stream that have not reached the file yet
+    /// (C's `ftell` on a sequential stream over a regular file: the
+    /// descriptor's offset plus these).
+    #[doc(hidden)]
+    pub fn unwritten(&self) -> u64 {
+        self.with_inner(|i| i.unwritten())
     }
 
     /// Flushes, then `fsync`s the file.

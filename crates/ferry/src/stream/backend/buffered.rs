@@ -2,7 +2,7 @@
 //! out of the engine's page-aligned pool buffers.
 
 use super::Module;
-use crate::sys::fileio::{self, FdInfo};
+use crate::sys::fileio::{self, FdInfo, WriteKind};
 use std::fs::File;
 use std::io;
 use std::mem::MaybeUninit;
@@ -11,6 +11,8 @@ use std::os::fd::{AsFd, AsRawFd};
 pub(crate) struct Buffered {
     file: File,
     info: FdInfo,
+    /// Writes as `write(2)`: signals not blocked (`Module::raise_signals`).
+    signals: bool,
     /// Put the descriptor's own offset at the stream's at each hand-over
     /// and on close (for descriptors the stream was handed, which other
     /// handles — a `dup`, a child process, a shell — may share).
@@ -22,7 +24,19 @@ impl Buffered {
         Buffered {
             file,
             info,
+            signals: false,
             restore,
+        }
+    }
+}
+
+impl Buffered {
+    /// How writes are made: guarded unless signals are to be raised.
+    fn write_kind(&self) -> WriteKind {
+        if self.signals {
+            WriteKind::Plain
+        } else {
+            self.info.write
         }
     }
 }
@@ -45,7 +59,7 @@ impl Module for Buffered {
     }
 
     fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
-        fileio::write_all(self.file.as_fd(), self.info.write, bytes, off)
+        fileio::write_all(self.file.as_fd(), self.write_kind(), bytes, off)
     }
 
     fn sync(&mut self) -> io::Result<()> {
@@ -73,5 +87,9 @@ impl Module for Buffered {
 
     fn raw_fd(&self) -> Option<i32> {
         Some(self.file.as_raw_fd())
+    }
+
+    fn raise_signals(&mut self) {
+        self.signals = true;
     }
 }

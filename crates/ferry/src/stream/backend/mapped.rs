@@ -121,6 +121,10 @@ impl Module for Mapped {
         self.file.raw_fd()
     }
 
+    fn raise_signals(&mut self) {
+        self.file.raise_signals()
+    }
+
     fn window(&mut self, start: u64, min: usize) -> Option<io::Result<Window>> {
         if start < self.pread_until && start >= self.pread_from {
             return None;

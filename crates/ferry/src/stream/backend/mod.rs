@@ -91,6 +91,12 @@ pub(crate) trait Module {
         None
     }
 
+    /// From now on writes may raise SIGPIPE and SIGXFSZ, as `write(2)`
+    /// does (C stdio's behaviour: a program writing to a pipe whose reader
+    /// has gone dies of SIGPIPE unless it ignores or handles it), instead
+    /// of the guarded writes that only fail with EPIPE or EFBIG.
+    fn raise_signals(&mut self) {}
+
     /// Sets the capacity of the pipe the module reads or writes.
     fn set_pipe_size(&self, _bytes: usize) -> io::Result<usize> {
         Err(io::Error::new(io::ErrorKind::InvalidInput, "not a pipe"))
@@ -167,6 +173,10 @@ impl Module for Io {
 
     fn raw_fd(&self) -> Option<i32> {
         each!(self, m => m.raw_fd())
+    }
+
+    fn raise_signals(&mut self) {
+        each!(self, m => m.raise_signals())
     }
 
     fn set_pipe_size(&self, bytes: usize) -> io::Result<usize> {

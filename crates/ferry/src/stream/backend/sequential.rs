@@ -12,11 +12,28 @@ use std::os::fd::{AsFd, AsRawFd};
 pub(crate) struct Sequential {
     file: File,
     info: FdInfo,
+    /// Writes as `write(2)`: signals not blocked (`Module::raise_signals`).
+    signals: bool,
 }
 
 impl Sequential {
     pub(crate) fn new(file: File, info: FdInfo) -> Sequential {
-        Sequential { file, info }
+        Sequential {
+            file,
+            info,
+            signals: false,
+        }
+    }
+}
+
+impl Sequential {
+    /// How writes are made: guarded unless signals are to be raised.
+    fn write_kind(&self) -> WriteKind {
+        if self.signals {
+            WriteKind::Plain
+        } else {
+            self.info.write
+        }
     }
 }
 
@@ -38,11 +55,15 @@ impl Module for Sequential {
     }
 
     fn write(&mut self, _off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
-        fileio::write_all(self.file.as_fd(), self.info.write, bytes, None)
+        fileio::write_all(self.file.as_fd(), self.write_kind(), bytes, None)
     }
 
     fn raw_fd(&self) -> Option<i32> {
         Some(self.file.as_raw_fd())
+    }
+
+    fn raise_signals(&mut self) {
+        self.signals = true;
     }
 
     fn set_pipe_size(&self, bytes: usize) -> io::Result<usize> {

@@ -24,9 +24,20 @@ impl Inner {
     /// The public seek: moves the stream offset and hands the descriptor's
     /// offset over at the new position.
     pub(crate) fn seek_hand_over(&mut self, to: SeekFrom) -> io::Result<u64> {
+        if !self.io.positional() {
+            return self.seek(to);
+        }
+        // Where the stream is (taken back if lent), for a failed seek to
+        // leave it there.
+        self.resume()?;
+        let was = self.pos;
         let p = self.seek(to)?;
-        if self.io.positional() {
-            self.hand_over()?;
+        if let Err(e) = self.hand_over() {
+            // As lseek: a seek that fails (an offset past what the file
+            // system allows: EINVAL) does not move the position.
+            self.pos = was;
+            self.lent = false;
+            return Err(e);
         }
         Ok(p)
     }
@@ -52,6 +63,14 @@ impl Inner {
         }
         // Written out first: an O_APPEND write moves the offset.
         self.write_out()?;
+        if self.just_appended() {
+            // The bytes went to the end of the file, which another writer
+            // may have moved since the stream last looked: the position is
+            // where the last write left the descriptor's offset.
+            if let Ok(at) = self.io.take_back() {
+                self.pos = at;
+            }
+        }
         let pos = self.pos;
         self.io.hand_over(pos).map_err(|e| self.err("seeking", e))?;
         self.retire_read();

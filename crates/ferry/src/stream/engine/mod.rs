@@ -293,6 +293,11 @@ impl Inner {
         self.bufsize
     }
 
+    /// Writes raise SIGPIPE and SIGXFSZ from now on (`Module::raise_signals`).
+    pub(crate) fn raise_signals(&mut self) {
+        self.io.raise_signals()
+    }
+
     pub(crate) fn set_bufsize(&mut self, n: usize) {
         self.bufsize = n.clamp(4096, 1 << 30);
     }

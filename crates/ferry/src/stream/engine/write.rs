@@ -480,6 +480,32 @@ impl Inner {
             .sum()
     }
 
+    /// True if the stream appends, all its bytes are written and its
+    /// position is right after the last of them (no seek since).
+    pub(super) fn just_appended(&self) -> bool {
+        self.append
+            && self
+                .wcur
+                .is_some_and(|c| match &self.slots[c as usize].data {
+                    Data::Write(w) => {
+                        w.used > 0 && w.written == w.used && w.off + w.used as u64 == self.pos
+                    }
+                    _ => false,
+                })
+    }
+
+    /// Bytes taken for writing (in regions, or committed) that have not
+    /// reached the file yet.
+    pub(crate) fn unwritten(&self) -> u64 {
+        self.wbufs
+            .iter()
+            .map(|&s| match &self.slots[s as usize].data {
+                Data::Write(w) => (w.used - w.written) as u64,
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Regions handed out and not yet freed (write side).
     pub(crate) fn outstanding_writes(&self) -> usize {
         self.wq.iter().filter(|r| !r.freed).count()
