@@ -177,9 +177,14 @@ fn tell(f: *mut FyFile) -> i64 {
             }
         }
         let pushed = st.push.len() as i64;
-        // Bytes pushed back at offset 0 leave it 0 (POSIX: unspecified;
-        // glibc says 0).
-        Ok((guard(st)?.position() as i64 - pushed).max(0))
+        let at = guard(st)?.position() as i64 - pushed;
+        if at < 0 {
+            // More bytes pushed back than read (POSIX: unspecified). As
+            // glibc's: a stream not yet used says 0; one that has read,
+            // written or seeked (glibc: has its buffer) fails with EINVAL.
+            return if st.used { Err(libc::EINVAL) } else { Ok(0) };
+        }
+        Ok(at)
     })
 }
 

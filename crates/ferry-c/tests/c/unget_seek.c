@@ -2,7 +2,8 @@
  *
  * glibc's fflush of a read stream discards the bytes pushed back with
  * ungetc (a pipe keeps them) and goes on where the stream was before them;
- * a byte pushed back at offset 0 leaves ftell at 0. A seek that fails
+ * a byte pushed back at offset 0 of a stream not yet used leaves ftell at
+ * 0, of one that has read or seeked makes ftell fail. A seek that fails
  * (a negative or huge offset, a bad whence, a pipe) sets errno, not the
  * error indicator, and leaves the position where it was.
  *
@@ -184,11 +185,48 @@ static void failed_seeks(void)
     fclose(pf);
 }
 
+/* More bytes pushed back than read, after a read at end of file, after a
+ * seek, after a read of nothing: ftell fails or says 0 as glibc's does. */
+static void pushed_back_past_zero(void)
+{
+    FILE *f = fopen("empty", "w+");
+    getc(f);
+    ungetc('Z', f);
+    errno = 0;
+    long t = ftell(f);
+    printf("empty w+ after EOF: ftell %ld errno %d err %d\n", t, errno, ferror(f) != 0);
+    fclose(f);
+    f = fopen("empty", "r");
+    getc(f);
+    clearerr(f);
+    ungetc('Z', f);
+    errno = 0;
+    t = ftell(f);
+    printf("empty r after EOF: ftell %ld errno %d\n", t, errno);
+    fclose(f);
+    f = fopen("in", "r");
+    fseek(f, 0, SEEK_SET);
+    ungetc('Z', f);
+    errno = 0;
+    t = ftell(f);
+    printf("after fseek 0: ftell %ld errno %d\n", t, errno);
+    fclose(f);
+    f = fopen("in", "r");
+    getc(f);
+    ungetc('h', f);
+    ungetc('Z', f);
+    t = ftell(f);
+    /* (glibc's errno here is EIO; ferry's EINVAL) */
+    printf("two pushed back at 1: ftell %ld\n", t);
+    fclose(f);
+}
+
 int main(void)
 {
     make("in", 100);
     pushed_back_then_fflush();
     pushed_back_at_zero();
+    pushed_back_past_zero();
     memory_stream();
     pipe_keeps_them();
     failed_seeks();
