@@ -232,15 +232,20 @@ impl<'a> Copier<'a> {
                 }
             } else {
                 if o.update && !d.is_dir() && d.modified().ok() >= sm.modified().ok() {
-                    // Not copied; but a later link to the same source
-                    // links to what is there, and a link already copied
-                    // wins over -u.
-                    if !(keep_link && self.links.contains_key(&dev_ino(&sm))) {
-                        if keep_link {
+                    // Not copied. As GNU: the pair is still recorded, and
+                    // a later name of the same source file (skipped too,
+                    // or with links kept) makes its copy a hard link to
+                    // this one's, whether or not links are preserved.
+                    match self.links.get(&dev_ino(&sm)).cloned() {
+                        Some(first) if first.as_path() != dst => {
+                            return self.relink(&first, dst);
+                        }
+                        Some(_) => {}
+                        None => {
                             self.links.insert(dev_ino(&sm), dst.to_path_buf());
                         }
-                        return true;
                     }
+                    return true;
                 }
                 match o.interactive {
                     Interactive::Never => return true,
@@ -276,13 +281,16 @@ impl<'a> Copier<'a> {
                 } else {
                     // Replace rather than write into: links and special
                     // files, and -f for -l and -s.
-                    let replace = o.remove_destination
-                        || ((o.hard_link || o.symbolic_link) && o.force)
+                    // (GNU says "removed" with -v when it unlinks before
+                    // copying, not when -f replaces a link it could not
+                    // make.)
+                    let unlink_first = o.remove_destination
                         || (!o.attributes_only
                             && !o.hard_link
                             && !o.symbolic_link
                             && ((o.preserve.links && d.nlink() > 1)
                                 || (o.deref == Deref::Never && !ft.is_file())));
+                    let replace = unlink_first || ((o.hard_link || o.symbolic_link) && o.force);
                     if replace {
                         if let Err(e) = std::fs::remove_file(dst) {
                             return self.fail(format!(
@@ -291,7 +299,7 @@ impl<'a> Copier<'a> {
                                 describe(&e)
                             ));
                         }
-                        if o.verbose && o.remove_destination {
+                        if o.verbose && unlink_first {
                             let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
                         }
                         dm = None;
@@ -460,7 +468,11 @@ impl<'a> Copier<'a> {
                             }
                         }
                     }
-                    names.sort_unstable();
+                    // By inode, names of one file (hard links) in the
+                    // order the directory lists them: GNU's order (glibc's
+                    // qsort is a stable merge sort), which decides which
+                    // name's copy the others link to.
+                    names.sort_by_key(|&(ino, _)| ino);
                     for (_, n) in names {
                         ok &= self.copy(&src.join(&n), &dst.join(&n), false, Some(sm.dev()), new);
                         if self.into_self {
@@ -497,6 +509,31 @@ impl<'a> Copier<'a> {
 
     /// -s: a symbolic link to the source, which must be absolute unless
     /// the link is made in the current directory.
+    /// Replaces `dst` by a hard link to `first` (through a temporary name
+    /// beside it, so that `dst` is never missing); "removed" with -v, as
+    /// GNU says it.
+    fn relink(&mut self, first: &Path, dst: &Path) -> bool {
+        let name = dst.file_name().unwrap_or_default().to_string_lossy();
+        let tmp = dst.with_file_name(format!(".{name}.ferry-{}", std::process::id()));
+        let r = std::fs::hard_link(first, &tmp).and_then(|()| std::fs::rename(&tmp, dst));
+        // (A rename onto another name of the same file leaves both.)
+        let _ = std::fs::remove_file(&tmp);
+        match r {
+            Ok(()) => {
+                if self.o.verbose {
+                    let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                }
+                true
+            }
+            Err(e) => self.fail(format!(
+                "cannot create hard link {} to {}: {}",
+                q(dst),
+                q(first),
+                describe(&e)
+            )),
+        }
+    }
+
     fn make_symlink(&self, src: &Path, dst: &Path) -> bool {
         if src.is_relative() {
             let dir = dst.parent().filter(|p| !p.as_os_str().is_empty());
