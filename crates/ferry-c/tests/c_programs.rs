@@ -76,28 +76,8 @@ fn run_with(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str], env: &[(&str, &
     c.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = c.spawn().expect("running a test program");
-    let mut sin = child.stdin.take().expect("piped");
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = sin.write_all(&data);
-    });
-    // A hung program (a deadlock) is killed at the deadline.
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(DEADLINE).is_err() {
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(pid.to_string())
-                .status();
-        }
-    });
-    let o = child.wait_with_output().expect("waiting");
-    let _ = tx.send(());
-    let _ = watchdog.join();
-    let _ = feeder.join();
+    let child = c.spawn().expect("running a test program");
+    let o = common::wait_with_deadline(child, stdin.to_vec(), DEADLINE);
     Out {
         status: o.status.code(),
         stdout: o.stdout,

@@ -42,3 +42,38 @@ pub fn libdir() -> &'static Path {
 pub fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
+
+/// Waits for `child`, feeding it `stdin` from a thread if its stdin is
+/// piped; a program still running after `deadline` (hung, deadlocked) is
+/// killed with SIGKILL, so its status then says so. (Not every test crate
+/// that includes this module runs programs.)
+#[allow(dead_code)]
+pub fn wait_with_deadline(
+    mut child: std::process::Child,
+    stdin: Vec<u8>,
+    deadline: std::time::Duration,
+) -> std::process::Output {
+    let feeder = child.stdin.take().map(|mut sin| {
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = sin.write_all(&stdin);
+        })
+    });
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if rx.recv_timeout(deadline).is_err() {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    });
+    let o = child.wait_with_output().expect("waiting");
+    let _ = tx.send(());
+    let _ = watchdog.join();
+    if let Some(f) = feeder {
+        let _ = f.join();
+    }
+    o
+}

@@ -202,31 +202,9 @@ pub fn run(exe: &Path, argv0: &str, dir: &Path, case: &Case) -> Ran {
         }
     }
     drop(closed_reader.take());
-    let mut child = c.spawn().expect("running a program");
+    let child = c.spawn().expect("running a program");
     drop(c);
-    let feeder = child.stdin.take().map(|mut sin| {
-        let data = case.stdin.clone();
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = sin.write_all(&data);
-        })
-    });
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(DEADLINE).is_err() {
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(pid.to_string())
-                .status();
-        }
-    });
-    let o = child.wait_with_output().expect("waiting");
-    let _ = tx.send(());
-    let _ = watchdog.join();
-    if let Some(f) = feeder {
-        let _ = f.join();
-    }
+    let o = crate::common::wait_with_deadline(child, case.stdin.clone(), DEADLINE);
     let mut files = BTreeMap::new();
     for e in std::fs::read_dir(dir).expect("readdir").flatten() {
         let p = e.path();
