@@ -339,3 +339,35 @@ fn called_by_a_tool_name_it_is_that_tool() {
         );
     }
 }
+
+/// The binary is linked statically and position-dependent (build.rs): no
+/// dynamic loader maps and binds libraries at each start, which was a third
+/// of a run over a 1 KiB file. A toolchain change that made build.rs fall
+/// back to a dynamic link (it only warns) fails here. `FERRY_DYNAMIC=1` at
+/// build and test time asks for, and expects, the dynamic link.
+#[test]
+fn the_binary_needs_no_dynamic_loader() {
+    let elf = std::fs::read(env!("CARGO_BIN_EXE_ferry")).expect("read the ferry binary");
+    assert_eq!(&elf[..4], b"\x7fELF");
+    assert_eq!(elf[4], 2, "64-bit ELF");
+    let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap());
+    const ET_EXEC: u16 = 2;
+    const PT_INTERP: u32 = 3;
+    const PT_DYNAMIC: u32 = 2;
+    let (phoff, phentsize, phnum) = (u64_at(0x20) as usize, u16_at(0x36) as usize, u16_at(0x38));
+    let kinds: Vec<u32> = (0..phnum as usize)
+        .map(|i| u32_at(phoff + i * phentsize))
+        .collect();
+    let dynamic = std::env::var_os("FERRY_DYNAMIC").is_some_and(|v| v == "1");
+    assert_eq!(u16_at(0x10), ET_EXEC, "position-dependent executable");
+    assert_eq!(
+        kinds.contains(&PT_INTERP),
+        dynamic,
+        "program header kinds {kinds:?}: a dynamic loader is named"
+    );
+    if !dynamic {
+        assert!(!kinds.contains(&PT_DYNAMIC), "{kinds:?}");
+    }
+}
