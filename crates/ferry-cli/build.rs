@@ -17,6 +17,13 @@
 //! `-lc -lgcc_s -lm …` rustc passes resolve to them. The library crates and
 //! the test executables are linked as before.
 //!
+//! What a static glibc still loads at run time: for a multi-byte locale
+//! other than UTF-8 (GB18030, EUC-JP …) the gconv module of its charset, a
+//! shared object of the glibc that built the binary (tests/gnu_wc.rs checks
+//! such locales against GNU wc). A binary built on one glibc and copied to
+//! a machine with another may fail to decode those locales there: build it
+//! where it runs, or dynamically. ferry makes no name-service lookups.
+//!
 //! Where an archive is missing (no `libc.a`: Debian's libc6-dev has it) or
 //! `FERRY_DYNAMIC=1` is set, the binary is linked dynamically and
 //! position-dependent, with a warning saying why.
