@@ -375,6 +375,21 @@ fn verbose_says_removed_when_it_unlinks_first() {
     );
 }
 
+/// `cp -a -v` run three times over two names of one file: the third run
+/// replaces the first name's copy (nlink 2: unlinked first, "removed"),
+/// then links the second name over its old copy, which GNU reports as
+/// "removed" after the arrow (found by the proptest below).
+#[test]
+fn verbose_relinking_over_an_old_copy() {
+    let make = |d: &Path| {
+        std::fs::create_dir(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/n0"), b"hi\n").expect("write");
+        std::fs::hard_link(d.join("src/n0"), d.join("src/n1")).expect("link");
+    };
+    let args: &[&str] = &["-a", "-v", "src", "dst"];
+    compare(&[args, args, args], b"", make);
+}
+
 /// A directory copied into itself: only the directory in it, so that the
 /// order of the walk (by inode number) cannot differ between the trees.
 #[test]

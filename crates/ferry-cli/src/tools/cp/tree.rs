@@ -311,12 +311,15 @@ impl<'a> Copier<'a> {
         // A file with other links already copied: link the copy to it.
         if keep_link {
             if let Some(first) = self.links.get(&dev_ino(&sm)).cloned() {
-                if dm.is_some() {
-                    let _ = std::fs::remove_file(dst);
-                }
+                let replaced = dm.is_some() && std::fs::remove_file(dst).is_ok();
                 return match std::fs::hard_link(&first, dst) {
                     Ok(()) => {
                         self.verbose(src, dst, backup_made.as_deref());
+                        // GNU replaces the name it links over after saying
+                        // what it copies, and says so with -v.
+                        if replaced && o.verbose {
+                            let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                        }
                         true
                     }
                     Err(e) => self.fail(format!(
