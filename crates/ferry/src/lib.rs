@@ -74,6 +74,7 @@ mod sync;
 mod sys;
 #[cfg(test)]
 mod test_support;
+pub mod transfer;
 
 pub use buf::{Aggregate, AggregateReader, Buf, BufMut, ContentId, FragmentStats, MappedFile};
 pub use pool::{Pool, PoolConfig, PoolError, PoolStats};

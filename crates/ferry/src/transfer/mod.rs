@@ -1,0 +1,5 @@
+//! Moving bytes between two endpoints (Roadrunner's general data
+//! streaming): [`overlay`] lays input blocks over output blocks by
+//! reference, from the two channels' parameters.
+
+pub mod overlay;
