@@ -5,6 +5,7 @@
 //! `unsafe` is the memory layer, `buf` and `pool`). Each block carries a
 //! `// SAFETY:` note.
 
+pub(crate) mod channel;
 pub(crate) mod fileio;
 pub(crate) mod lease;
 pub(crate) mod map;

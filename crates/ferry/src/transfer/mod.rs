@@ -2,4 +2,5 @@
 //! streaming): [`overlay`] lays input blocks over output blocks by
 //! reference, from the two channels' parameters.
 
+pub mod endpoint;
 pub mod overlay;

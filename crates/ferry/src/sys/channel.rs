@@ -1,0 +1,82 @@
+//! What kind of channel a descriptor is, and the sizes that bound one
+//! transfer on it: the queries behind Roadrunner's channel parameters
+//! (`ctl(fd, GET_BLOCK_TYPE)`, `ctl(fd, GET_BUF_SIZE)` in the paper).
+
+use rustix::fs::FileType;
+use rustix::net::{AddressFamily, SocketType};
+use std::io;
+use std::os::fd::BorrowedFd;
+
+/// A descriptor's kind, from `fstat` (and, for sockets, their type and
+/// address family; for character devices, whether they are terminals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FdKind {
+    Regular { size: u64, blksize: u64 },
+    Pipe,
+    Socket { stream: bool, family: Family },
+    Tty,
+    CharDevice { blksize: u64 },
+    BlockDevice { blksize: u64 },
+    Directory,
+    Other,
+}
+
+/// A socket's address family, as far as transfers care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    Inet,
+    Unix,
+    Other,
+}
+
+pub(crate) fn fd_kind(fd: BorrowedFd<'_>) -> io::Result<FdKind> {
+    let st = rustix::fs::fstat(fd)?;
+    let blksize = st.st_blksize as u64;
+    Ok(match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => FdKind::Regular {
+            size: st.st_size as u64,
+            blksize,
+        },
+        FileType::Fifo => FdKind::Pipe,
+        FileType::Socket => {
+            let stream = rustix::net::sockopt::socket_type(fd)? == SocketType::STREAM;
+            let family = match rustix::net::sockopt::socket_domain(fd)? {
+                AddressFamily::INET | AddressFamily::INET6 => Family::Inet,
+                AddressFamily::UNIX => Family::Unix,
+                _ => Family::Other,
+            };
+            FdKind::Socket { stream, family }
+        }
+        FileType::CharacterDevice if is_tty(fd) => FdKind::Tty,
+        FileType::CharacterDevice => FdKind::CharDevice { blksize },
+        FileType::BlockDevice => FdKind::BlockDevice { blksize },
+        FileType::Directory => FdKind::Directory,
+        _ => FdKind::Other,
+    })
+}
+
+fn is_tty(fd: BorrowedFd<'_>) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: isatty only inspects the descriptor number it is given.
+    unsafe { libc::isatty(fd.as_raw_fd()) == 1 }
+}
+
+/// A pipe's capacity in bytes (`F_GETPIPE_SZ`).
+pub(crate) fn pipe_capacity(fd: BorrowedFd<'_>) -> io::Result<usize> {
+    Ok(rustix::pipe::fcntl_getpipe_size(fd)?)
+}
+
+/// A socket's send (`SO_SNDBUF`) or receive (`SO_RCVBUF`) buffer size.
+pub(crate) fn socket_buffer(fd: BorrowedFd<'_>, send: bool) -> io::Result<usize> {
+    Ok(if send {
+        rustix::net::sockopt::socket_send_buffer_size(fd)?
+    } else {
+        rustix::net::sockopt::socket_recv_buffer_size(fd)?
+    })
+}
+
+/// Whether the descriptor was opened `O_DIRECT` (transfers then in whole,
+/// aligned blocks of the device).
+pub(crate) fn is_direct(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(rustix::fs::fcntl_getfl(fd)?.contains(rustix::fs::OFlags::DIRECT))
+}

@@ -1,0 +1,273 @@
+//! The two ends of a transfer, and the channel parameters each declares
+//! (Roadrunner's §3): what kind of thing an endpoint is — a regular file
+//! (or a range of one), a pipe or FIFO, a TCP, UDP or Unix socket, a
+//! terminal, a character or block device, memory — and how large one
+//! transfer on it may be.
+//!
+//! | endpoint | block type | maximum block size B |
+//! |---|---|---|
+//! | regular file, block device | variable | 1 MiB (ferry's transfer unit) |
+//! | the same opened `O_DIRECT` | fixed | the device's block (`st_blksize`) |
+//! | pipe, FIFO | variable | its capacity (`F_GETPIPE_SZ`) |
+//! | stream socket (TCP, Unix) | variable | its send or receive buffer |
+//! | datagram socket (UDP) | variable | 65 507, one datagram |
+//! | datagram socket (Unix) | variable | its send or receive buffer |
+//! | terminal | variable | 4 096 (the line discipline's buffer) |
+//! | other character device | variable | `st_blksize` |
+//! | memory source | variable | its length |
+//!
+//! A caller with a record size of its own imposes it
+//! ([`Endpoint::impose`]): `ferry pipe --fixed 512` makes a sink take
+//! 512-byte blocks only, whatever it is.
+//!
+//! ```
+//! use ferry::transfer::endpoint::{Direction, Endpoint, EndpointKind};
+//! use ferry::transfer::overlay::{BlockType, Case};
+//! use std::os::fd::AsFd;
+//!
+//! let (r, w) = std::io::pipe()?;
+//! let file = tempfile::tempfile()?;
+//! let src = Endpoint::fd(file.as_fd())?;
+//! let dst = Endpoint::fd(w.as_fd())?;
+//! assert_eq!((src.kind(), dst.kind()), (EndpointKind::File, EndpointKind::Pipe));
+//! let (pi, po) = (src.params(Direction::Source)?, dst.params(Direction::Sink)?);
+//! assert_eq!(po.block, BlockType::Variable);
+//! // A file's 1 MiB transfers into a 64 KiB pipe: each split by reference.
+//! if po.max.get() < pi.max.get() {
+//!     assert_eq!(Case::of(pi, po), Case::Split);
+//! }
+//! # drop(r);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use super::overlay::ChannelParams;
+use crate::sys::channel::{self, Family, FdKind};
+use crate::Aggregate;
+use std::io;
+use std::num::NonZeroUsize;
+use std::os::fd::BorrowedFd;
+
+/// ferry's unit of transfer from and to regular files: what one
+/// `copy_file_range`, `splice` or mapped window moves at a time.
+pub const FILE_BLOCK: usize = 1 << 20;
+
+/// The largest UDP payload over IPv4.
+const UDP_MAX: usize = 65_507;
+
+/// The terminal line discipline's buffer (`N_TTY_BUF_SIZE`).
+const TTY_BLOCK: usize = 4096;
+
+/// Which way bytes go through an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Bytes are read from it.
+    Source,
+    /// Bytes are written to it.
+    Sink,
+}
+
+/// What an endpoint is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EndpointKind {
+    /// A regular file (or a range of one).
+    File,
+    /// A pipe or FIFO.
+    Pipe,
+    /// A TCP socket (IPv4 or IPv6).
+    TcpSocket,
+    /// A UDP socket.
+    UdpSocket,
+    /// A Unix-domain stream socket.
+    UnixStream,
+    /// A Unix-domain datagram socket.
+    UnixDatagram,
+    /// Another kind of socket.
+    Socket,
+    /// A terminal.
+    Tty,
+    /// A character device that is not a terminal (`/dev/null`, …).
+    CharDevice,
+    /// A block device.
+    BlockDevice,
+    /// Bytes in memory (an [`Aggregate`] as source).
+    Memory,
+}
+
+/// One end of a transfer. See the [module docs](self).
+#[derive(Debug)]
+pub struct Endpoint<'a> {
+    inner: Inner<'a>,
+    imposed: Option<ChannelParams>,
+}
+
+#[derive(Debug)]
+enum Inner<'a> {
+    Fd {
+        fd: BorrowedFd<'a>,
+        kind: FdKind,
+        direct: bool,
+        range: Option<FileRange>,
+    },
+    Memory(Aggregate),
+}
+
+/// A range of a regular file: from `offset`, `len` bytes or to the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRange {
+    /// Where the range starts.
+    pub offset: u64,
+    /// How many bytes; `None`: to the end of the file.
+    pub len: Option<u64>,
+}
+
+impl<'a> Endpoint<'a> {
+    /// A descriptor, whatever it is (one `fstat`; for a socket its type and
+    /// family too). A directory is refused (`EISDIR`).
+    pub fn fd(fd: BorrowedFd<'a>) -> io::Result<Endpoint<'a>> {
+        let kind = channel::fd_kind(fd)?;
+        if kind == FdKind::Directory {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "a directory is not a transfer endpoint",
+            ));
+        }
+        let direct = matches!(kind, FdKind::Regular { .. } | FdKind::BlockDevice { .. })
+            && channel::is_direct(fd)?;
+        Ok(Endpoint {
+            inner: Inner::Fd {
+                fd,
+                kind,
+                direct,
+                range: None,
+            },
+            imposed: None,
+        })
+    }
+
+    /// A range of a regular file, at explicit offsets (the descriptor's own
+    /// offset is neither used nor moved). Anything but a regular file is
+    /// refused (`ESPIPE`).
+    pub fn file_range(
+        fd: BorrowedFd<'a>,
+        offset: u64,
+        len: Option<u64>,
+    ) -> io::Result<Endpoint<'a>> {
+        let mut e = Endpoint::fd(fd)?;
+        match &mut e.inner {
+            Inner::Fd {
+                kind: FdKind::Regular { .. },
+                range,
+                ..
+            } => *range = Some(FileRange { offset, len }),
+            _ => {
+                return Err(io::Error::from_raw_os_error(libc::ESPIPE));
+            }
+        }
+        Ok(e)
+    }
+
+    /// Bytes in memory, as a source.
+    pub fn memory(data: impl Into<Aggregate>) -> Endpoint<'static> {
+        Endpoint {
+            inner: Inner::Memory(data.into()),
+            imposed: None,
+        }
+    }
+
+    /// The same endpoint with channel parameters the caller imposes (a
+    /// record size, a fixed block a device or protocol needs).
+    pub fn impose(mut self, params: ChannelParams) -> Endpoint<'a> {
+        self.imposed = Some(params);
+        self
+    }
+
+    /// What the endpoint is.
+    pub fn kind(&self) -> EndpointKind {
+        match &self.inner {
+            Inner::Fd { kind, .. } => match *kind {
+                FdKind::Regular { .. } => EndpointKind::File,
+                FdKind::Pipe => EndpointKind::Pipe,
+                FdKind::Socket {
+                    stream,
+                    family: Family::Inet,
+                } => {
+                    if stream {
+                        EndpointKind::TcpSocket
+                    } else {
+                        EndpointKind::UdpSocket
+                    }
+                }
+                FdKind::Socket {
+                    stream,
+                    family: Family::Unix,
+                } => {
+                    if stream {
+                        EndpointKind::UnixStream
+                    } else {
+                        EndpointKind::UnixDatagram
+                    }
+                }
+                FdKind::Socket { .. } => EndpointKind::Socket,
+                FdKind::Tty => EndpointKind::Tty,
+                FdKind::CharDevice { .. } => EndpointKind::CharDevice,
+                FdKind::BlockDevice { .. } => EndpointKind::BlockDevice,
+                // Refused by `fd`; `Other` (an epoll or event descriptor…)
+                // is read and written as a character device would be.
+                FdKind::Directory | FdKind::Other => EndpointKind::CharDevice,
+            },
+            Inner::Memory(_) => EndpointKind::Memory,
+        }
+    }
+
+    /// The file range, for an endpoint made by [`file_range`](Self::file_range).
+    pub fn range(&self) -> Option<FileRange> {
+        match &self.inner {
+            Inner::Fd { range, .. } => *range,
+            _ => None,
+        }
+    }
+
+    /// The descriptor, for an endpoint that has one.
+    pub fn as_fd(&self) -> Option<BorrowedFd<'a>> {
+        match &self.inner {
+            Inner::Fd { fd, .. } => Some(*fd),
+            _ => None,
+        }
+    }
+
+    /// The channel parameters of this endpoint used as a source or a sink
+    /// (sockets have a buffer each way): imposed ones if any, else the
+    /// table in the [module docs](self).
+    pub fn params(&self, dir: Direction) -> io::Result<ChannelParams> {
+        if let Some(p) = self.imposed {
+            return Ok(p);
+        }
+        let var = |b: usize| ChannelParams::variable(nonzero(b));
+        Ok(match &self.inner {
+            Inner::Fd {
+                fd, kind, direct, ..
+            } => match *kind {
+                FdKind::Regular { blksize, .. } | FdKind::BlockDevice { blksize } if *direct => {
+                    ChannelParams::fixed(nonzero(blksize as usize))
+                }
+                FdKind::Regular { .. } | FdKind::BlockDevice { .. } => var(FILE_BLOCK),
+                FdKind::Pipe => var(channel::pipe_capacity(*fd)?),
+                FdKind::Socket {
+                    stream: false,
+                    family: Family::Inet,
+                } => var(UDP_MAX),
+                FdKind::Socket { .. } => var(channel::socket_buffer(*fd, dir == Direction::Sink)?),
+                FdKind::Tty => var(TTY_BLOCK),
+                FdKind::CharDevice { blksize } => var(blksize as usize),
+                FdKind::Directory | FdKind::Other => var(TTY_BLOCK),
+            },
+            Inner::Memory(a) => var(a.len()),
+        })
+    }
+}
+
+/// A size of at least 1 (a kernel that reports 0 gets the smallest block).
+fn nonzero(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)
+}
