@@ -11,6 +11,12 @@
 //!   and a byte budget, after fbufs and Roadrunner.
 //! * [`MappedFile`]: file windows mapped into `Buf`s, kept immutable by a
 //!   read lease and a copy-on-write snapshot when a writer comes.
+//! * [`Stream`] (module [`stream`]): alloc streams, after the Alloc Stream
+//!   Facility.
+//! * module [`transfer`]: whole inputs moved to outputs by the kernel's
+//!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
+//!   for large files), and [`transfer::OrderedOut`] for output a program
+//!   formats itself.
 //!
 //! ## The rule: a `Buf` never changes while anyone can see it
 //!

@@ -44,6 +44,7 @@
 //! ```
 
 mod backend;
+mod blocks;
 mod engine;
 mod error;
 mod inplace;
@@ -55,6 +56,7 @@ mod shared;
 #[cfg(test)]
 mod tests;
 
+pub use blocks::{for_each_block, for_each_block_peek, split_after_line_end};
 pub use error::{os_error, StreamError};
 pub use inplace::Lines;
 pub use options::{Backend, Mode, OpenOptions};

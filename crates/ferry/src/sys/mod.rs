@@ -12,6 +12,7 @@ pub(crate) mod map;
 #[cfg(not(miri))]
 pub(crate) mod sigbus;
 pub(crate) mod sigguard;
+pub(crate) mod transfer;
 pub(crate) mod vectored;
 
 /// The size of a memory page on this machine, in bytes.

@@ -76,6 +76,13 @@ impl SignalGuard {
             self.raised = true;
         }
     }
+
+    /// [`saw`](Self::saw), for an error already turned into an `io::Error`.
+    pub(crate) fn saw_io(&mut self, e: &std::io::Error) {
+        if let Some(n) = e.raw_os_error() {
+            self.saw(rustix::io::Errno::from_raw_os_error(n));
+        }
+    }
 }
 
 impl Drop for SignalGuard {
