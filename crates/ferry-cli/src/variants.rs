@@ -456,7 +456,7 @@ mod asi {
                 // Line ends found in the region: no line is copied out.
                 let s = open_read(&ins[0])?;
                 let g = &s;
-                crate::tools::for_each_block(
+                ferry::stream::for_each_block(
                     g,
                     REGION,
                     b'\n',
@@ -477,7 +477,7 @@ mod asi {
                 let s = open_read(&ins[1])?;
                 let g = &s;
                 let mut n = 0u64;
-                crate::tools::for_each_block(
+                ferry::stream::for_each_block(
                     g,
                     REGION,
                     b'\n',

@@ -4,12 +4,11 @@
 //! regions.
 
 use super::common::{self, Input, Tool};
-use super::copy::{self, Side};
-use super::output::Out;
+use super::output::{stdout_fd, Out};
+use ferry::transfer::{self, FdKind, Side, TransferOptions};
 use ferry::Stream;
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::BorrowedFd;
 
 #[derive(Default, Clone, Copy)]
 struct Opts {
@@ -102,7 +101,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     };
     let mut status = 0;
     let mut fmt = Format::new(o);
-    let mut out = Out::new();
+    let mut out = super::output::stdout();
     for f in &files {
         let name = common::os_to_string(f);
         if let Err((side, e)) = cat_one(f, o, out_st.as_ref(), &mut fmt, &mut out) {
@@ -123,11 +122,6 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         return common::write_failed(t, &e);
     }
     status
-}
-
-fn stdout_fd() -> BorrowedFd<'static> {
-    // SAFETY: descriptor 1 stays open for the life of the process.
-    unsafe { BorrowedFd::borrow_raw(1) }
 }
 
 fn cat_one(
@@ -155,15 +149,14 @@ fn cat_one(
     }
     if o.plain() {
         out.flush().map_err(|e| (Side::Write, e))?;
-        let (out_reg, out_pipe) =
-            out_st.map_or((false, false), |s| (common::is_reg(s), common::is_fifo(s)));
-        copy::copy(
-            input.fd(),
-            common::is_reg(&in_st),
-            stdout_fd(),
-            out_reg,
-            out_pipe,
-        )?;
+        // The kinds from the stats made above (no more fstat), and the
+        // signals as the tool set them (SIGPIPE ignored: EPIPE, reported
+        // as GNU does; SIGXFSZ ends it as it ends GNU's cat).
+        let out_kind = out_st.map_or(FdKind::Other, |s| FdKind::from_mode(s.st_mode));
+        let opts = TransferOptions::new()
+            .with_kinds(FdKind::from_mode(in_st.st_mode), out_kind)
+            .leave_signals();
+        transfer::copy(input.fd(), stdout_fd(), &opts).map_err(|e| e.into_parts())?;
         return Ok(());
     }
     // Formatting: read through a stream, transform, write.

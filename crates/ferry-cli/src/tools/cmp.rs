@@ -367,7 +367,7 @@ fn finish_from(
     // a line number is needed); a pipe cannot be read again, so count as we go.
     let eager = mode == Mode::First && remaining(an, &sa).is_none();
     let (mut eager_nl, mut eager_last) = (0u64, false);
-    let mut out = super::output::Out::new();
+    let mut out = super::output::stdout();
     let ga = &sa;
     let gb = &sb;
     loop {

@@ -284,7 +284,3 @@ pub fn file_type(fd: BorrowedFd<'_>) -> io::Result<rustix::fs::Stat> {
 pub fn is_reg(st: &rustix::fs::Stat) -> bool {
     rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
 }
-
-pub fn is_fifo(st: &rustix::fs::Stat) -> bool {
-    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
-}

@@ -443,7 +443,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if files.is_empty() {
         files.push("-".into());
     }
-    let mut out = Out::new();
+    let mut out = super::output::stdout();
     let mut status = 0;
     for f in &files {
         let name = common::os_to_string(f);
@@ -503,7 +503,7 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let mut helper = two.then(Out::holding);
     let g = &s;
-    super::blocks::for_each_block(
+    ferry::stream::for_each_block(
         g,
         if two { 16 << 20 } else { 1 << 20 },
         cut.eol,
@@ -526,7 +526,7 @@ const TWO_CORES_MIN: u64 = 64 << 20;
 /// a line end in its second half go to `helper`, which holds its output;
 /// that output is written after the first half's.
 fn cut_two(cut: &Cut, block: &[u8], out: &mut Out, helper: &mut Out) -> io::Result<()> {
-    let Some(mid) = super::blocks::split_after_line_end(block, cut.eol) else {
+    let Some(mid) = ferry::stream::split_after_line_end(block, cut.eol) else {
         return for_each_line(block, cut.eol, |line| cut.line(line, out)).map(|_| ());
     };
     let (a, b) = block.split_at(mid);

@@ -4,11 +4,9 @@
 //! read like GNU's with the tool named `ferry NAME` (or `NAME` when the
 //! binary is called by the tool's name, through a link).
 
-mod blocks;
 mod cat;
 mod cmp;
 pub(crate) mod common;
-mod copy;
 mod cp;
 mod cut;
 mod diff;
@@ -18,7 +16,6 @@ mod longopts;
 mod output;
 mod wc;
 
-pub use blocks::for_each_block;
 pub use diff::diff_normal;
 
 /// The tools, by name.

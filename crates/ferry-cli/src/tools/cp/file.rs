@@ -1,6 +1,6 @@
 //! One regular file's data: a clone (FICLONE) where the file system can
 //! share extents, else the kernel's copy (copy_file_range, on two threads
-//! for large files: copy::copy_split) extent by extent so holes stay
+//! for large files: ferry::transfer::copy_range) extent by extent so holes stay
 //! holes, or `--sparse=always` making holes of zero blocks; `--atomic`
 //! replacement and `--progress`.
 
@@ -8,7 +8,7 @@ use super::options::{Opts, Reflink, Sparse};
 use super::progress::Progress;
 use super::q;
 use crate::tools::common;
-use crate::tools::copy::{self, Side};
+use ferry::transfer::{self, FdKind, Side, TransferOptions};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -139,15 +139,19 @@ pub fn copy_regular(
     }
     // A destination that is not a regular file (a pipe, a terminal, a
     // device): written in order.
-    if existing.is_some() && !out.metadata().is_ok_and(|m| m.is_file()) {
-        let in_reg = sm.file_type().is_file();
-        let out_pipe = out.metadata().is_ok_and(|m| {
-            use std::os::unix::fs::FileTypeExt;
-            m.file_type().is_fifo()
-        });
-        let r = copy::copy(input.as_fd(), in_reg, out.as_fd(), false, out_pipe);
-        progress.finish();
-        return r.map(|_| ()).map_err(err_of(src, to));
+    if existing.is_some() {
+        let out_md = out.metadata();
+        if !out_md.as_ref().is_ok_and(|m| m.is_file()) {
+            // The kinds from the stats made already; the tool's own
+            // signal dispositions.
+            let out_kind = out_md.map_or(FdKind::Other, |m| FdKind::from_mode(m.mode()));
+            let opts = TransferOptions::new()
+                .with_kinds(FdKind::from_mode(sm.mode()), out_kind)
+                .leave_signals();
+            let r = transfer::copy(input.as_fd(), out.as_fd(), &opts);
+            progress.finish();
+            return r.map(|_| ()).map_err(|e| err_of(src, to)(e.into_parts()));
+        }
     }
     let r = fill(&input, &out, sm, src, to, &progress, cx);
     progress.finish();
@@ -293,9 +297,12 @@ fn copy_data(
     let err = err_of(src, to);
     let (i, o) = (input.as_fd(), out.as_fd());
     let add = |n: u64| progress.add(n);
+    let opts = TransferOptions::new().progress(&add).leave_signals();
     if sm.file_type().is_file() {
         for (from, end) in extents(i, size, sparse) {
-            let n = copy::copy_split(i, o, (from, end), from, &add).map_err(&err)?;
+            let n = transfer::copy_range(i, o, from..end, from, &opts)
+                .map_err(|e| err(e.into_parts()))?
+                .bytes;
             if n < end - from {
                 // The source shrank under the copy: the copy ends where it did.
                 out.set_len(from + n).map_err(|e| err((Side::Write, e)))?;

@@ -1,7 +1,7 @@
 //! `ferry cp`: GNU cp's options on ferry's copy paths. Each regular file's
 //! data moves in the kernel (a clone where the file system shares
 //! extents, else copy_file_range, on two threads for large files:
-//! copy::copy_split), holes kept; directories are walked in inode order
+//! ferry::transfer::copy_range), holes kept; directories are walked in inode order
 //! as GNU's are. This layer reads the options and operands and writes the
 //! messages; `tree` decides per file, `file` moves the data, `meta` keeps
 //! attributes, `backup` names backups.

@@ -37,7 +37,7 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let mut out = Out::new();
+    let mut out = super::output::stdout();
     let r = (|| {
         let mut code = 0;
         match &o.against {

@@ -58,7 +58,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
     } else {
         None
     };
-    let mut out = Out::new();
+    let mut out = crate::tools::output::stdout();
     let mut any = false;
     let mut trouble = false;
     // Something was printed (a group separator goes before the next group).

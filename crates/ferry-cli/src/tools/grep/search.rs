@@ -154,7 +154,7 @@ impl<'a> Search<'a> {
                 let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
                 as_it_comes(fd, eol, each)
             }
-            _ => crate::tools::blocks::for_each_block_peek(
+            _ => ferry::stream::for_each_block_peek(
                 &s,
                 if two { 16 << 20 } else { 4 << 20 },
                 eol,
@@ -168,7 +168,7 @@ impl<'a> Search<'a> {
     /// sends the block down the ordinary path, which turns binary where GNU
     /// does.
     fn count_two(&mut self, data: &[u8]) -> Result<Flow, Failure> {
-        let mid = crate::tools::blocks::split_after_line_end(data, b'\n');
+        let mid = ferry::stream::split_after_line_end(data, b'\n');
         let (false, Some(mid)) = (self.binary, mid) else {
             return self.block(data);
         };
@@ -528,7 +528,7 @@ fn is_regular(name: &std::ffi::OsStr) -> bool {
 
 /// Blocks of whole lines from `fd` as each read brings them in (a last
 /// line without `eol` comes last, with `eol` added), with the cut line
-/// after each block, for `f` as in `blocks::for_each_block_peek`.
+/// after each block, for `f` as in `ferry::stream::for_each_block_peek`.
 fn as_it_comes(
     fd: std::os::fd::BorrowedFd<'_>,
     eol: u8,

@@ -161,7 +161,7 @@ impl Counter {
         helper: &mut Counter,
         hw: &mut WideTable,
     ) {
-        let Some(mid) = crate::tools::blocks::split_after_line_end(data, b'\n') else {
+        let Some(mid) = ferry::stream::split_after_line_end(data, b'\n') else {
             return self.feed(data, wide);
         };
         let (a, b) = data.split_at(mid);
