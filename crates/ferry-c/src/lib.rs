@@ -6,7 +6,9 @@
 //!   instead of `<stdio.h>` runs on ferry streams unmodified;
 //! - `ferry/unistd.h`: emulated Unix I/O (open, read, write, lseek, pread,
 //!   pwrite, close, dup) on the same streams;
-//! - `ferry/buf.h`: ferry's shared immutable buffers.
+//! - `ferry/buf.h`: ferry's shared immutable buffers;
+//! - `ferry/transfer.h`: `fy_transfer`, a whole input moved to an output
+//!   by the kernel's copy paths.
 //!
 //! One stream serves all four: only the stream buffers data, so a program
 //! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
@@ -27,6 +29,7 @@ mod ffi;
 pub mod file;
 mod registry;
 pub mod stdio;
+pub mod transfer;
 pub mod unistd;
 
 pub use file::FyFile;

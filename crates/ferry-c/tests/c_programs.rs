@@ -432,6 +432,13 @@ fn buffers() {
     checks_itself("ferry-only/buf.c", &[]);
 }
 
+/// fy_transfer: file to file, file to pipe, pipe to file with their
+/// stats; EPIPE with no SIGPIPE death, EBADF for bad descriptors.
+#[test]
+fn transfers_between_files_and_pipes() {
+    checks_itself("ferry-only/transfer.c", &[]);
+}
+
 /// Both builds of tty.c under a pseudo-terminal (util-linux `script`):
 /// stdout and stderr share it, so the order of the output shows line
 /// buffering (stdout at each newline) and unbuffered stderr.

@@ -122,11 +122,12 @@ fn an_installed_prefix_works_shared_and_static() {
         "include/ferry/asi.h",
         "include/ferry/unistd.h",
         "include/ferry/buf.h",
+        "include/ferry/transfer.h",
         "lib/pkgconfig/ferry.pc",
     ] {
         assert!(p.join(f).is_file(), "{f} not installed");
     }
-    for h in ["stdio.h", "asi.h", "unistd.h", "buf.h"] {
+    for h in ["stdio.h", "asi.h", "unistd.h", "buf.h", "transfer.h"] {
         let installed = std::fs::read(p.join("include/ferry").join(h)).expect("installed header");
         let source = std::fs::read(include().join("ferry").join(h)).expect("source header");
         assert!(installed == source, "{h} installed differs from the source");
