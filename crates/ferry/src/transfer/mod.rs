@@ -260,7 +260,9 @@ type Fail = (Side, io::Error);
 /// applies. Both offsets end past what was copied (a pipe or socket has
 /// none). The input's end is where a read finds it, not the size a
 /// `stat` gave: a file that grows or shrinks meanwhile is copied to the
-/// end it has then.
+/// end it has then. On failure the input's offset may stand past the
+/// bytes that arrived (read, or spliced into the private pipe, before the
+/// output refused them); [`TransferError::bytes`] says what arrived.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
