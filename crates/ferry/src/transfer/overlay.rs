@@ -39,7 +39,8 @@
 //!     ChannelParams::fixed(n(10)),
 //!     ChannelParams::fixed(n(4)).gather(false),
 //!     LastBlock::Short,
-//! );
+//! )
+//! .unwrap();
 //! assert_eq!(o.case(), Case::Refill);
 //! let mut out: Vec<Vec<u8>> = Vec::new();
 //! let mut emit = |a: Aggregate| -> Result<(), ()> { out.push(a.copy_to_vec()); Ok(()) };
@@ -55,6 +56,7 @@
 //! ```
 
 use crate::{Aggregate, Buf};
+use std::io;
 use std::num::NonZeroUsize;
 
 /// The block type T of a channel.
@@ -174,6 +176,12 @@ impl Case {
     }
 }
 
+/// The largest fixed output block [`LastBlock::Pad`] may fill (1 GiB).
+pub const MAX_PADDED_BLOCK: usize = 1 << 30;
+
+/// Padding goes out as references to one buffer of this many bytes.
+const PAD_PIECE: usize = 64 << 10;
+
 /// What a fixed-block output gets when the input ends inside a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LastBlock {
@@ -224,14 +232,45 @@ pub struct Overlay {
 impl Overlay {
     /// An overlay from a channel with parameters `input` to one with
     /// parameters `output`.
-    pub fn new(input: ChannelParams, output: ChannelParams, last: LastBlock) -> Overlay {
-        Overlay {
+    ///
+    /// A padded fixed output ([`LastBlock::Pad`]) whose block is larger
+    /// than [`MAX_PADDED_BLOCK`] is refused (`InvalidInput`): its last block
+    /// could need more padding than memory holds. Any other parameters are
+    /// taken: blocks are references to the input, so a large B costs
+    /// nothing until bytes come.
+    ///
+    /// ```
+    /// use ferry::transfer::overlay::{ChannelParams, LastBlock, Overlay};
+    /// use std::num::NonZeroUsize;
+    /// let huge = ChannelParams::fixed(NonZeroUsize::MAX);
+    /// let var = ChannelParams::variable(NonZeroUsize::MIN);
+    /// assert!(Overlay::new(var, huge, LastBlock::Pad(0)).is_err());
+    /// assert!(Overlay::new(var, huge, LastBlock::Short).is_ok());
+    /// ```
+    pub fn new(
+        input: ChannelParams,
+        output: ChannelParams,
+        last: LastBlock,
+    ) -> io::Result<Overlay> {
+        if output.block == BlockType::Fixed
+            && matches!(last, LastBlock::Pad(_))
+            && output.max.get() > MAX_PADDED_BLOCK
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a fixed block of {} bytes is too large to pad (at most {MAX_PADDED_BLOCK})",
+                    output.max
+                ),
+            ));
+        }
+        Ok(Overlay {
             output,
             case: Case::of(input, output),
             last,
             pending: Aggregate::new(),
             stats: OverlayStats::default(),
-        }
+        })
     }
 
     /// The paper's case for the two channels.
@@ -295,8 +334,16 @@ impl Overlay {
         }
         let mut last = std::mem::take(&mut self.pending);
         if let LastBlock::Pad(byte) = self.last {
+            // References to one buffer of the padding byte, as many as it
+            // takes (at most 1 GiB / 64 KiB of them).
             let n = self.output.max.get() - last.len();
-            last.append_buf(Buf::from(vec![byte; n]));
+            let piece = Buf::from(vec![byte; n.min(PAD_PIECE)]);
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(PAD_PIECE);
+                last.append_buf(piece.slice(..k));
+                left -= k;
+            }
             self.stats.padding += n as u64;
         }
         self.emit_block(last, &mut emit)

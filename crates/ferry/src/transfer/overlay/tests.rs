@@ -98,7 +98,7 @@ fn run(s: &Setup) -> (Vec<Buf>, Vec<Aggregate>, OverlayStats) {
             )
         })
         .collect();
-    let mut o = Overlay::new(s.input, s.output, s.last);
+    let mut o = Overlay::new(s.input, s.output, s.last).unwrap();
     let mut out = Vec::new();
     for b in &inputs {
         o.push(b.clone(), |a| {
@@ -212,7 +212,7 @@ proptest! {
     #[test]
     fn an_emitter_error_stops_and_counts_only_what_arrived(s in setup(), k in 0usize..12) {
         let (_, all, _) = run(&s);
-        let mut o = Overlay::new(s.input, s.output, s.last);
+        let mut o = Overlay::new(s.input, s.output, s.last).unwrap();
         let mut seen = 0usize;
         let mut emit = |_: Aggregate| {
             if seen == k {
@@ -250,7 +250,8 @@ fn no_empty_block_when_sizes_divide() {
         ChannelParams::fixed(n(8)),
         ChannelParams::variable(n(4)),
         LastBlock::Short,
-    );
+    )
+    .unwrap();
     let mut lens = Vec::new();
     for _ in 0..3 {
         o.push(Buf::from(vec![7u8; 8]), |a: Aggregate| {
@@ -261,4 +262,31 @@ fn no_empty_block_when_sizes_divide() {
     }
     assert_eq!(lens, [4; 6]);
     assert_eq!(o.stats().bytes_out, 24);
+}
+
+/// Padding a large block is references to one small buffer, not a buffer
+/// of the block's size; one past the limit is refused, not attempted.
+#[test]
+fn padding_a_large_block_is_references() {
+    let big = ChannelParams::fixed(n(MAX_PADDED_BLOCK));
+    let mut o = Overlay::new(ChannelParams::variable(n(4)), big, LastBlock::Pad(b'x')).unwrap();
+    o.push(Buf::from_static(b"abc"), |_| Ok::<(), ()>(()))
+        .unwrap();
+    let mut last = None;
+    o.finish(|a| {
+        last = Some(a);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    let last = last.unwrap();
+    assert_eq!(last.len(), MAX_PADDED_BLOCK);
+    assert_eq!(last.slice_count(), 1 + MAX_PADDED_BLOCK.div_ceil(PAD_PIECE));
+    assert_eq!(o.stats().padding, (MAX_PADDED_BLOCK - 3) as u64);
+    let e = Overlay::new(
+        ChannelParams::variable(n(4)),
+        ChannelParams::fixed(n(MAX_PADDED_BLOCK + 1)),
+        LastBlock::Pad(0),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
 }
