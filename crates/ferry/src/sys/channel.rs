@@ -80,3 +80,26 @@ pub(crate) fn socket_buffer(fd: BorrowedFd<'_>, send: bool) -> io::Result<usize>
 pub(crate) fn is_direct(fd: BorrowedFd<'_>) -> io::Result<bool> {
     Ok(rustix::fs::fcntl_getfl(fd)?.contains(rustix::fs::OFlags::DIRECT))
 }
+
+/// Waits until `fd` is readable (or writable, `write`): for a descriptor in
+/// non-blocking mode that said `EAGAIN`. EINTR is retried; a descriptor
+/// whose peer has gone counts as ready (the next call reports it).
+pub(crate) fn wait_ready(fd: BorrowedFd<'_>, write: bool) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: if write { libc::POLLOUT } else { libc::POLLIN },
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd, its count 1; no timeout.
+        let r = unsafe { libc::poll(&mut p, 1, -1) };
+        if r >= 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}

@@ -220,6 +220,19 @@ impl<'a> Endpoint<'a> {
         }
     }
 
+    /// The channel parameters imposed with [`impose`](Self::impose), if any.
+    pub fn imposed(&self) -> Option<ChannelParams> {
+        self.imposed
+    }
+
+    /// The bytes of a memory source.
+    pub(crate) fn memory_source(&self) -> Option<&Aggregate> {
+        match &self.inner {
+            Inner::Memory(a) => Some(a),
+            Inner::Fd { .. } => None,
+        }
+    }
+
     /// The file range, for an endpoint made by [`file_range`](Self::file_range).
     pub fn range(&self) -> Option<FileRange> {
         match &self.inner {

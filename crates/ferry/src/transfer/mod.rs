@@ -61,6 +61,7 @@
 //! programs that set their own dispositions (ferry's tools ignore SIGPIPE
 //! and let SIGXFSZ end them, as GNU's do).
 
+mod between;
 pub mod endpoint;
 mod kernel;
 mod out;
@@ -72,6 +73,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+pub use between::between;
 pub use out::{write_all, OrderedOut};
 pub use stats::{Calls, Method, Side, TransferError, TransferStats};
 
@@ -152,6 +154,8 @@ pub struct TransferOptions<'a> {
     parallel_min: u64,
     guard_signals: bool,
     progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    /// [`between`]: a fixed output's last block padded with this byte.
+    pad: Option<u8>,
 }
 
 impl Default for TransferOptions<'_> {
@@ -161,6 +165,7 @@ impl Default for TransferOptions<'_> {
             parallel_min: PARALLEL_MIN,
             guard_signals: true,
             progress: None,
+            pad: None,
         }
     }
 }
@@ -172,6 +177,7 @@ impl std::fmt::Debug for TransferOptions<'_> {
             .field("parallel_min", &self.parallel_min)
             .field("guard_signals", &self.guard_signals)
             .field("progress", &self.progress.is_some())
+            .field("pad", &self.pad)
             .finish()
     }
 }
@@ -185,6 +191,19 @@ impl<'a> TransferOptions<'a> {
     /// ```
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// For [`between`] into a fixed-block output: the last block, if the
+    /// input ends inside one, is filled up with `byte` (a device that takes
+    /// whole blocks only). Without it the last block goes out short.
+    ///
+    /// ```
+    /// let o = ferry::transfer::TransferOptions::new().pad_last(0);
+    /// assert!(format!("{o:?}").contains("pad: Some(0)"));
+    /// ```
+    pub fn pad_last(mut self, byte: u8) -> Self {
+        self.pad = Some(byte);
+        self
     }
 
     /// The kinds of the input and output descriptors, from a `stat` the

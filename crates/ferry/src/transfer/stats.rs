@@ -1,6 +1,7 @@
 //! What a transfer did ([`TransferStats`]) and how one failed
 //! ([`TransferError`]).
 
+use super::overlay::{Case, OverlayStats};
 use std::fmt;
 use std::io;
 
@@ -117,6 +118,14 @@ pub struct TransferStats {
     pub bytes: u64,
     /// The system calls made.
     pub calls: Calls,
+    /// The streaming case the two channels' parameters made
+    /// ([`between`](super::between); `None` for [`copy`](super::copy) and
+    /// [`copy_range`](super::copy_range), which are given descriptors, not
+    /// endpoints).
+    pub case: Option<Case>,
+    /// What the overlay did, where [`between`](super::between) went through
+    /// it (blocks, bytes copied to make blocks contiguous, padding).
+    pub overlay: Option<OverlayStats>,
     by_method: [u64; 5],
     finished_by: Option<Method>,
 }
@@ -226,6 +235,12 @@ impl TransferError {
             error,
             stats: Box::new(stats),
         }
+    }
+
+    /// The same error, its stats naming the streaming case.
+    pub(super) fn with_case(mut self, case: Case) -> TransferError {
+        self.stats.case = Some(case);
+        self
     }
 
     /// The side the error happened on.
