@@ -280,3 +280,30 @@ proptest! {
         }
     }
 }
+
+/// Offsets at the top of the range: an error, not an overflow.
+#[test]
+fn a_range_at_the_largest_offsets_is_an_error() {
+    let input = file_with(b"abc");
+    let (w, reader) = collecting_pipe();
+    for (off, len) in [
+        (u64::MAX, Some(10)),
+        (u64::MAX - 1, None),
+        (i64::MAX as u64, Some(1)),
+    ] {
+        let src = Endpoint::file_range(input.as_fd(), off, len).unwrap();
+        let r = between(
+            &src,
+            &Endpoint::fd(w.as_fd()).unwrap(),
+            &TransferOptions::new(),
+        );
+        match r {
+            // Past the end of a 3-byte file: nothing to read is the end
+            // (no length) or an early end (a length).
+            Ok(st) => assert!(len.is_none() && st.bytes == 0, "{off} {len:?}: {st:?}"),
+            Err(e) => assert_eq!((e.side(), e.bytes()), (Side::Read, 0), "{off} {len:?}: {e}"),
+        }
+    }
+    drop(w);
+    assert!(reader.join().unwrap().is_empty());
+}

@@ -145,8 +145,12 @@ fn feed(
         loop {
             let have = m.len();
             let room = &mut m.spare_capacity_mut()[..want - have];
-            let r = match off {
-                Some(o) => crate::sys::transfer::pread(fd, room, o + have as u64),
+            let r = match off.map(|o| o.checked_add(have as u64)) {
+                Some(None) => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the file range's offset passes the largest file offset",
+                )),
+                Some(Some(o)) => crate::sys::transfer::pread(fd, room, o),
                 None => crate::sys::transfer::read(fd, room),
             };
             st.calls.read += 1;
@@ -176,7 +180,7 @@ fn feed(
             return Ok(());
         }
         if let Some(o) = off.as_mut() {
-            *o += n as u64;
+            *o = o.saturating_add(n as u64);
         }
         if let Some(l) = left.as_mut() {
             *l -= n as u64;
