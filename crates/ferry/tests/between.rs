@@ -136,7 +136,13 @@ fn a_file_range_into_a_socket_in_small_blocks() {
     let dst = Endpoint::fd(a.as_fd())
         .unwrap()
         .impose(ChannelParams::variable(n(1000)));
-    let st = between(&src, &dst, &TransferOptions::new()).unwrap();
+    // The progress callback hears of each write's bytes, adding up to all.
+    let heard = std::sync::atomic::AtomicU64::new(0);
+    let add = |k: u64| {
+        heard.fetch_add(k, std::sync::atomic::Ordering::Relaxed);
+    };
+    let st = between(&src, &dst, &TransferOptions::new().progress(&add)).unwrap();
+    assert_eq!(heard.into_inner(), 50_000);
     drop(a);
     assert_eq!(reader.join().unwrap(), &bytes[12_345..62_345]);
     assert_eq!(st.case, Some(Case::Split));

@@ -225,7 +225,7 @@ impl<'fd, 'o> Sink<'fd, 'o> {
                     a.advance(n);
                     self.written += n as u64;
                     if let Some(p) = self.opts.progress {
-                        p(self.written);
+                        p(n as u64);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
