@@ -22,7 +22,10 @@
 //! shared object of the glibc that built the binary (tests/gnu_wc.rs checks
 //! such locales against GNU wc). A binary built on one glibc and copied to
 //! a machine with another may fail to decode those locales there: build it
-//! where it runs, or dynamically. ferry makes no name-service lookups.
+//! where it runs, or dynamically. The same holds for host names:
+//! `ferry pipe tcp:HOST:PORT` resolves a name that is not an address
+//! through glibc's `getaddrinfo`, whose NSS modules a static binary loads
+//! from the glibc that built it (numeric addresses need nothing).
 //!
 //! Where an archive is missing (no `libc.a`: Debian's libc6-dev has it) or
 //! `FERRY_DYNAMIC=1` is set, the binary is linked dynamically and

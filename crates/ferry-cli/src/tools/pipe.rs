@@ -1,0 +1,398 @@
+//! `ferry pipe SRC DST`: a socat/netcat-like mover on ferry's transfer
+//! engine (`ferry::transfer::between`). The CLI opens the two ends and
+//! formats what happened; the engine picks the path.
+
+use super::common::{self, describe, Tool};
+use ferry::transfer::endpoint::Endpoint;
+use ferry::transfer::overlay::{BlockType, ChannelParams};
+use ferry::transfer::{between, Method, Side, TransferOptions, TransferStats};
+use std::ffi::OsString;
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::num::NonZeroUsize;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+
+const HELP: &str = "Usage: ferry pipe [OPTION]... SRC DST
+Move everything from SRC to DST with ferry's transfer engine: the kernel's
+copy paths (copy_file_range, splice, sendfile) where the two ends allow,
+reference buffers laid over the destination's blocks where a block size
+is imposed.
+
+SRC and DST are each one of:
+  FILE                     a file (as DST: created, or truncated)
+  -                        standard input (SRC) or standard output (DST)
+  tcp:HOST:PORT            a connection to a TCP server ([HOST] for IPv6)
+  tcp-listen:[HOST:]PORT   one TCP connection accepted (HOST: 0.0.0.0)
+  unix:PATH                a connection to a Unix stream socket
+  unix-listen:PATH         one connection accepted on a new Unix socket
+
+Options:
+      --block N        DST takes transfers of at most N bytes
+      --fixed N        DST takes blocks of exactly N bytes (the last one
+                         short, or filled up with --pad)
+      --pad BYTE       fill a fixed DST's last block with BYTE (0-255)
+      --in-block N     SRC gives transfers of at most N bytes
+      --in-fixed N     SRC gives blocks of exactly N bytes
+      --append         a DST file is appended to, not truncated
+      --stats          say on standard error what moved how
+      --progress       a progress bar on standard error (a terminal)
+      --help           display this help and exit
+      --version        output version information and exit
+
+A socket DST is shut down for writing at the end, so that its peer sees
+the end of the data. Exit status is 0 if everything arrived, 1 otherwise.
+";
+
+#[derive(Default)]
+struct Opts {
+    out: Option<ChannelParams>,
+    input: Option<ChannelParams>,
+    pad: Option<u8>,
+    append: bool,
+    stats: bool,
+    progress: bool,
+}
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    let mut o = Opts::default();
+    let mut operands: Vec<String> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args);
+    loop {
+        let arg = common::next_arg!(t, p, HELP, 1);
+        let size = |p: &mut lexopt::Parser, what: &str| -> Result<NonZeroUsize, i32> {
+            let v = p.value().map_err(|e| {
+                t.bad_option(e);
+                1
+            })?;
+            let s = v.to_string_lossy();
+            s.parse::<NonZeroUsize>().map_err(|_| {
+                t.usage_error(format_args!(
+                    "invalid {what} size: {}",
+                    common::quote_always(&s)
+                ));
+                1
+            })
+        };
+        match arg {
+            Long("block") => match size(&mut p, "block") {
+                Ok(n) => o.out = Some(ChannelParams::variable(n)),
+                Err(c) => return c,
+            },
+            Long("fixed") => match size(&mut p, "block") {
+                Ok(n) => o.out = Some(ChannelParams::fixed(n)),
+                Err(c) => return c,
+            },
+            Long("in-block") => match size(&mut p, "block") {
+                Ok(n) => o.input = Some(ChannelParams::variable(n)),
+                Err(c) => return c,
+            },
+            Long("in-fixed") => match size(&mut p, "block") {
+                Ok(n) => o.input = Some(ChannelParams::fixed(n)),
+                Err(c) => return c,
+            },
+            Long("pad") => {
+                let v = match p.value() {
+                    Ok(v) => v.to_string_lossy().into_owned(),
+                    Err(e) => {
+                        t.bad_option(e);
+                        return 1;
+                    }
+                };
+                match v.parse::<u8>() {
+                    Ok(b) => o.pad = Some(b),
+                    Err(_) => {
+                        t.usage_error(format_args!(
+                            "invalid padding byte: {} (0-255)",
+                            common::quote_always(&v)
+                        ));
+                        return 1;
+                    }
+                }
+            }
+            Long("append") => o.append = true,
+            Long("stats") => o.stats = true,
+            Long("progress") => o.progress = true,
+            Value(v) => operands.push(v.to_string_lossy().into_owned()),
+            other => {
+                t.bad_option(other.unexpected());
+                return 1;
+            }
+        }
+    }
+    if operands.len() != 2 {
+        let what = if operands.len() < 2 {
+            "missing operand"
+        } else {
+            "extra operand"
+        };
+        t.usage_error(format_args!("{what}: expected SRC and DST"));
+        return 1;
+    }
+    if o.pad.is_some() && !o.out.is_some_and(|p| p.block == BlockType::Fixed) {
+        t.usage_error(format_args!("--pad needs --fixed"));
+        return 1;
+    }
+    run(t, &o, &operands[0], &operands[1])
+}
+
+fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
+    // Opened in order: a listening SRC waits before DST is opened.
+    let src = match End::open(src_name, true, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.error(format_args!("{src_name}: {}", describe(&e)));
+            return 1;
+        }
+    };
+    let dst = match End::open(dst_name, false, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.error(format_args!("{dst_name}: {}", describe(&e)));
+            return 1;
+        }
+    };
+    fn endpoint<'e>(
+        t: &Tool,
+        e: &'e End,
+        params: Option<ChannelParams>,
+        name: &str,
+    ) -> Result<Endpoint<'e>, i32> {
+        Endpoint::fd(e.fd())
+            .map(|ep| match params {
+                Some(p) => ep.impose(p),
+                None => ep,
+            })
+            .map_err(|err| {
+                t.error(format_args!("{name}: {}", describe(&err)));
+                1
+            })
+    }
+    let (s, d) = match (
+        endpoint(t, &src, o.input, src_name),
+        endpoint(t, &dst, o.out, dst_name),
+    ) {
+        (Ok(s), Ok(d)) => (s, d),
+        (Err(c), _) | (_, Err(c)) => return c,
+    };
+    let bar = Bar::new(o.progress, src.size());
+    let add = |n: u64| bar.add(n);
+    let mut opts = TransferOptions::new().progress(&add);
+    if let Some(b) = o.pad {
+        opts = opts.pad_last(b);
+    }
+    let r = between(&s, &d, &opts);
+    bar.finish();
+    let status = match &r {
+        Ok(st) => {
+            if o.stats {
+                eprintln!("{}", describe_stats(t, st));
+            }
+            0
+        }
+        Err(e) => {
+            if o.stats {
+                eprintln!("{}", describe_stats(t, e.stats()));
+            }
+            let (name, what) = match e.side() {
+                Side::Read => (src_name, "read error"),
+                Side::Write => (dst_name, "write error"),
+            };
+            if e.side() == Side::Write && dst_name == "-" && common::is_broken_pipe(e.io_error()) {
+                common::die_of_sigpipe();
+            }
+            t.error(format_args!(
+                "{name}: {what}: {} ({} bytes arrived)",
+                describe(e.io_error()),
+                e.bytes()
+            ));
+            1
+        }
+    };
+    if let Err(e) = dst.finish() {
+        t.error(format_args!("{dst_name}: {}", describe(&e)));
+        return 1;
+    }
+    status
+}
+
+/// One opened end.
+enum End {
+    Std(BorrowedFd<'static>),
+    File(std::fs::File),
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl End {
+    fn open(spec: &str, source: bool, append: bool) -> io::Result<End> {
+        if spec == "-" {
+            // SAFETY: descriptors 0 and 1 stay open for the process's life.
+            return Ok(End::Std(unsafe {
+                BorrowedFd::borrow_raw(if source { 0 } else { 1 })
+            }));
+        }
+        if let Some(rest) = spec.strip_prefix("tcp:") {
+            let (host, port) = host_port(rest)?;
+            let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+            for a in (host, port).to_socket_addrs()? {
+                match TcpStream::connect(a) {
+                    Ok(s) => return Ok(End::Tcp(s)),
+                    Err(e) => last = e,
+                }
+            }
+            return Err(last);
+        }
+        if let Some(rest) = spec.strip_prefix("tcp-listen:") {
+            let (host, port) = match rest.parse::<u16>() {
+                Ok(p) => ("0.0.0.0", p),
+                Err(_) => host_port(rest)?,
+            };
+            let l = TcpListener::bind((host, port))?;
+            return Ok(End::Tcp(l.accept()?.0));
+        }
+        if let Some(path) = spec.strip_prefix("unix:") {
+            return Ok(End::Unix(UnixStream::connect(path)?));
+        }
+        if let Some(path) = spec.strip_prefix("unix-listen:") {
+            let l = UnixListener::bind(path)?;
+            let accepted = l.accept();
+            // The socket's name is not needed once connected.
+            let _ = std::fs::remove_file(path);
+            return Ok(End::Unix(accepted?.0));
+        }
+        let f = if source {
+            std::fs::File::open(spec)?
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .append(append)
+                .truncate(!append)
+                .open(spec)?
+        };
+        Ok(End::File(f))
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            End::Std(fd) => *fd,
+            End::File(f) => f.as_fd(),
+            End::Tcp(s) => s.as_fd(),
+            End::Unix(s) => s.as_fd(),
+        }
+    }
+
+    /// The size to show progress against (a regular file's).
+    fn size(&self) -> Option<u64> {
+        let st = rustix::fs::fstat(self.fd()).ok()?;
+        common::is_reg(&st).then_some(st.st_size as u64)
+    }
+
+    /// A socket is shut down for writing, so that its peer sees the end.
+    fn finish(&self) -> io::Result<()> {
+        let r = match self {
+            End::Tcp(s) => s.shutdown(Shutdown::Write),
+            End::Unix(s) => s.shutdown(Shutdown::Write),
+            _ => Ok(()),
+        };
+        // A peer already gone has seen the end.
+        match r {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            r => r,
+        }
+    }
+}
+
+/// `HOST:PORT`, `[V6]:PORT`.
+fn host_port(s: &str) -> io::Result<(&str, u16)> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidInput, "expected HOST:PORT");
+    let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let port = port.parse::<u16>().map_err(|_| bad())?;
+    Ok((host, port))
+}
+
+/// `--progress` on a terminal: a bar (or a byte counter for a stream of
+/// unknown length).
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    fn new(asked: bool, size: Option<u64>) -> Bar {
+        use std::io::IsTerminal;
+        if !asked || !io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let (bar, template) = match size {
+            Some(n) => (
+                indicatif::ProgressBar::new(n),
+                "{bytes}/{total_bytes} [{wide_bar}] {bytes_per_sec} {eta}",
+            ),
+            None => (
+                indicatif::ProgressBar::no_length(),
+                "{bytes} {bytes_per_sec} {elapsed}",
+            ),
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        Bar(Some(bar))
+    }
+
+    fn add(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish();
+        }
+    }
+}
+
+/// `--stats`: one line of what moved how.
+fn describe_stats(t: &Tool, st: &TransferStats) -> String {
+    use std::fmt::Write;
+    let mut s = format!("{}: {} bytes", t.name, st.bytes);
+    if let Some(c) = st.case {
+        let _ = write!(s, "; case {}", c.number());
+    }
+    let by: Vec<String> = Method::ALL
+        .iter()
+        .filter(|&&m| st.bytes_by(m) > 0)
+        .map(|&m| format!("{} {}", method_name(m), st.bytes_by(m)))
+        .collect();
+    if !by.is_empty() {
+        let _ = write!(s, "; by {}", by.join(", "));
+    }
+    let c = &st.calls;
+    let _ = write!(
+        s,
+        "; calls: copy_file_range {}, splice {}, sendfile {}, read {}, write {}, other {}",
+        c.copy_file_range, c.splice, c.sendfile, c.read, c.write, c.other
+    );
+    if let Some(ov) = st.overlay {
+        let _ = write!(
+            s,
+            "; blocks {} in, {} out; copied in user space {}; padding {}",
+            ov.blocks_in, ov.blocks_out, ov.bytes_copied, ov.padding
+        );
+    }
+    s
+}
+
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::CopyFileRange => "copy_file_range",
+        Method::Splice => "splice",
+        Method::Sendfile => "sendfile",
+        Method::Mapped => "mapped",
+        Method::ReadWrite => "read/write",
+    }
+}

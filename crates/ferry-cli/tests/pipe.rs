@@ -1,0 +1,284 @@
+//! `ferry pipe` as a user runs it: real files, pipes, TCP and Unix
+//! sockets, processes on both ends.
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn ferry() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+    c.arg("pipe");
+    c
+}
+
+fn data(len: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ len as u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Runs `ferry pipe ARGS`; (status, stdout, stderr).
+fn run(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    let mut c = ferry()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut i = c.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = i.write_all(&input);
+    });
+    let o = c.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        o.stdout,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn files_stdin_and_stdout() {
+    let d = tempfile::tempdir().unwrap();
+    let bytes = data(1 << 20 | 333);
+    let src = d.path().join("src");
+    std::fs::write(&src, &bytes).unwrap();
+    let s = src.to_str().unwrap();
+    let out = d.path().join("out");
+    let o = out.to_str().unwrap();
+    let (code, _, err) = run(&["--stats", s, o], b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    assert!(err.contains("copy_file_range"), "{err}");
+    // --append, then stdin to stdout.
+    let (code, _, err) = run(&["--append", s, o], b"");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap().len(), 2 * bytes.len());
+    let (code, got, err) = run(&["-", "-"], &bytes);
+    assert_eq!((code, got.len()), (0, bytes.len()), "{err}");
+    assert!(got == bytes);
+}
+
+#[test]
+fn fixed_records_padded_into_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let bytes = data(10_000);
+    let src = d.path().join("src");
+    std::fs::write(&src, &bytes).unwrap();
+    let out = d.path().join("out");
+    let (code, _, err) = run(
+        &[
+            "--stats",
+            "--fixed",
+            "512",
+            "--pad",
+            "255",
+            src.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let got = std::fs::read(&out).unwrap();
+    assert_eq!(got.len(), 10_240);
+    assert_eq!(&got[..10_000], &bytes[..]);
+    assert!(got[10_000..].iter().all(|&b| b == 255));
+    assert!(
+        err.contains("case 4") && err.contains("blocks 1 in, 20 out"),
+        "{err}"
+    );
+}
+
+/// Connects to `addr` until the listener there is up.
+fn wait_for<T>(mut connect: impl FnMut() -> std::io::Result<T>) -> T {
+    let start = Instant::now();
+    loop {
+        match connect() {
+            Ok(s) => return s,
+            Err(e) if start.elapsed() < Duration::from_secs(20) => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("the listener never came up: {e}"),
+        }
+    }
+}
+
+#[test]
+fn tcp_both_ways() {
+    let d = tempfile::tempdir().unwrap();
+    let bytes = data(3 << 20);
+    let src = d.path().join("src");
+    std::fs::write(&src, &bytes).unwrap();
+    // A free port: bound, read and let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // ferry listens and writes what comes to a file…
+    let out = d.path().join("out");
+    let listener = ferry()
+        .args([
+            &format!("tcp-listen:127.0.0.1:{port}"),
+            out.to_str().unwrap(),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // …and ferry sends the file to it (sendfile on the kernel's path).
+    let send = || {
+        let o = ferry()
+            .args([
+                "--stats",
+                src.to_str().unwrap(),
+                &format!("tcp:127.0.0.1:{port}"),
+            ])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            Ok(o)
+        } else {
+            Err(std::io::Error::other(
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            ))
+        }
+    };
+    let o = wait_for(send);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sendfile"), "{err}");
+    let lo = listener.wait_with_output().unwrap();
+    assert!(
+        lo.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lo.stderr)
+    );
+    assert!(std::fs::read(&out).unwrap() == bytes);
+
+    // A TCP source into standard output, in 1000-byte blocks.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        s.write_all(&data(200_000)).unwrap();
+    });
+    let (code, got, err) = run(
+        &["--block", "1000", &format!("tcp:127.0.0.1:{port}"), "-"],
+        b"",
+    );
+    server.join().unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert!(got == data(200_000));
+}
+
+#[test]
+fn unix_sockets_and_the_end_of_data() {
+    let d = tempfile::tempdir().unwrap();
+    let sock = d.path().join("s");
+    let bytes = data(500_000);
+    let src = d.path().join("src");
+    std::fs::write(&src, &bytes).unwrap();
+    let listener = ferry()
+        .args([&format!("unix-listen:{}", sock.display()), "-"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let send = || {
+        let o = ferry()
+            .args([src.to_str().unwrap(), &format!("unix:{}", sock.display())])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            ))
+        }
+    };
+    wait_for(send);
+    // The sender shut its side down: the listener saw the end and exited.
+    let lo = listener.wait_with_output().unwrap();
+    assert!(lo.status.success());
+    assert!(lo.stdout == bytes);
+    assert!(
+        !sock.exists(),
+        "the socket's name is removed once connected"
+    );
+}
+
+#[test]
+fn errors_name_the_endpoint() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("missing");
+    let m = missing.to_str().unwrap();
+    let (code, _, err) = run(&[m, "-"], b"");
+    assert_eq!(code, 1);
+    assert_eq!(err, format!("ferry pipe: {m}: No such file or directory\n"));
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, _, err) = run(&["-", &format!("tcp:127.0.0.1:{port}")], b"x");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("tcp:127.0.0.1:{port}: Connection refused")),
+        "{err}"
+    );
+    for (args, want) in [
+        (&["a"][..], "missing operand"),
+        (&["a", "b", "c"], "extra operand"),
+        (&["--pad", "3", "a", "b"], "--pad needs --fixed"),
+        (&["--fixed", "0", "a", "b"], "invalid block size: '0'"),
+        (
+            &["--fixed", "512", "--pad", "256", "a", "b"],
+            "invalid padding byte",
+        ),
+        (&["tcp:nohostport", "-"], "expected HOST:PORT"),
+    ] {
+        let (code, _, err) = run(args, b"");
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    // /dev/full: ENOSPC, with how much arrived.
+    let (code, _, err) = run(&["-", "/dev/full"], &data(10_000));
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("/dev/full: write error: No space left on device (0 bytes arrived)"),
+        "{err}"
+    );
+}
+
+/// A reader that goes away: ferry pipe ends as GNU's tools do, by SIGPIPE,
+/// silently.
+#[test]
+fn a_closed_reader_ends_it_by_sigpipe() {
+    let d = tempfile::tempdir().unwrap();
+    let src = d.path().join("src");
+    std::fs::write(&src, data(8 << 20)).unwrap();
+    let mut c = ferry()
+        .args([src.to_str().unwrap(), "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = c.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o);
+    assert!(o.stderr.is_empty());
+}
