@@ -23,7 +23,12 @@ def free_port():
     return p
 
 
-senders = [("ferry pipe", lambda p: [ferry, "pipe", path, f"tcp:127.0.0.1:{p}"])]
+senders = [
+    ("ferry pipe", lambda p: [ferry, "pipe", path, f"tcp:127.0.0.1:{p}"]),
+    # The overlay's path (read + gathered write, 128 KiB blocks) beside the
+    # kernel's (sendfile), to see which the pair should take.
+    ("ferry pipe --block 131072", lambda p: [ferry, "pipe", "--block", "131072", path, f"tcp:127.0.0.1:{p}"]),
+]
 if shutil.which("socat"):
     senders.append(("socat", lambda p: ["socat", "-u", f"FILE:{path}", f"TCP:127.0.0.1:{p}"]))
     senders.append(("socat -b 131072", lambda p: ["socat", "-b", "131072", "-u", f"FILE:{path}", f"TCP:127.0.0.1:{p}"]))

@@ -134,12 +134,19 @@ fn feed(
     let mut left = range.and_then(|r| r.len);
     let page = crate::sys::page_size();
     let size = b_in.min(MAX_READ_BLOCK);
+    // The last block's buffer, back from the overlay once nothing refers
+    // to it (a variable output lets every slice go at once): reused rather
+    // than mapped and faulted in anew for every block.
+    let mut spare: Option<BufMut> = None;
     loop {
         let want = left.map_or(size, |l| size.min(l.min(usize::MAX as u64) as usize));
         if want == 0 {
             return Ok(());
         }
-        let mut m = BufMut::try_with_capacity_aligned(want, page).map_err(|e| (Side::Read, e))?;
+        let mut m = match spare.take() {
+            Some(m) if m.capacity() >= want => m,
+            _ => BufMut::try_with_capacity_aligned(want, page).map_err(|e| (Side::Read, e))?,
+        };
         // A fixed source delivers whole blocks: fill this one (a variable
         // one gives what one read brings).
         loop {
@@ -185,7 +192,12 @@ fn feed(
         if let Some(l) = left.as_mut() {
             *l -= n as u64;
         }
-        push(ov, sink, m.freeze())?;
+        let block = m.freeze();
+        push(ov, sink, block.clone())?;
+        if let Ok(mut back) = block.try_into_mut() {
+            back.clear();
+            spare = Some(back);
+        }
     }
 }
 
