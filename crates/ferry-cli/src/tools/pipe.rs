@@ -76,22 +76,23 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             })
         };
         match arg {
-            Long("block") => match size(&mut p, "block") {
-                Ok(n) => o.out = Some(ChannelParams::variable(n)),
-                Err(c) => return c,
-            },
-            Long("fixed") => match size(&mut p, "block") {
-                Ok(n) => o.out = Some(ChannelParams::fixed(n)),
-                Err(c) => return c,
-            },
-            Long("in-block") => match size(&mut p, "block") {
-                Ok(n) => o.input = Some(ChannelParams::variable(n)),
-                Err(c) => return c,
-            },
-            Long("in-fixed") => match size(&mut p, "block") {
-                Ok(n) => o.input = Some(ChannelParams::fixed(n)),
-                Err(c) => return c,
-            },
+            Long(name) if matches!(name, "block" | "fixed" | "in-block" | "in-fixed") => {
+                let (fixed, input) = (name.ends_with("fixed"), name.starts_with("in-"));
+                let n = match size(&mut p, "block") {
+                    Ok(n) => n,
+                    Err(c) => return c,
+                };
+                let params = if fixed {
+                    ChannelParams::fixed(n)
+                } else {
+                    ChannelParams::variable(n)
+                };
+                if input {
+                    o.input = Some(params);
+                } else {
+                    o.out = Some(params);
+                }
+            }
             Long("pad") => {
                 let v = match p.value() {
                     Ok(v) => v.to_string_lossy().into_owned(),
