@@ -1,8 +1,9 @@
 //! [`copy`](super::copy)'s paths at the descriptors' own offsets:
 //! copy_file_range between regular files (after the two-thread split for
 //! large ones), splice into a pipe (through a private pipe from a regular
-//! file), sendfile from a regular file, then read/write through a
-//! page-aligned buffer.
+//! file), sendfile from a regular file, splice out of a pipe, splice from a
+//! socket through a private pipe, then read/write through a page-aligned
+//! buffer.
 
 use super::{split, Fail, FdKind, Method, Side, TransferOptions, TransferStats};
 use crate::sys::fileio::set_pipe_size;
@@ -114,7 +115,128 @@ pub(super) fn copy(
             }
         }
     }
+    if in_kind == FdKind::Pipe {
+        if let Some(done) = splice_out_of_pipe(input, output, opts, st) {
+            return done;
+        }
+    } else if in_kind == FdKind::Socket {
+        if let Some(done) = splice_socket_staged(input, output, opts, st) {
+            return done;
+        }
+    }
     read_write(input, output, opts, st)
+}
+
+/// A pipe into anything that takes a splice (a file, a socket, a device):
+/// page references out of the pipe, no copy in user space. `None`: the
+/// output does not take one (an `O_APPEND` file, a terminal), and nothing
+/// was moved.
+fn splice_out_of_pipe(
+    input: BorrowedFd<'_>,
+    output: BorrowedFd<'_>,
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Option<Result<(), Fail>> {
+    loop {
+        st.calls.splice += 1;
+        match sys::splice(input, output, PIPE_CHUNK, SpliceHint::More) {
+            Ok(0) => {
+                st.finish(Method::Splice);
+                return Some(Ok(()));
+            }
+            Ok(n) => opts.moved(st, Method::Splice, n),
+            Err(e) if st.bytes == 0 && unsupported(&e) => return None,
+            // Reading a pipe fails for no reason of its own: the output's.
+            Err(e) => return Some(Err((Side::Write, e))),
+        }
+    }
+}
+
+/// A socket into anything but a pipe, through a private pipe: socket →
+/// private pipe (the socket's pages), private pipe → output. `None`: no
+/// private pipe, the socket does not splice (a datagram socket), or the
+/// output takes no splice; whatever the private pipe then holds has been
+/// written to the output by read/write first, so nothing is lost and the
+/// caller goes on with read/write.
+fn splice_socket_staged(
+    input: BorrowedFd<'_>,
+    output: BorrowedFd<'_>,
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Option<Result<(), Fail>> {
+    st.calls.other += 1;
+    let (own_r, own_w) = sys::pipe().ok()?;
+    let (r, w) = (own_r.as_fd(), own_w.as_fd());
+    st.calls.other += 1;
+    let _ = set_pipe_size(w, PIPE_CHUNK);
+    loop {
+        st.calls.splice += 1;
+        let n = match sys::splice(input, w, PIPE_CHUNK, SpliceHint::Move) {
+            Ok(0) => {
+                st.finish(Method::Splice);
+                return Some(Ok(()));
+            }
+            Ok(n) => n,
+            Err(e) if st.bytes == 0 && unsupported(&e) => return None,
+            Err(e) => return Some(Err((Side::Read, e))),
+        };
+        let mut left = n;
+        while left > 0 {
+            st.calls.splice += 1;
+            match sys::splice(r, output, left, SpliceHint::None) {
+                Ok(0) => return Some(Err((Side::Write, io::ErrorKind::WriteZero.into()))),
+                Ok(k) => {
+                    left -= k;
+                    opts.moved(st, Method::Splice, k);
+                }
+                Err(e) if st.bytes == 0 && unsupported(&e) => {
+                    // The output takes no splice: what the private pipe
+                    // holds was taken from the socket and must go on.
+                    return match drain(r, left, output, opts, st) {
+                        Ok(()) => None,
+                        Err(f) => Some(Err(f)),
+                    };
+                }
+                Err(e) => return Some(Err((Side::Write, e))),
+            }
+        }
+    }
+}
+
+/// Writes the `left` bytes a private pipe holds to `output` by read/write.
+fn drain(
+    pipe: BorrowedFd<'_>,
+    mut left: usize,
+    output: BorrowedFd<'_>,
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Result<(), Fail> {
+    let mut buf = BufMut::with_capacity(BUF);
+    let cap = buf.capacity();
+    buf.commit(cap);
+    while left > 0 {
+        st.calls.read += 1;
+        let want = left.min(cap);
+        let n = match sys::read(pipe, &mut buf[..want]) {
+            Ok(0) => return Err((Side::Read, io::ErrorKind::UnexpectedEof.into())),
+            Ok(n) => n,
+            Err(e) => return Err((Side::Read, e)),
+        };
+        left -= n;
+        let mut data = &buf[..n];
+        while !data.is_empty() {
+            st.calls.write += 1;
+            match sys::write(output, data) {
+                Ok(0) => return Err((Side::Write, io::ErrorKind::WriteZero.into())),
+                Ok(k) => {
+                    data = &data[k..];
+                    opts.moved(st, Method::ReadWrite, k);
+                }
+                Err(e) => return Err((Side::Write, e)),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Splices a regular file into the pipe `output` through a private pipe:

@@ -11,8 +11,10 @@
 //!                       mapped pages; elsewhere two halves)
 //!  file   → pipe        splice through a private pipe        splice, sendfile,
 //!                       (file → own pipe → output)           read/write
-//!  pipe   → pipe/any    splice (into a pipe)                 read/write
+//!  any    → pipe        splice (into the pipe)               read/write
 //!  file   → socket/any  sendfile                             read/write
+//!  pipe   → any         splice (out of the pipe)             read/write
+//!  socket → any         splice through a private pipe        read/write
 //!  other  → other       read/write through a page-aligned 128 KiB buffer
 //! ```
 //!
