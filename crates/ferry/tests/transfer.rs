@@ -377,3 +377,31 @@ proptest! {
         round_trip(&data, skip.min(len), pieces, from_pipe, to_pipe);
     }
 }
+
+/// An output offset past the largest file offset, near u64::MAX: the
+/// two-thread split computed the second half's output offset before any
+/// byte moved, and it wrapped past u64::MAX to the start of the file (a
+/// debug build panicked on the overflow). Split or not, the copy fails on
+/// the write side, nothing counted, and the output is untouched.
+#[test]
+fn an_output_offset_past_the_largest_fails_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let data = pattern(64 << 10, 11);
+    let input = input_file(d.path(), "in", &data);
+    for out_at in [u64::MAX, u64::MAX - 1000, 1 << 63, (1 << 63) + 5] {
+        for split in [1, u64::MAX] {
+            let (out, path) = output_file(d.path(), "out");
+            std::fs::write(&path, b"keep").unwrap();
+            let opts = TransferOptions::new().parallel_min(split);
+            let e = transfer::copy_range(&input, &out, 0..data.len() as u64, out_at, &opts)
+                .expect_err("no file offset there");
+            assert_eq!(e.side(), Side::Write, "{out_at} split {split}: {e}");
+            assert_eq!(e.bytes(), 0, "{out_at} split {split}");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                b"keep",
+                "{out_at} split {split}"
+            );
+        }
+    }
+}

@@ -313,7 +313,9 @@ pub fn copy(
 /// from [`TransferOptions::parallel_min`] bytes), or `pread`/`pwrite`
 /// through a page-aligned buffer where the kernel will not. Neither file
 /// offset moves. The output must be writable at those offsets (not in
-/// append mode).
+/// append mode). An output range reaching past the largest file offset
+/// (`i64::MAX`) fails where the file system stops it, as a write there
+/// would.
 ///
 /// The returned [`bytes`](TransferStats::bytes) is fewer than the range's
 /// length when the input ends inside it (it shrank under the copy): they
