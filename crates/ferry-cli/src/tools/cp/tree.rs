@@ -9,10 +9,10 @@ use super::meta;
 use super::options::{Backup, Deref, Interactive, Opts};
 use super::q;
 use super::samefile::{self, Same};
-use crate::tools::common::{describe, Tool};
+use crate::tools::common::{self, describe, Tool};
 use rustix::fs::{FileType, Mode, CWD};
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -110,8 +110,8 @@ impl<'a> Copier<'a> {
         if let Some(b) = backup {
             line.push_str(&format!(" (backup: {})", q(b)));
         }
-        let mut out = io::stdout().lock();
-        let _ = writeln!(out, "{line}");
+        line.push('\n');
+        common::say(line.as_bytes());
     }
 
     /// Asks on standard error; a line from standard input starting with
@@ -300,7 +300,7 @@ impl<'a> Copier<'a> {
                             ));
                         }
                         if o.verbose && unlink_first {
-                            let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                            common::say(format!("removed {}\n", q(dst)).as_bytes());
                         }
                         dm = None;
                     }
@@ -318,7 +318,7 @@ impl<'a> Copier<'a> {
                         // GNU replaces the name it links over after saying
                         // what it copies, and says so with -v.
                         if replaced && o.verbose {
-                            let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                            common::say(format!("removed {}\n", q(dst)).as_bytes());
                         }
                         true
                     }
@@ -524,7 +524,7 @@ impl<'a> Copier<'a> {
         match r {
             Ok(()) => {
                 if self.o.verbose {
-                    let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                    common::say(format!("removed {}\n", q(dst)).as_bytes());
                 }
                 true
             }

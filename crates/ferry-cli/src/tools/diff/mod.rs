@@ -87,11 +87,15 @@ impl Side {
 /// Reads an operand: a regular file is mapped, anything else read whole.
 fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
     use std::io::Read;
+    use std::os::fd::AsFd;
     let shown = common::os_to_string(name);
     if name == "-" {
         let st = rustix::fs::fstat(io::stdin()).ok();
         let mut v = Vec::new();
-        io::stdin().lock().read_to_end(&mut v)?;
+        // Read through the descriptor, not std's Stdin, which takes EBADF
+        // (a closed standard input) for an empty one: GNU says so.
+        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        std::fs::File::from(fd).read_to_end(&mut v)?;
         return Ok(Side {
             name: shown,
             data: Buf::from_owner(v),
