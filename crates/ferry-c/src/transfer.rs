@@ -71,10 +71,10 @@ impl FyTransferStats {
 }
 
 /// Copies everything from `in_fd` (from its offset) to `out_fd` (at its
-/// offset): 0, or -1 with errno set. A ferry FILE on `out_fd` is flushed
-/// first. `stats`, if not NULL, gets what was
-/// done, on failure too (the bytes known to have arrived, the side that
-/// failed).
+/// offset): 0, or -1 with errno set. A ferry stream on either descriptor
+/// is flushed first (its output written, its read-ahead given back).
+/// `stats`, if not NULL, gets what was done, on failure too (the bytes
+/// known to have arrived, the side that failed).
 #[no_mangle]
 pub extern "C" fn fy_transfer(in_fd: c_int, out_fd: c_int, stats: *mut FyTransferStats) -> c_int {
     ffi_guard(-1, libc::EIO, || {
@@ -86,15 +86,24 @@ pub extern "C" fn fy_transfer(in_fd: c_int, out_fd: c_int, stats: *mut FyTransfe
             set_errno(libc::EBADF);
             return -1;
         }
-        // Output a ferry FILE on out_fd holds goes first, as its
-        // program wrote it before asking for this.
-        if let Some(pin) = crate::unistd::lookup(out_fd) {
+        // A ferry stream on either descriptor (a FILE's, or one that
+        // ferry/unistd.h's open made) reads and writes at positions of its
+        // own, so the kernel's offset need not be where its program is.
+        // Flushing hands the offset over, as fflush(3) does: output it
+        // holds is written first, and read-ahead is given back so that the
+        // transfer starts where the program's reads stopped. The stream
+        // then takes the offset back, past what was transferred, at its
+        // next use.
+        for (fd, side) in [(in_fd, SIDE_READ), (out_fd, SIDE_WRITE)] {
+            let Some(pin) = crate::unistd::lookup(fd) else {
+                continue;
+            };
             if crate::stdio::fy_fflush(pin.ptr()) != 0 {
                 if !stats.is_null() {
                     // SAFETY: the caller's out-parameter (NULL checked).
                     unsafe {
                         *stats = FyTransferStats {
-                            failed_side: SIDE_WRITE,
+                            failed_side: side,
                             ..Default::default()
                         }
                     };

@@ -439,6 +439,17 @@ fn transfers_between_files_and_pipes() {
     checks_itself("ferry-only/transfer.c", &[]);
 }
 
+/// fy_transfer from a descriptor a ferry stream reads (ferry/unistd.h's
+/// read and lseek, a FILE's fileno): it starts where the program's reads
+/// stopped, and the program's next read goes on after it.
+#[test]
+fn transfers_from_where_the_program_read() {
+    checks_itself(
+        "ferry-only/transfer_streams.c",
+        &["-include", "ferry/unistd.h"],
+    );
+}
+
 /// Both builds of tty.c under a pseudo-terminal (util-linux `script`):
 /// stdout and stderr share it, so the order of the output shows line
 /// buffering (stdout at each newline) and unbuffered stderr.

@@ -6,7 +6,9 @@
 //! main thread's stack): measured, that start-up was a third of a run over
 //! a 1 KiB file (docs/BENCHMARKS.md, "Session 15"). What it did that the
 //! tools rely on is done here: SIGPIPE ignored (writers see `EPIPE` and
-//! end as GNU's do), standard output flushed at the end.
+//! end as GNU's do), standard output flushed at the end, and a closed
+//! standard input occupied so that no file opened takes its place
+//! (`tools::common::occupy_closed_stdin`).
 #![cfg_attr(not(test), no_main)]
 
 mod bench;
@@ -43,6 +45,7 @@ extern "C" fn main(
     _argc: std::ffi::c_int,
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
+    tools::common::occupy_closed_stdin();
     tools::common::ignore_sigpipe();
     let code = run();
     let _ = std::io::Write::flush(&mut std::io::stdout());

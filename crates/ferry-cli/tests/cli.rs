@@ -371,3 +371,131 @@ fn the_binary_needs_no_dynamic_loader() {
         assert!(!kinds.contains(&PT_DYNAMIC), "{kinds:?}");
     }
 }
+
+/// Links named after the tools, in a fresh directory: (the directory, the
+/// scratch directory holding files `a` and `b`).
+fn tool_links() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_path_buf();
+    std::fs::write(d.join("a"), b"one two\nthree\n").unwrap();
+    std::fs::write(d.join("b"), b"one two\nfour\n").unwrap();
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in ["cat", "cmp", "cp", "cut", "diff", "grep", "wc"] {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ferry"), bin.join(tool)).unwrap();
+    }
+    (dir, d)
+}
+
+/// `sh -c SCRIPT` in `d` with the tools found first in `path_first` (or
+/// GNU's): (status, stdout, stderr).
+fn shell(
+    d: &std::path::Path,
+    path_first: Option<&std::path::Path>,
+    script: &str,
+) -> (Option<i32>, String, String) {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let path = match path_first {
+        Some(p) => format!("{}:{path}", p.display()),
+        None => path,
+    };
+    let o = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(d)
+        .env("PATH", path)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// With standard input closed, the first file a tool opened took its
+/// number: `cmp a -` then compared a with itself and said nothing (status
+/// 0), `diff a -` compared a with what was left of it. As GNU's (gnulib's
+/// stdopen), "-" is now a bad descriptor: status 2 and GNU's message.
+#[test]
+fn a_closed_standard_input_is_not_the_first_file_opened() {
+    let (_dir, d) = tool_links();
+    let bin = d.join("bin");
+    for script in [
+        "cmp a - <&-",
+        "cmp - a <&-",
+        "diff a - <&-",
+        "diff - a <&-",
+        "cmp a b <&-",
+        "diff a b <&-",
+        "cat a >&-",
+        "wc a >&-",
+        "cut -c1 a >&-",
+        "grep o a >&-",
+        "diff a b >&-",
+        "cat a b missing 2>&-",
+        "cp a c 2>&- >&-; cat c",
+    ] {
+        let _ = std::fs::remove_file(d.join("c"));
+        let ours = shell(&d, Some(&bin), script);
+        let _ = std::fs::remove_file(d.join("c"));
+        let gnu = shell(&d, None, script);
+        assert_eq!(ours, gnu, "{script}: (status, stdout, stderr) ferry vs GNU");
+    }
+}
+
+/// `--help` and `--version` into a full device: GNU's message and status
+/// for each tool. ferry's `print!` panicked, and the panic could not leave
+/// the binary's C `main`: the process aborted (SIGABRT, a core dump).
+#[test]
+fn help_and_version_into_a_full_device() {
+    let (_dir, d) = tool_links();
+    let bin = d.join("bin");
+    for tool in ["cat", "cmp", "cp", "cut", "diff", "grep", "wc"] {
+        for opt in ["--help", "--version"] {
+            let script = format!("{tool} {opt} > /dev/full");
+            let ours = shell(&d, Some(&bin), &script);
+            let gnu = shell(&d, None, &script);
+            assert_eq!(
+                (ours.0, &ours.2),
+                (gnu.0, &gnu.2),
+                "{script}: (status, stderr) ferry vs GNU"
+            );
+        }
+    }
+    for (tool, opt) in [("cmp", "-v"), ("diff", "-v"), ("grep", "-V")] {
+        let script = format!("{tool} {opt} > /dev/full");
+        let ours = shell(&d, Some(&bin), &script);
+        let gnu = shell(&d, None, &script);
+        assert_eq!(
+            (ours.0, &ours.2),
+            (gnu.0, &gnu.2),
+            "{script}: (status, stderr) ferry vs GNU"
+        );
+    }
+}
+
+/// `cp -v` whose standard output will not take its lines (a full device,
+/// a closed descriptor): GNU's `write error: …` and status 1 at the end,
+/// the copies made. ferry dropped the error and ended with status 0.
+#[test]
+fn cp_verbose_into_a_full_device_or_a_closed_output() {
+    let (_dir, d) = tool_links();
+    let bin = d.join("bin");
+    for script in [
+        "cp -v a c > /dev/full; cat c",
+        "cp -v a c >&-; cat c",
+        "mkdir -p t; cp -v --parents a t > /dev/full; cat t/a",
+        "cp -v a c; cp -v a c > /dev/full",
+    ] {
+        let clean = || {
+            let _ = std::fs::remove_file(d.join("c"));
+            let _ = std::fs::remove_dir_all(d.join("t"));
+        };
+        clean();
+        let ours = shell(&d, Some(&bin), script);
+        clean();
+        let gnu = shell(&d, None, script);
+        assert_eq!(ours, gnu, "{script}: (status, stdout, stderr) ferry vs GNU");
+    }
+}

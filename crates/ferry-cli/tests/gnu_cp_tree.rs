@@ -390,6 +390,99 @@ fn verbose_relinking_over_an_old_copy() {
     compare(&[args, args, args], b"", make);
 }
 
+/// `-l` and `-s` with links preserved, over an earlier `cp -a` copy of two
+/// names of one file (the copy's names: nlink 2): GNU unlinks such a
+/// destination before linking ("removed" with -v), where ferry failed
+/// with "File exists"; and a symbolic link source under -P over a
+/// regular file.
+#[test]
+fn links_over_a_copy_with_other_names() {
+    let make = |d: &Path| {
+        std::fs::create_dir(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/n0"), b"hi\n").expect("write");
+        std::fs::hard_link(d.join("src/n0"), d.join("src/n1")).expect("link");
+        std::os::unix::fs::symlink("n0", d.join("src/sym")).expect("symlink");
+    };
+    compare(
+        &[&["-a", "src", "dst"], &["-a", "-v", "-l", "src", "dst"]],
+        b"",
+        make,
+    );
+    compare(
+        &[
+            &["-a", "src", "dst"],
+            &["-r", "-v", "-l", "--preserve=links", "src", "dst"],
+        ],
+        b"",
+        make,
+    );
+    // -s makes relative links only in the current directory.
+    compare(
+        &[
+            &["-a", "src/n0", "src/n1", "."],
+            &["-a", "-v", "-s", "src/n0", "src/n1", "."],
+        ],
+        b"",
+        make,
+    );
+    let plain = |d: &Path| {
+        make(d);
+        std::fs::create_dir(d.join("dst")).expect("mkdir");
+        std::fs::write(d.join("dst/sym"), b"old\n").expect("write");
+    };
+    compare(&[&["-a", "-v", "-l", "src/sym", "dst"]], b"", plain);
+}
+
+/// A destination that is a dangling symbolic link is no destination for
+/// GNU when it copies through links: -n, -u and -i do not skip it, and the
+/// copy fails ("not writing through dangling symlink"). ferry skipped it,
+/// and under -u then linked a later name of the same source over that
+/// name's good copy, which became the dangling link.
+#[test]
+fn no_clobber_update_and_interactive_over_a_dangling_link() {
+    let make = |d: &Path| {
+        std::fs::create_dir(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/f"), b"hi\n").expect("write");
+        std::fs::create_dir(d.join("dst")).expect("mkdir");
+        std::os::unix::fs::symlink("nowhere", d.join("dst/f")).expect("symlink");
+        age(&d.join("src"));
+    };
+    for opt in ["-n", "-u", "-i", "-a"] {
+        compare(&[&["-v", opt, "src/f", "dst/f"]], b"n\n", make);
+    }
+    // A link to an older file: -u compares the file's time, not the
+    // link's, and copies through the link.
+    let older = |d: &Path| {
+        std::fs::create_dir(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/f"), b"hi\n").expect("write");
+        age(&d.join("src"));
+        std::fs::create_dir(d.join("dst")).expect("mkdir");
+        std::fs::write(d.join("dst/t"), b"old\n").expect("write");
+        set_mtime(&d.join("dst/t"), 1_000_000_000);
+        std::os::unix::fs::symlink("t", d.join("dst/f")).expect("symlink");
+    };
+    compare(&[&["-v", "-u", "src/f", "dst/f"]], b"", older);
+    // Two names of one file; one name's copy a dangling link, the other's
+    // a newer copy.
+    let two = |d: &Path| {
+        std::fs::create_dir(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/n0"), b"hi\n").expect("write");
+        std::fs::hard_link(d.join("src/n0"), d.join("src/n1")).expect("link");
+        age(&d.join("src"));
+        std::fs::create_dir(d.join("dst")).expect("mkdir");
+        std::fs::write(d.join("dst/n0"), b"newer\n").expect("write");
+        std::fs::write(d.join("dst/n1"), b"newer\n").expect("write");
+    };
+    for dangling in ["dst/n0", "dst/n1"] {
+        let make = |d: &Path| {
+            two(d);
+            std::fs::remove_file(d.join(dangling)).expect("rm");
+            std::os::unix::fs::symlink("nowhere", d.join(dangling)).expect("symlink");
+        };
+        compare(&[&["-a", "-u", "src/n0", "src/n1", "dst"]], b"", make);
+    }
+}
+
 /// A directory copied into itself: only the directory in it, so that the
 /// order of the walk (by inode number) cannot differ between the trees.
 #[test]

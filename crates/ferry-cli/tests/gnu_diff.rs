@@ -222,3 +222,27 @@ fn a_full_disk_is_trouble() {
     let c = Corpus::new();
     gnu::full_disk("diff", &["text", "text2"], c.path());
 }
+
+/// A context header's dates: ctime's form only where LC_TIME is the C or
+/// POSIX locale; elsewhere (C.UTF-8, this machine's default) GNU writes
+/// the unified header's form, where ferry wrote ctime's.
+#[test]
+fn context_header_dates_follow_the_time_locale() {
+    let c = Corpus::new();
+    std::fs::write(c.path().join("a"), b"one\ntwo\n").unwrap();
+    std::fs::write(c.path().join("b"), b"one\nthree\n").unwrap();
+    for env in [
+        &[("LC_ALL", "C")][..],
+        &[("LC_ALL", "POSIX")],
+        &[("LC_ALL", "C.UTF-8")],
+        &[("LC_ALL", ""), ("LC_TIME", "C.UTF-8")],
+        &[("LC_ALL", ""), ("LANG", "C.UTF-8"), ("LC_TIME", "C")],
+        &[("LC_ALL", "xx_YY.UTF-8")],
+    ] {
+        for f in [&["-c"][..], &["-C", "1"], &["-u"]] {
+            let mut args = s(f);
+            args.extend(s(&["a", "b"]));
+            same("diff", &args, None, c.path(), env);
+        }
+    }
+}

@@ -380,3 +380,77 @@ proptest! {
         round_trip(&data, skip.min(len), pieces, from_pipe, to_pipe);
     }
 }
+
+/// An output offset past the largest file offset, near u64::MAX: the
+/// two-thread split computed the second half's output offset before any
+/// byte moved, and it wrapped past u64::MAX to the start of the file (a
+/// debug build panicked on the overflow). Split or not, the copy fails on
+/// the write side, nothing counted, and the output is untouched.
+#[test]
+fn an_output_offset_past_the_largest_fails_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let data = pattern(64 << 10, 11);
+    let input = input_file(d.path(), "in", &data);
+    for out_at in [u64::MAX, u64::MAX - 1000, 1 << 63, (1 << 63) + 5] {
+        for split in [1, u64::MAX] {
+            let (out, path) = output_file(d.path(), "out");
+            std::fs::write(&path, b"keep").unwrap();
+            let opts = TransferOptions::new().parallel_min(split);
+            let e = transfer::copy_range(&input, &out, 0..data.len() as u64, out_at, &opts)
+                .expect_err("no file offset there");
+            assert_eq!(e.side(), Side::Write, "{out_at} split {split}: {e}");
+            assert_eq!(e.bytes(), 0, "{out_at} split {split}");
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                b"keep",
+                "{out_at} split {split}"
+            );
+        }
+    }
+}
+
+/// Overlapping ranges of one file are refused (InvalidInput) with the file
+/// as it was, as copy_file_range(2) refuses them: the pread/pwrite fallback
+/// it fell to copies forward a piece at a time and read back pieces it
+/// had already overwritten, reporting success. Ranges of one file that do
+/// not overlap are copied.
+#[test]
+fn overlapping_ranges_of_one_file_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let data = pattern(3 << 20, 12);
+    let p = d.path().join("f");
+    std::fs::write(&p, &data).unwrap();
+    let rw = File::options().read(true).write(true).open(&p).unwrap();
+    let ro = File::open(&p).unwrap();
+    for split in [1 << 20, u64::MAX] {
+        let opts = TransferOptions::new().parallel_min(split);
+        let cases: [(std::ops::Range<u64>, u64); 4] = [
+            (0..(2 << 20), 1 << 20),
+            ((1 << 20)..(3 << 20), 0),
+            (0..10, 5),
+            (7..8, 7),
+        ];
+        for (range, at) in cases {
+            for input in [&ro, &rw] {
+                let e = transfer::copy_range(input, &rw, range.clone(), at, &opts)
+                    .expect_err("overlapping ranges");
+                assert_eq!(
+                    e.io_error().kind(),
+                    std::io::ErrorKind::InvalidInput,
+                    "{range:?} to {at}: {e}"
+                );
+                assert_eq!(e.bytes(), 0);
+                assert!(
+                    std::fs::read(&p).unwrap() == data,
+                    "{range:?} to {at}: file changed"
+                );
+            }
+        }
+    }
+    // Apart: copied, the rest of the file as it was.
+    let st = transfer::copy_range(&ro, &rw, 0..(1 << 20), 2 << 20, &TransferOptions::new())
+        .expect("ranges apart");
+    assert_eq!(st.bytes, 1 << 20);
+    let back = std::fs::read(&p).unwrap();
+    assert!(back[..2 << 20] == data[..2 << 20] && back[2 << 20..] == data[..1 << 20]);
+}

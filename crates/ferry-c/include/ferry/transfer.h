@@ -25,9 +25,14 @@
  * bytes is then what is known to have arrived at out_fd, failed_side the
  * side that failed.
  *
- * in_fd and out_fd are the kernel's descriptors. Output a ferry FILE on
- * out_fd holds (ferry/stdio.h) is flushed first; input a FILE on in_fd
- * has read ahead is not seen (as with read(2) under a glibc FILE).
+ * in_fd and out_fd are the kernel's descriptors. A ferry stream on
+ * either (a FILE of ferry/stdio.h, a descriptor ferry/unistd.h's open
+ * made) is flushed first, as fflush(3) would: output it holds is written,
+ * and read-ahead on a seekable input is given back, so the transfer
+ * starts where the program's reads stopped and its next read, lseek or
+ * ftell goes on after what was transferred. Read-ahead from a pipe or
+ * terminal cannot be given back: it is not seen (as with read(2) under a
+ * glibc FILE).
  */
 #ifndef FERRY_TRANSFER_H
 #define FERRY_TRANSFER_H

@@ -107,8 +107,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                 }
             }
             Short('v') => {
-                println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
-                return 0;
+                return common::version(t);
             }
             Value(v) => ops.push(v),
             other => {

@@ -10,6 +10,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 /// A running tool: its name, for messages.
 pub struct Tool {
     pub name: String,
+    /// Which tool it is (`cmp`), whatever it is called.
+    pub id: String,
     /// diffutils (cmp, diff) prefix the --help hint with the tool's name.
     pub hint_prefix: bool,
     /// grep shows its usage line between the message and the hint.
@@ -21,6 +23,7 @@ impl Tool {
     pub fn named(name: &str, shown: &str) -> Tool {
         Tool {
             name: shown.to_string(),
+            id: name.to_string(),
             hint_prefix: matches!(name, "cmp" | "diff"),
             usage_line: name == "grep",
         }
@@ -168,16 +171,85 @@ pub fn shell_quote(name: &str) -> String {
 /// argument.
 pub fn common_arg(t: &Tool, arg: &lexopt::Arg<'_>, help: &str) -> Option<i32> {
     match arg {
-        lexopt::Arg::Long("help") => {
-            print!("{help}");
-            Some(0)
-        }
-        lexopt::Arg::Long("version") => {
-            println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
-            Some(0)
-        }
+        lexopt::Arg::Long("help") => Some(answer(t, format_args!("{help}"), true)),
+        lexopt::Arg::Long("version") => Some(version(t)),
         _ => None,
     }
+}
+
+/// The first error met writing a line with [`say`].
+static SAID_WRONG: std::sync::Mutex<Option<io::Error>> = std::sync::Mutex::new(None);
+
+/// Writes one line of a tool's report (cp's `-v` lines) to standard output,
+/// straight to the descriptor: a failure (`cp -v … > /dev/full`, or a closed
+/// standard output, whose EBADF std's `Stdout` would hide) is kept for
+/// [`said_wrong`], for the tool to report at its end as GNU's
+/// `close_stdout` does. (cp dropped them, and ended with status 0.)
+pub fn say(line: &[u8]) {
+    if let Err(e) = write_fd(io::stdout().as_fd(), line) {
+        let mut first = SAID_WRONG.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(e);
+    }
+}
+
+/// All of `data` to `fd` (EINTR retried, short writes resumed).
+fn write_fd(fd: BorrowedFd<'_>, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The status a tool ends with after its [`say`] lines: `status`, or 1
+/// with GNU's `write error: …` when one could not be written (a reader
+/// that went away: SIGPIPE, as [`write_failed`]).
+pub fn said_wrong(t: &Tool, status: i32) -> i32 {
+    let first = SAID_WRONG.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match first {
+        Some(e) => write_failed(t, &e).max(status),
+        None => status,
+    }
+}
+
+/// Writes the `--version` answer: [`answer`]'s status.
+pub fn version(t: &Tool) -> i32 {
+    answer(
+        t,
+        format_args!("{} {}\n", t.name, env!("CARGO_PKG_VERSION")),
+        false,
+    )
+}
+
+/// Writes a `--help` (`help`) or `--version` answer to standard output:
+/// status 0, or, when standard output will not take it, GNU's message and
+/// status for that tool (`ferry cat --help > /dev/full` panicked in
+/// `print!`, and as the panic cannot leave `main`, the process aborted). A
+/// reader that went away ends the process by SIGPIPE, as
+/// [`write_failed`].
+pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
+    use std::io::Write;
+    let mut out = io::stdout().lock();
+    let Err(e) = out.write_fmt(text).and_then(|()| out.flush()) else {
+        return 0;
+    };
+    drop(out);
+    if is_broken_pipe(&e) {
+        die_of_sigpipe();
+    }
+    let (msg, status) = match t.id.as_str() {
+        "diff" if help => ("write failed".to_string(), 2),
+        "cmp" | "diff" => (format!("standard output: {}", describe(&e)), 2),
+        "wc" => ("write error".to_string(), 1),
+        "grep" => (format!("write error: {}", describe(&e)), 2),
+        _ => (format!("write error: {}", describe(&e)), 1),
+    };
+    t.error(format_args!("{msg}"));
+    status
 }
 
 /// Reports an error writing standard output: a reader that went away ends
@@ -231,6 +303,36 @@ pub fn stream_options(opts: ferry::OpenOptions) -> ferry::OpenOptions {
 /// True for a write error that means the reader went away.
 pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// A standard input the caller left closed (`ferry cmp f - <&-`) is taken
+/// by /dev/null opened write-only, as gnulib's `stdopen` does for GNU's
+/// diff and cmp: reading it still fails with EBADF, as a closed descriptor
+/// does, but the first file a tool opens can no longer get number 0 and
+/// be read as standard input too (`cmp f -` compared f with itself and
+/// said they were identical; `diff f -` compared f with what was left of
+/// it). Standard output and error are left as they are: every tool
+/// reports a closed one as GNU's does (`cat f >&-`: "standard output: Bad
+/// file descriptor", from its fstat), which an occupied one would change.
+/// std's start-up does the like for all three, but the binary starts
+/// without it (main.rs).
+#[cfg_attr(test, allow(dead_code))]
+pub fn occupy_closed_stdin() {
+    // SAFETY: F_GETFD only asks whether the number is open.
+    if unsafe { libc::fcntl(0, libc::F_GETFD) } != -1
+        || io::Error::last_os_error().raw_os_error() != Some(libc::EBADF)
+    {
+        return;
+    }
+    // SAFETY: open(2) of a constant path; 0 being free, it is the number
+    // open returns.
+    let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY) };
+    if got > 0 {
+        // Not 0 (a thread closed it meanwhile, though none exists yet):
+        // give it back.
+        // SAFETY: our own descriptor, just opened.
+        unsafe { libc::close(got) };
+    }
 }
 
 /// Ignores SIGPIPE, as std's runtime start-up does (the binary starts

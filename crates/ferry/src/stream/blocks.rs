@@ -14,7 +14,8 @@ use std::io;
 /// Calls `f` with blocks of whole lines, each ending in `eol`, read from
 /// `g` in regions of `region` bytes. A last line without `eol` comes last,
 /// with `eol` added. `f` returns `Ok(false)` to stop early. A read error
-/// becomes `E` through `read_err`.
+/// becomes `E` through `read_err`, as does a `region` of 0 bytes
+/// (`InvalidInput`).
 ///
 /// ```
 /// use ferry::stream::for_each_block;
@@ -61,6 +62,14 @@ pub fn for_each_block_peek<E>(
     read_err: impl Fn(io::Error) -> E,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, E>,
 ) -> Result<(), E> {
+    if region == 0 {
+        // A region of nothing reads as the end of the input: every line
+        // would be dropped without a word.
+        return Err(read_err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "for_each_block: a region of 0 bytes",
+        )));
+    }
     let mut carry: Vec<u8> = Vec::new();
     loop {
         let r = g.salloc(region).map_err(&read_err)?;
@@ -126,6 +135,41 @@ pub fn split_after_line_end(data: &[u8], eol: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A region of 0 bytes is an error (it read as the end of the input,
+    /// and every line was dropped); one of usize::MAX bytes takes all.
+    #[test]
+    fn a_region_of_nothing_is_refused_and_one_of_everything_works() {
+        let s = Stream::from_bytes(b"one\ntwo".to_vec());
+        let mut calls = 0;
+        let r = for_each_block(
+            &s,
+            0,
+            b'\n',
+            |e| e,
+            |_| {
+                calls += 1;
+                Ok(true)
+            },
+        );
+        assert_eq!(r.unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(calls, 0);
+        let mut all = Vec::new();
+        let r = for_each_block(
+            &s,
+            usize::MAX,
+            b'\n',
+            |e| e,
+            |b| {
+                all.extend_from_slice(b);
+                Ok(true)
+            },
+        );
+        match r {
+            Ok(()) => assert_eq!(all, b"one\ntwo\n"),
+            Err(e) => assert!(all.is_empty(), "{e}"),
+        }
+    }
 
     /// Every line, gathered from the blocks, for each region size.
     #[test]

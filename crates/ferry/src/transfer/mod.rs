@@ -334,7 +334,11 @@ pub fn copy(
 /// from [`TransferOptions::parallel_min`] bytes), or `pread`/`pwrite`
 /// through a page-aligned buffer where the kernel will not. Neither file
 /// offset moves. The output must be writable at those offsets (not in
-/// append mode).
+/// append mode). Ranges of one file that overlap are refused
+/// (`InvalidInput`, before anything is copied), as copy_file_range(2)
+/// refuses them. An output range reaching past the largest file offset
+/// (`i64::MAX`) fails where the file system stops it, as a write there
+/// would.
 ///
 /// The returned [`bytes`](TransferStats::bytes) is fewer than the range's
 /// length when the input ends inside it (it shrank under the copy): they
@@ -369,6 +373,9 @@ pub fn copy_range(
     if range.end <= range.start {
         return Ok(st);
     }
+    if let Err(e) = overlap_refused(input, output, &range, out_at, &mut st) {
+        return Err(TransferError::new(Side::Write, e, st));
+    }
     let mut guard = signal_guard(opts, FdKind::Regular);
     let r = split::copy_split(
         input,
@@ -390,6 +397,32 @@ pub fn copy_range(
             Err(TransferError::new(side, e, st))
         }
     }
+}
+
+/// `InvalidInput` when `input` and `output` are one file and the range
+/// overlaps the bytes it is copied to (two `fstat`s). copy_file_range(2)
+/// refuses such a copy (EINVAL) and the pread/pwrite fallback, which
+/// copies forward a piece at a time, would read back pieces it had already
+/// overwritten (and two threads would race over them): the copy reported
+/// success with the wrong bytes.
+fn overlap_refused(
+    input: BorrowedFd<'_>,
+    output: BorrowedFd<'_>,
+    range: &Range<u64>,
+    out_at: u64,
+    st: &mut TransferStats,
+) -> io::Result<()> {
+    st.calls.other += 2;
+    let (i, o) = (sys::meta(input)?, sys::meta(output)?);
+    let len = range.end - range.start;
+    let out_end = out_at.saturating_add(len);
+    if (i.dev, i.ino) == (o.dev, o.ino) && range.start < out_end && out_at < range.end {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "copy_range: the input range overlaps the output range of the same file",
+        ));
+    }
+    Ok(())
 }
 
 /// The kinds of both descriptors (two `fstat`s).

@@ -30,7 +30,14 @@ pub(super) fn copy_split(
     // output then stops exactly at the limit, with every byte before it
     // copied, when SIGXFSZ ends the program, as GNU's tools leave it.
     let limited = sys::fsize_limited();
-    if end - from < opts.parallel_min || limited {
+    // The second thread's output offset is computed before any byte moves:
+    // for an output range reaching past the largest file offset it would
+    // wrap past u64::MAX to the file's start (and overflow-check panic in
+    // a debug build). One thread computes offsets only for the bytes that
+    // exist, and the kernel stops it where the offset is too large.
+    let max = i64::MAX as u64;
+    let fits = end <= max && out_from.checked_add(end - from).is_some_and(|e| e <= max);
+    if end - from < opts.parallel_min || limited || !fits {
         return copy_at(input, output, (from, end), out_from, opts, st);
     }
     st.calls.other += 1;

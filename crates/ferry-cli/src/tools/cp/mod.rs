@@ -360,7 +360,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             status = 1;
         }
     }
-    status
+    common::said_wrong(t, status)
 }
 
 fn is_file(p: &Path) -> bool {

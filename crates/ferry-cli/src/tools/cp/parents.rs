@@ -5,8 +5,7 @@
 use super::meta;
 use super::q;
 use super::tree::Copier;
-use crate::tools::common::describe;
-use std::io::Write;
+use crate::tools::common::{self, describe};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
@@ -89,11 +88,11 @@ impl Copier<'_> {
                         return false;
                     }
                     if o.verbose {
-                        let mut out = std::io::stdout().lock();
-                        let _ = out.write_all(cur_src.as_os_str().as_bytes());
-                        let _ = out.write_all(b" -> ");
-                        let _ = out.write_all(cur_dst.as_os_str().as_bytes());
-                        let _ = out.write_all(b"\n");
+                        let mut line = cur_src.as_os_str().as_bytes().to_vec();
+                        line.extend_from_slice(b" -> ");
+                        line.extend_from_slice(cur_dst.as_os_str().as_bytes());
+                        line.push(b'\n');
+                        common::say(&line);
                     }
                 }
             }

@@ -9,10 +9,10 @@ use super::meta;
 use super::options::{Backup, Deref, Interactive, Opts};
 use super::q;
 use super::samefile::{self, Same};
-use crate::tools::common::{describe, Tool};
+use crate::tools::common::{self, describe, Tool};
 use rustix::fs::{FileType, Mode, CWD};
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -110,8 +110,8 @@ impl<'a> Copier<'a> {
         if let Some(b) = backup {
             line.push_str(&format!(" (backup: {})", q(b)));
         }
-        let mut out = io::stdout().lock();
-        let _ = writeln!(out, "{line}");
+        line.push('\n');
+        common::say(line.as_bytes());
     }
 
     /// Asks on standard error; a line from standard input starting with
@@ -215,6 +215,14 @@ impl<'a> Copier<'a> {
             } else {
                 dst_real.clone()
             };
+            // Looked at through a link that leads nowhere, the destination
+            // is not there for GNU: no -n, -u or -i stops the copy, which
+            // then refuses to write through the link. (Taken as there, -u
+            // went on to link a later name of the source over another
+            // name's copy with the dangling link.)
+            let dangling = !use_lstat
+                && d.file_type().is_symlink()
+                && std::fs::metadata(dst).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
             match samefile::check(&src, &sm, dst, &dst_sb, o) {
                 Same::Ok => {}
                 Same::Done => return true,
@@ -231,7 +239,13 @@ impl<'a> Copier<'a> {
                     ));
                 }
             } else {
-                if o.update && !d.is_dir() && d.modified().ok() >= sm.modified().ok() {
+                // -u compares the destination GNU looked at: through a link
+                // when the copy writes through it.
+                if o.update
+                    && !dangling
+                    && !d.is_dir()
+                    && dst_sb.modified().ok() >= sm.modified().ok()
+                {
                     // Not copied. As GNU: the pair is still recorded, and
                     // a later name of the same source file (skipped too,
                     // or with links kept) makes its copy a hard link to
@@ -248,6 +262,7 @@ impl<'a> Copier<'a> {
                     return true;
                 }
                 match o.interactive {
+                    _ if dangling => {}
                     Interactive::Never => return true,
                     Interactive::Ask => {
                         if !self.ask(&format!("overwrite {}", q(dst))) {
@@ -280,14 +295,15 @@ impl<'a> Copier<'a> {
                     dm = None;
                 } else {
                     // Replace rather than write into: links and special
-                    // files, and -f for -l and -s.
+                    // files, and -f for -l and -s. As GNU's copy.c, a
+                    // destination with other names (links preserved) or
+                    // a special source (-P) is unlinked first for -l and
+                    // -s too: only --attributes-only leaves it.
                     // (GNU says "removed" with -v when it unlinks before
                     // copying, not when -f replaces a link it could not
                     // make.)
                     let unlink_first = o.remove_destination
                         || (!o.attributes_only
-                            && !o.hard_link
-                            && !o.symbolic_link
                             && ((o.preserve.links && d.nlink() > 1)
                                 || (o.deref == Deref::Never && !ft.is_file())));
                     let replace = unlink_first || ((o.hard_link || o.symbolic_link) && o.force);
@@ -300,7 +316,7 @@ impl<'a> Copier<'a> {
                             ));
                         }
                         if o.verbose && unlink_first {
-                            let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                            common::say(format!("removed {}\n", q(dst)).as_bytes());
                         }
                         dm = None;
                     }
@@ -318,7 +334,7 @@ impl<'a> Copier<'a> {
                         // GNU replaces the name it links over after saying
                         // what it copies, and says so with -v.
                         if replaced && o.verbose {
-                            let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                            common::say(format!("removed {}\n", q(dst)).as_bytes());
                         }
                         true
                     }
@@ -382,11 +398,13 @@ impl<'a> Copier<'a> {
         if !ok {
             return false;
         }
-        if o.symbolic_link || o.hard_link {
-            return true;
-        }
+        // A symbolic link made for a file with other names is remembered
+        // too: GNU links the later names to it (keep_link is false for -l).
         if keep_link {
             self.links.insert(dev_ino(&sm), dst.to_path_buf());
+        }
+        if o.symbolic_link || o.hard_link {
+            return true;
         }
         let p = o.preserve;
         if p.mode || p.ownership || p.timestamps || p.xattr {
@@ -524,7 +542,7 @@ impl<'a> Copier<'a> {
         match r {
             Ok(()) => {
                 if self.o.verbose {
-                    let _ = writeln!(io::stdout().lock(), "removed {}", q(dst));
+                    common::say(format!("removed {}\n", q(dst)).as_bytes());
                 }
                 true
             }

@@ -87,11 +87,15 @@ impl Side {
 /// Reads an operand: a regular file is mapped, anything else read whole.
 fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
     use std::io::Read;
+    use std::os::fd::AsFd;
     let shown = common::os_to_string(name);
     if name == "-" {
         let st = rustix::fs::fstat(io::stdin()).ok();
         let mut v = Vec::new();
-        io::stdin().lock().read_to_end(&mut v)?;
+        // Read through the descriptor, not std's Stdin, which takes EBADF
+        // (a closed standard input) for an empty one: GNU says so.
+        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        std::fs::File::from(fd).read_to_end(&mut v)?;
         return Ok(Side {
             name: shown,
             data: Buf::from_owner(v),
@@ -347,9 +351,27 @@ fn probe_binary(d: &[u8]) -> bool {
     memchr::memchr(0, &d[..d.len().min(BINARY_PROBE)]).is_some()
 }
 
+/// Whether LC_TIME, from the environment, is the C or POSIX locale
+/// (gnulib's `hard_locale` false): GNU diff then dates a context header as
+/// ctime does, and elsewhere (C.UTF-8 too) as a unified header. Asked once,
+/// by `setlocale(LC_TIME, "")`: diff runs on one thread, and a locale that
+/// cannot be loaded leaves C, as it leaves GNU's.
+fn time_locale_is_c() -> bool {
+    static C: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *C.get_or_init(|| {
+        // SAFETY: diff's only thread sets LC_TIME (no other thread reads
+        // the locale meanwhile); the name returned is read at once.
+        unsafe {
+            let p = libc::setlocale(libc::LC_TIME, c"".as_ptr());
+            p.is_null() || matches!(std::ffi::CStr::from_ptr(p).to_bytes(), b"C" | b"POSIX")
+        }
+    })
+}
+
 /// A file's modification time as GNU diff prints it in headers, local
-/// time: `2026-11-22 10:00:00.123456789 +0000` (unified) or `Sun Nov 22
-/// 10:00:00 2026` (context). An absent file (-N) is dated the epoch.
+/// time: `2026-11-22 10:00:00.123456789 +0000` (unified, and context
+/// outside the C locale) or `Sun Nov 22 10:00:00 2026` (context in the C
+/// locale). An absent file (-N) is dated the epoch.
 fn stamp(st: Option<&rustix::fs::Stat>, context: bool) -> String {
     let (sec, nsec) = match st {
         Some(s) => (s.st_mtime as libc::time_t, s.st_mtime_nsec as i64),
@@ -364,7 +386,7 @@ fn stamp(st: Option<&rustix::fs::Stat>, context: bool) -> String {
         }
         let mut a = [0u8; 64];
         let mut z = [0u8; 16];
-        if context {
+        if context && time_locale_is_c() {
             let n = libc::strftime(
                 a.as_mut_ptr().cast(),
                 a.len(),

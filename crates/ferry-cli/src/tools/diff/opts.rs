@@ -298,8 +298,7 @@ pub fn parse(
             }
             Long("label") => o.labels.push(common::os_to_string(&value(&mut p)?)),
             Short('v') => {
-                println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
-                return Err(0);
+                return Err(common::version(t));
             }
             Value(v) => ops.push(v),
             other => {

@@ -258,8 +258,7 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
             Short('s') | Long("no-messages") => o.no_messages = true,
             Short('v') | Long("invert-match") => o.invert = true,
             Short('V') => {
-                println!("{} {}", t.name, env!("CARGO_PKG_VERSION"));
-                return Err(0);
+                return Err(common::version(t));
             }
             Short('m') | Long("max-count") => {
                 let v = p.value().ok().and_then(|v| v.into_string().ok());
@@ -394,8 +393,7 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>, utf8: bool) -> Result<Args, i
         Some(false) => {}
         None => {
             // GNU's answer to a --color it does not know: the help text.
-            print!("{HELP}");
-            return Err(0);
+            return Err(common::answer(t, format_args!("{HELP}"), true));
         }
     }
     let patterns = match patterns {
