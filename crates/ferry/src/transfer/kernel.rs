@@ -69,7 +69,7 @@ pub(super) fn copy(
         st.calls.other += 1;
         let _ = set_pipe_size(output, PIPE_CHUNK);
         if in_reg {
-            if let Some(done) = splice_staged(input, output, opts, st) {
+            if let Some(done) = splice_staged(input, output, opts, st, Taken::SeekBack) {
                 return done;
             }
         }
@@ -120,7 +120,7 @@ pub(super) fn copy(
             return done;
         }
     } else if in_kind == FdKind::Socket {
-        if let Some(done) = splice_socket_staged(input, output, opts, st) {
+        if let Some(done) = splice_staged(input, output, opts, st, Taken::Drain) {
             return done;
         }
     }
@@ -152,55 +152,14 @@ fn splice_out_of_pipe(
     }
 }
 
-/// A socket into anything but a pipe, through a private pipe: socket →
-/// private pipe (the socket's pages), private pipe → output. `None`: no
-/// private pipe, the socket does not splice (a datagram socket), or the
-/// output takes no splice; whatever the private pipe then holds has been
-/// written to the output by read/write first, so nothing is lost and the
-/// caller goes on with read/write.
-fn splice_socket_staged(
-    input: BorrowedFd<'_>,
-    output: BorrowedFd<'_>,
-    opts: &TransferOptions<'_>,
-    st: &mut TransferStats,
-) -> Option<Result<(), Fail>> {
-    st.calls.other += 1;
-    let (own_r, own_w) = sys::pipe().ok()?;
-    let (r, w) = (own_r.as_fd(), own_w.as_fd());
-    st.calls.other += 1;
-    let _ = set_pipe_size(w, PIPE_CHUNK);
-    loop {
-        st.calls.splice += 1;
-        let n = match sys::splice(input, w, PIPE_CHUNK, SpliceHint::Move) {
-            Ok(0) => {
-                st.finish(Method::Splice);
-                return Some(Ok(()));
-            }
-            Ok(n) => n,
-            Err(e) if st.bytes == 0 && unsupported(&e) => return None,
-            Err(e) => return Some(Err((Side::Read, e))),
-        };
-        let mut left = n;
-        while left > 0 {
-            st.calls.splice += 1;
-            match sys::splice(r, output, left, SpliceHint::None) {
-                Ok(0) => return Some(Err((Side::Write, io::ErrorKind::WriteZero.into()))),
-                Ok(k) => {
-                    left -= k;
-                    opts.moved(st, Method::Splice, k);
-                }
-                Err(e) if st.bytes == 0 && unsupported(&e) => {
-                    // The output takes no splice: what the private pipe
-                    // holds was taken from the socket and must go on.
-                    return match drain(r, left, output, opts, st) {
-                        Ok(()) => None,
-                        Err(f) => Some(Err(f)),
-                    };
-                }
-                Err(e) => return Some(Err((Side::Write, e))),
-            }
-        }
-    }
+/// What [`splice_staged`] does with bytes it took from the input when the
+/// output turns out to take no splice.
+#[derive(Clone, Copy)]
+enum Taken {
+    /// Put a file's offset back by them.
+    SeekBack,
+    /// Write them to the output by read/write (a socket's).
+    Drain,
 }
 
 /// Writes the `left` bytes a private pipe holds to `output` by read/write.
@@ -245,13 +204,22 @@ fn drain(
 /// then contends for its pipe's lock only with the quick moves; splicing
 /// the file straight into `output` held that lock through the page lookups
 /// and was 2.6× slower here to a reader draining with splice (uutils cat
-/// does the same staging). `None`: no private pipe, or the kernel will not
-/// splice this file; the file's offset is then where it was.
+/// does the same staging).
+///
+/// A socket into anything but a pipe goes the same way (socket → private
+/// pipe → output), the private pipe between two non-pipes.
+///
+/// `None`: no private pipe, the input does not splice, or the output takes
+/// no splice. Bytes the private pipe then holds are given back as `taken`
+/// says — the file's offset put back, or (a socket cannot give them back)
+/// written to the output by read/write — so the caller's next path starts
+/// where this one stopped.
 fn splice_staged(
     input: BorrowedFd<'_>,
     output: BorrowedFd<'_>,
     opts: &TransferOptions<'_>,
     st: &mut TransferStats,
+    taken: Taken,
 ) -> Option<Result<(), Fail>> {
     st.calls.other += 1;
     let (own_r, own_w) = sys::pipe().ok()?;
@@ -281,12 +249,17 @@ fn splice_staged(
                     opts.moved(st, Method::Splice, k);
                 }
                 Err(e) if st.bytes == 0 && unsupported(&e) => {
-                    // Not a path for this output after all: put the file
-                    // offset back so the next path starts from the start.
-                    st.calls.other += 1;
-                    return match sys::seek_by(input, -(left as i64)) {
+                    // Not a path for this output after all.
+                    let back = match taken {
+                        Taken::SeekBack => {
+                            st.calls.other += 1;
+                            sys::seek_by(input, -(left as i64)).map_err(|e| (Side::Read, e))
+                        }
+                        Taken::Drain => drain(r, left, output, opts, st),
+                    };
+                    return match back {
                         Ok(()) => None,
-                        Err(e) => Some(Err((Side::Read, e))),
+                        Err(f) => Some(Err(f)),
                     };
                 }
                 Err(e) => return Some(Err((Side::Write, e))),
