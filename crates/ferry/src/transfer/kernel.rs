@@ -182,18 +182,7 @@ fn drain(
             Err(e) => return Err((Side::Read, e)),
         };
         left -= n;
-        let mut data = &buf[..n];
-        while !data.is_empty() {
-            st.calls.write += 1;
-            match sys::write(output, data) {
-                Ok(0) => return Err((Side::Write, io::ErrorKind::WriteZero.into())),
-                Ok(k) => {
-                    data = &data[k..];
-                    opts.moved(st, Method::ReadWrite, k);
-                }
-                Err(e) => return Err((Side::Write, e)),
-            }
-        }
+        write_counted(output, &buf[..n], opts, st)?;
     }
     Ok(())
 }
@@ -289,17 +278,27 @@ fn read_write(
             Ok(n) => n,
             Err(e) => return Err((Side::Read, e)),
         };
-        let mut data = &buf[..n];
-        while !data.is_empty() {
-            st.calls.write += 1;
-            match sys::write(output, data) {
-                Ok(0) => return Err((Side::Write, io::ErrorKind::WriteZero.into())),
-                Ok(k) => {
-                    data = &data[k..];
-                    opts.moved(st, Method::ReadWrite, k);
-                }
-                Err(e) => return Err((Side::Write, e)),
+        write_counted(output, &buf[..n], opts, st)?;
+    }
+}
+
+/// Writes all of `data` to `output`, counting each write and its bytes.
+fn write_counted(
+    output: BorrowedFd<'_>,
+    mut data: &[u8],
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Result<(), Fail> {
+    while !data.is_empty() {
+        st.calls.write += 1;
+        match sys::write(output, data) {
+            Ok(0) => return Err((Side::Write, io::ErrorKind::WriteZero.into())),
+            Ok(k) => {
+                data = &data[k..];
+                opts.moved(st, Method::ReadWrite, k);
             }
+            Err(e) => return Err((Side::Write, e)),
         }
     }
+    Ok(())
 }
