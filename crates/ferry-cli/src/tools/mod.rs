@@ -15,12 +15,15 @@ mod locale;
 mod longopts;
 mod output;
 mod pipe;
+mod ttcp;
 mod wc;
 
 pub use diff::diff_normal;
 
 /// The tools, by name.
-pub const TOOLS: &[&str] = &["cat", "cmp", "cp", "cut", "diff", "grep", "pipe", "wc"];
+pub const TOOLS: &[&str] = &[
+    "cat", "cmp", "cp", "cut", "diff", "grep", "pipe", "ttcp", "wc",
+];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
 /// status. Messages name it `ferry NAME`.
@@ -52,6 +55,7 @@ pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
         "diff" => diff::main(&ctx, args, &typed),
         "grep" => grep::main(&ctx, args),
         "pipe" => pipe::main(&ctx, args),
+        "ttcp" => ttcp::main(&ctx, args),
         "wc" => wc::main(&ctx, args),
         _ => {
             ctx.error(format_args!("unknown tool"));

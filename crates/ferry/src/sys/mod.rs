@@ -32,6 +32,29 @@ pub fn page_size() -> usize {
     }
 }
 
+/// The CPU time this process has used so far: (user, system), as
+/// `getrusage(RUSAGE_SELF)` reports it (every thread, live or ended).
+///
+/// ```
+/// let (user, sys) = ferry::process_cpu_time().unwrap();
+/// assert!(user + sys < std::time::Duration::from_secs(24 * 3600 * 365));
+/// ```
+pub fn process_cpu_time() -> std::io::Result<(std::time::Duration, std::time::Duration)> {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is a valid, writable rusage; RUSAGE_SELF fills it.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: getrusage succeeded, so it filled the (zeroed) struct.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+            + std::time::Duration::from_micros(t.tv_usec.clamp(0, 999_999) as u64)
+    };
+    Ok((tv(ru.ru_utime), tv(ru.ru_stime)))
+}
+
 /// Linux's limit on the number of `iovec`s a single `writev` accepts
 /// (`UIO_MAXIOV`).
 pub const IOV_MAX: usize = 1024;

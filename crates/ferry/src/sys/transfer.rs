@@ -74,6 +74,30 @@ pub(crate) fn sendfile(
     retry(|| rustix::fs::sendfile(output, input, None, len))
 }
 
+/// One `splice` of up to `len` bytes from the file `from`, at `*off`
+/// (advanced by what moved; the descriptor's own offset stays), into the
+/// pipe `to`.
+pub(crate) fn splice_from_at(
+    from: BorrowedFd<'_>,
+    off: &mut u64,
+    to: BorrowedFd<'_>,
+    len: usize,
+) -> io::Result<usize> {
+    use rustix::pipe::SpliceFlags;
+    retry(|| rustix::pipe::splice(from, Some(&mut *off), to, None, len, SpliceFlags::MORE))
+}
+
+/// One `sendfile` of up to `len` bytes from `input` at `*off` (advanced by
+/// what moved; the descriptor's own offset stays) to `output`.
+pub(crate) fn sendfile_at(
+    output: BorrowedFd<'_>,
+    input: BorrowedFd<'_>,
+    off: &mut u64,
+    len: usize,
+) -> io::Result<usize> {
+    retry(|| rustix::fs::sendfile(output, input, Some(&mut *off), len))
+}
+
 /// A new pipe, both ends close-on-exec: (read end, write end).
 pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     retry(|| rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC))

@@ -69,6 +69,7 @@ mod kernel;
 mod out;
 pub mod overlay;
 mod range;
+pub mod send;
 mod shared;
 mod split;
 mod stats;

@@ -1,0 +1,253 @@
+//! `ferry ttcp` as a user runs it: a receiving process and a transmitting
+//! process over loopback TCP, every pair of I/O modes, data from a file,
+//! a pipe and the generated pattern, to standard output and to the sink.
+
+use std::io::Write;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+const MODES: [&str; 3] = ["read-write", "splice", "sendfile"];
+
+fn ferry() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+    c.arg("ttcp");
+    c
+}
+
+fn data(len: usize) -> Vec<u8> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64 ^ len as u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A receiver on a free port: (child, port).
+fn receiver(args: &[&str]) -> (Child, u16) {
+    let port = free_port();
+    let c = ferry()
+        .args(["-r", "-p", &port.to_string()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (c, port)
+}
+
+/// Waits (up to 10 s) until something listens on TCP `port`, as
+/// /proc/net/tcp shows it: connecting to find out would be the one
+/// connection the receiver accepts.
+fn wait_listening(port: u16) {
+    let want = format!(":{port:04X} 00000000:0000 0A");
+    for _ in 0..1000 {
+        let t = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        if t.lines().any(|l| l.contains(&want)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("nothing listens on port {port}");
+}
+
+/// Runs a transmitter to `port` once the receiver listens there.
+fn transmit(port: u16, args: &[&str], stdin: Stdio) -> Output {
+    wait_listening(port);
+    ferry()
+        .args(["-t", "-p", &port.to_string()])
+        .args(args)
+        .stdin(stdin)
+        .output()
+        .unwrap()
+}
+
+/// The number before " bytes in" on the report line.
+fn bytes_reported(stderr: &[u8]) -> u64 {
+    let s = String::from_utf8_lossy(stderr);
+    let line = s
+        .lines()
+        .find(|l| l.contains(" bytes in "))
+        .unwrap_or_else(|| panic!("no report in {s}"));
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_pattern_reaches_the_sink_in_every_pair_of_modes() {
+    for tx in MODES {
+        for rx in MODES {
+            let (r, port) = receiver(&["-s", "--io", rx]);
+            let t = transmit(
+                port,
+                &["-s", "-l", "20000", "-n", "37", "--io", tx, "127.0.0.1"],
+                Stdio::null(),
+            );
+            let r = r.wait_with_output().unwrap();
+            assert!(
+                t.status.success(),
+                "{tx}->{rx}: {}",
+                String::from_utf8_lossy(&t.stderr)
+            );
+            assert!(
+                r.status.success(),
+                "{tx}->{rx}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            assert_eq!(bytes_reported(&t.stderr), 20000 * 37, "{tx}->{rx}");
+            assert_eq!(bytes_reported(&r.stderr), 20000 * 37, "{tx}->{rx}");
+            let rep = String::from_utf8_lossy(&t.stderr);
+            assert!(rep.contains("CPU per GiB"), "{rep}");
+            assert!(r.stdout.is_empty());
+        }
+    }
+}
+
+#[test]
+fn the_pattern_is_printable_ascii_in_order() {
+    let (r, port) = receiver(&[]);
+    let t = transmit(
+        port,
+        &["-s", "-l", "300", "-n", "3", "127.0.0.1"],
+        Stdio::null(),
+    );
+    let r = r.wait_with_output().unwrap();
+    assert!(t.status.success() && r.status.success());
+    let want: Vec<u8> = (0..900).map(|i| b' ' + ((i % 300) % 95) as u8).collect();
+    assert_eq!(r.stdout, want);
+}
+
+#[test]
+fn standard_input_arrives_on_standard_output_whole() {
+    let bytes = data(3 << 20 | 12345);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in");
+    std::fs::write(&path, &bytes).unwrap();
+    for tx in MODES {
+        for rx in MODES {
+            // From a regular file.
+            let (r, port) = receiver(&["--io", rx, "-l", "65536"]);
+            let f = std::fs::File::open(&path).unwrap();
+            let t = transmit(port, &["--io", tx, "127.0.0.1"], Stdio::from(f));
+            let r = r.wait_with_output().unwrap();
+            assert!(
+                t.status.success(),
+                "{tx}->{rx}: {}",
+                String::from_utf8_lossy(&t.stderr)
+            );
+            assert!(r.status.success(), "{tx}->{rx}");
+            assert!(
+                r.stdout == bytes,
+                "{tx}->{rx} from a file: {} bytes",
+                r.stdout.len()
+            );
+        }
+        // From a pipe, written by another process.
+        let (r, port) = receiver(&[]);
+        let mut cat = Command::new("cat")
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = transmit(
+            port,
+            &["--io", tx, "127.0.0.1"],
+            Stdio::from(cat.stdout.take().unwrap()),
+        );
+        cat.wait().unwrap();
+        let r = r.wait_with_output().unwrap();
+        assert!(t.status.success() && r.status.success(), "{tx} from a pipe");
+        assert!(
+            r.stdout == bytes,
+            "{tx} from a pipe: {} bytes",
+            r.stdout.len()
+        );
+    }
+}
+
+#[test]
+fn no_receiver_is_an_error_naming_the_address() {
+    let port = free_port();
+    let out = ferry()
+        .args(["-t", "-s", "-p", &port.to_string(), "127.0.0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("connect 127.0.0.1:{port}: Connection refused")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_receiver_that_goes_away_is_a_write_error_with_the_bytes_moved() {
+    for tx in MODES {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = [0u8; 1000];
+            std::io::Read::read_exact(&mut s, &mut b).unwrap();
+            // Closing with unread data makes the kernel reset the connection.
+        });
+        let out = ferry()
+            .args(["-t", "-s", "-l", "1M", "-n", "100000", "--io", tx])
+            .args(["-p", &port.to_string(), "127.0.0.1"])
+            .output()
+            .unwrap();
+        peer.join().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{tx}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Connection reset") || err.contains("Broken pipe"),
+            "{tx}: {err}"
+        );
+        assert!(err.contains("bytes moved)"), "{tx}: {err}");
+    }
+}
+
+#[test]
+fn usage_errors_say_what_is_wrong() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["-t", "-r"], "exactly one of -t and -r"),
+        (&[], "exactly one of -t and -r"),
+        (&["-t"], "-t needs HOST"),
+        (&["-r", "host"], "extra operand 'host'"),
+        (
+            &["-r", "--io", "carrier-pigeon"],
+            "invalid I/O mode: 'carrier-pigeon'",
+        ),
+        (&["-t", "-u", "h"], "UDP (-u) is not supported"),
+    ];
+    for (args, want) in cases {
+        let out = ferry().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    for bad in ["0", "2G", "x"] {
+        let out = ferry().args(["-r", "-l", bad]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "-l {bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("invalid buffer length"));
+    }
+    let mut c = ferry()
+        .arg("--help")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c.stdin.take().map(|mut i| i.flush());
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--io MODE"));
+}
