@@ -14,6 +14,7 @@ pub(crate) mod sigbus;
 pub(crate) mod sigguard;
 pub(crate) mod transfer;
 pub(crate) mod vectored;
+pub(crate) mod zerocopy;
 
 /// The size of a memory page on this machine, in bytes.
 ///

@@ -75,6 +75,7 @@ mod split;
 mod stats;
 #[cfg(test)]
 mod tests;
+pub mod zerocopy;
 
 pub use between::between;
 pub use out::{write_all, OrderedOut};
