@@ -160,7 +160,7 @@ impl<'fd> ZeroCopySender<'fd> {
                             held: None,
                         });
                         took_id = true;
-                        if self.stats.zerocopy_sends % 64 == 0 {
+                        if self.stats.zerocopy_sends.is_multiple_of(64) {
                             self.reap()?;
                         }
                     }
