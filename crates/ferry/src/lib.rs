@@ -88,7 +88,7 @@ pub use stream::{
     Mode, OpenOptions, Region, RegionMut, SharedRegion, SharedRegionMut, SharedStream, Stream,
     StreamGuard,
 };
-pub use sys::{process_cpu_time, IOV_MAX};
+pub use sys::{children_cpu_time, process_cpu_time, thread_cpu_time, IOV_MAX};
 
 /// The size of a memory page, in bytes.
 ///

@@ -8,6 +8,7 @@ mod files;
 mod lock_contention;
 mod measure;
 mod report;
+mod stream;
 mod stream_ops;
 
 use clap::{Args, Subcommand};
@@ -87,6 +88,11 @@ enum Which {
     /// glibc, unchanged against ferry/stdio.h, and rewritten on
     /// ferry/asi.h; interleaved.
     AsfC(asf_c::AsfCArgs),
+    /// Roadrunner's experiment: files, pipes, TCP and Unix sockets and
+    /// memory moved by ferry pipe / ferry ttcp and by cat, dd, socat and
+    /// iperf3 (when installed), with CPU per GiB; loopback and a veth pair
+    /// between two network namespaces.
+    Stream(stream::StreamArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
@@ -95,5 +101,6 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::StreamOps(a) => stream_ops::run(a),
         Which::Asf(a) => asf::run(a),
         Which::AsfC(a) => asf_c::run(a),
+        Which::Stream(a) => stream::run(a),
     }
 }

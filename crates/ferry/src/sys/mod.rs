@@ -41,9 +41,41 @@ pub fn page_size() -> usize {
 /// assert!(user + sys < std::time::Duration::from_secs(24 * 3600 * 365));
 /// ```
 pub fn process_cpu_time() -> std::io::Result<(std::time::Duration, std::time::Duration)> {
+    cpu_time(libc::RUSAGE_SELF)
+}
+
+/// The CPU time the calling thread has used so far: (user, system)
+/// (`getrusage(RUSAGE_THREAD)`).
+///
+/// ```
+/// let (user, sys) = ferry::thread_cpu_time().unwrap();
+/// assert!(user + sys <= {
+///     let (u, s) = ferry::process_cpu_time().unwrap();
+///     u + s + std::time::Duration::from_millis(20)
+/// });
+/// ```
+pub fn thread_cpu_time() -> std::io::Result<(std::time::Duration, std::time::Duration)> {
+    cpu_time(libc::RUSAGE_THREAD)
+}
+
+/// The CPU time of this process's children that have ended and been
+/// waited for: (user, system) (`getrusage(RUSAGE_CHILDREN)`). The
+/// difference across one child's `wait` is that child's time.
+///
+/// ```
+/// let before = ferry::children_cpu_time().unwrap();
+/// std::process::Command::new("true").status().unwrap();
+/// let after = ferry::children_cpu_time().unwrap();
+/// assert!(after.0 + after.1 >= before.0 + before.1);
+/// ```
+pub fn children_cpu_time() -> std::io::Result<(std::time::Duration, std::time::Duration)> {
+    cpu_time(libc::RUSAGE_CHILDREN)
+}
+
+fn cpu_time(who: libc::c_int) -> std::io::Result<(std::time::Duration, std::time::Duration)> {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `ru` is a valid, writable rusage; RUSAGE_SELF fills it.
-    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    // SAFETY: `ru` is a valid, writable rusage; getrusage fills it.
+    let r = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
     if r != 0 {
         return Err(std::io::Error::last_os_error());
     }
