@@ -72,6 +72,14 @@ pub(crate) struct Header {
     generation: AtomicU64,
     data: NonNull<u8>,
     cap: usize,
+    /// The kernel may hold references to this block's pages (a `vmsplice`
+    /// or a splice of them into a socket), with no word of when it lets
+    /// go: nobody may write them again. The block is no longer writable
+    /// (`try_into_mut` refuses it), and before its memory is used again
+    /// (a pool slot's next hand-out, the allocator's next allocation) its
+    /// pages are dropped (`MADV_DONTNEED`), so that the kernel keeps the
+    /// old pages and the memory gets fresh ones.
+    lent: std::sync::atomic::AtomicBool,
     pub(crate) backing: Backing,
 }
 
@@ -92,6 +100,7 @@ static STATIC_HEADER: Header = Header {
     generation: AtomicU64::new(0),
     data: NonNull::dangling(),
     cap: 0,
+    lent: std::sync::atomic::AtomicBool::new(false),
     backing: Backing::Static,
 };
 
@@ -108,6 +117,7 @@ loom::lazy_static! {
         generation: AtomicU64::new(0),
         data: NonNull::dangling(),
         cap: 0,
+        lent: std::sync::atomic::AtomicBool::new(false),
         backing: Backing::Static,
     };
 }
@@ -125,8 +135,25 @@ impl Header {
             generation: AtomicU64::new(0),
             data,
             cap,
+            lent: std::sync::atomic::AtomicBool::new(false),
             backing,
         }
+    }
+
+    /// Before the memory of a block that was [lent](Block::lend) is used
+    /// again: drops its pages (the kernel keeps its references to the old
+    /// ones; the next touch here gets zeroed pages) and clears the mark.
+    /// Only for a header nobody else can see.
+    pub(crate) fn forget_lent_pages(&mut self) {
+        if !*self.lent.get_mut() {
+            return;
+        }
+        // SAFETY: the block owns `cap` bytes at `data`, page-aligned and a
+        // whole number of pages (`lend` marks no other block), private
+        // anonymous memory; nobody refers to them any more (exclusive
+        // access), so their contents may go.
+        unsafe { crate::sys::map::drop_pages(self.data, self.cap) };
+        *self.lent.get_mut() = false;
     }
 
     /// Makes a header that pools keep between uses live again: one
@@ -154,6 +181,8 @@ impl Header {
 
 impl Drop for Header {
     fn drop(&mut self) {
+        // Memory going back to the allocator may be handed out again.
+        self.forget_lent_pages();
         match &mut self.backing {
             // A leased mapping's link unmaps it when it drops, next.
             Backing::Static | Backing::Leased(_) => {}
@@ -407,12 +436,42 @@ impl Block {
         self.header().refs.load(Ordering::Acquire) == 1
     }
 
-    /// Memory ferry itself allocated and may write into once unique.
+    /// Memory ferry itself allocated and may write into once unique (and
+    /// not [lent](Self::lend) to the kernel).
     pub(crate) fn is_writable(&self) -> bool {
         matches!(
             self.header().backing,
             Backing::Heap { .. } | Backing::Pool(_)
-        )
+        ) && !self.header().lent.load(Ordering::Acquire)
+    }
+
+    /// May the kernel take references to this block's pages (`vmsplice`)
+    /// and keep them for as long as it likes? True for memory never
+    /// written again: `'static` bytes, a file's own pages (mapped; they
+    /// change only as the file does, as a `splice` from the file would),
+    /// and ferry's page-aligned heap and pool blocks, which are marked
+    /// lent: never writable again, their pages dropped before the memory
+    /// is reused. False for a `Vec`'s memory (the allocator may hand it
+    /// out again as it is) and foreign owners.
+    #[allow(dead_code)]
+    pub(crate) fn lend(&self) -> bool {
+        let h = self.header();
+        let page = crate::sys::page_size();
+        let whole_pages = (h.data.as_ptr() as usize).is_multiple_of(page) && h.cap.is_multiple_of(page);
+        match &h.backing {
+            Backing::Static | Backing::Mapped { .. } | Backing::Leased(_) => true,
+            Backing::Heap { zeroed: true, .. } | Backing::Pool(_) if whole_pages => {
+                h.lent.store(true, Ordering::Release);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Was this block [lent](Self::lend) (and not yet reused)?
+    #[allow(dead_code)]
+    pub(crate) fn is_lent(&self) -> bool {
+        self.header().lent.load(Ordering::Acquire)
     }
 
     /// The alignment of the block's data pointer that ferry guarantees.

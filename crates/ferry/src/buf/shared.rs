@@ -293,6 +293,20 @@ impl Buf {
         Ok(BufMut::from_block(block, head, len))
     }
 
+    /// Marks the block lent to the kernel if its memory allows it (see
+    /// `Block::lend`): true if the kernel may hold references to these
+    /// pages for as long as it likes.
+    #[allow(dead_code)]
+    pub(crate) fn lend(&self) -> bool {
+        self.block.lend()
+    }
+
+    /// Was the block lent to the kernel (and is it not writable again)?
+    #[allow(dead_code)]
+    pub(crate) fn is_lent(&self) -> bool {
+        self.block.is_lent()
+    }
+
     /// The id of these bytes: equal ids mean equal bytes for the life of the
     /// process.
     pub fn content_id(&self) -> ContentId {

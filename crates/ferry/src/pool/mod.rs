@@ -555,6 +555,11 @@ pub(crate) unsafe fn recycle(hdr: NonNull<Header>) {
         unreachable!("recycle called on a block that is not a pool slot")
     };
     let class = link.class;
+    // Pages the kernel may still hold go before the slot can be reused.
+    h.forget_lent_pages();
+    let Backing::Pool(link) = &h.backing else {
+        unreachable!("recycle called on a block that is not a pool slot")
+    };
     let Some(pool) = link.pool.as_ref() else {
         unreachable!("a pool slot always refers to its pool")
     };

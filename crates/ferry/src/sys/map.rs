@@ -420,6 +420,32 @@ fn anonymous(layout: std::alloc::Layout) -> bool {
     cfg!(not(miri)) && layout.size() >= ANON_MIN && layout.align() <= super::page_size()
 }
 
+/// Drops the pages of `len` bytes at `base` (`MADV_DONTNEED`): the next
+/// touch maps fresh zeroed pages, while anyone else holding a reference to
+/// the old ones (a pipe, a socket's queue) keeps them, unchanged.
+///
+/// # Safety
+///
+/// `base` is page-aligned, `len` a whole number of pages, and the range
+/// private anonymous memory the caller owns whose contents nobody needs.
+pub(crate) unsafe fn drop_pages(base: NonNull<u8>, len: usize) {
+    #[cfg(miri)]
+    {
+        // Miri has no madvise: zero the bytes, which is what a later
+        // reader of the memory would see.
+        // SAFETY: per the contract, ours and writable.
+        unsafe { std::ptr::write_bytes(base.as_ptr(), 0, len) };
+    }
+    #[cfg(not(miri))]
+    {
+        // SAFETY: per the contract; MADV_DONTNEED on private anonymous
+        // memory only replaces its pages with zero-fill-on-demand ones.
+        let _ = unsafe {
+            rustix::mm::madvise(base.as_ptr().cast(), len, rustix::mm::Advice::LinuxDontNeed)
+        };
+    }
+}
+
 /// Zeroed memory for `layout` (whose size is not zero); null if refused.
 /// Release it with [`dealloc_zeroed`] and the same layout.
 pub(crate) fn alloc_zeroed(layout: std::alloc::Layout) -> *mut u8 {

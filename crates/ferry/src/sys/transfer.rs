@@ -98,6 +98,40 @@ pub(crate) fn sendfile_at(
     retry(|| rustix::fs::sendfile(output, input, Some(&mut *off), len))
 }
 
+/// A descriptor known to be open for writing, so that `vmsplice` on it
+/// only reads memory (on a descriptor open for reading, vmsplice moves
+/// the pipe's bytes *into* the memory instead).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriteEnd<'fd>(BorrowedFd<'fd>);
+
+impl<'fd> WriteEnd<'fd> {
+    /// Checks `fd`'s access mode (`F_GETFL`): `EBADF` if not open for
+    /// writing.
+    pub(crate) fn check(fd: BorrowedFd<'fd>) -> io::Result<WriteEnd<'fd>> {
+        use rustix::fs::OFlags;
+        let fl = rustix::fs::fcntl_getfl(fd)?;
+        if fl.intersects(OFlags::WRONLY | OFlags::RDWR) {
+            Ok(WriteEnd(fd))
+        } else {
+            Err(io::Error::from_raw_os_error(libc::EBADF))
+        }
+    }
+}
+
+/// One `vmsplice` of up to all of `data` into the pipe `to` (EINTR
+/// retried): the pipe takes references to the pages under `data`.
+///
+/// The caller must see to it that those pages are never written again
+/// while the kernel may hold them (a lent block, a file's pages, static
+/// bytes) and that SIGPIPE cannot kill the process (a guard).
+pub(crate) fn vmsplice(to: WriteEnd<'_>, data: &[u8]) -> io::Result<usize> {
+    let iov = [rustix::pipe::IoSliceRaw::from_slice(data)];
+    // SAFETY: `to` is open for writing (a `WriteEnd`) and no SPLICE_F_GIFT
+    // is given, so the kernel only reads `data`'s pages — it takes
+    // references to them and never writes through them.
+    retry(|| unsafe { rustix::pipe::vmsplice(to.0, &iov, rustix::pipe::SpliceFlags::empty()) })
+}
+
 /// A new pipe, both ends close-on-exec: (read end, write end).
 pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     retry(|| rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC))
