@@ -499,3 +499,31 @@ fn cp_verbose_into_a_full_device_or_a_closed_output() {
         assert_eq!(ours, gnu, "{script}: (status, stdout, stderr) ferry vs GNU");
     }
 }
+
+#[test]
+fn quick_stream_bench_runs_its_scenarios_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = ferry(&[
+        "bench",
+        "stream",
+        "--quick",
+        "--only",
+        "file-pipe,cases,file-file",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for row in [
+        "| ferry pipe (splice) |",
+        "| case 4 (4K fixed → 128K fixed) |",
+        "| dd bs=128K |",
+    ] {
+        assert!(out.contains(row), "no row {row}: {out}");
+    }
+    assert!(out.contains("target: ferry pipe (splice) ≥ 2.0×"), "{out}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch files left behind"
+    );
+}

@@ -22,7 +22,7 @@ pub struct StreamArgs {
     #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     size: u64,
     /// Only these scenarios (comma-separated: file-tcp, mem-tcp, cases,
-    /// file-unix, file-pipe, file-file, veth).
+    /// file-unix, file-pipe, file-file, ftp, veth).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     #[command(flatten)]
@@ -218,6 +218,35 @@ fn scenarios() -> Vec<Scenario> {
             goals: vec![],
         },
         Scenario {
+            name: "ftp",
+            what: "a cached file to a new file across loopback TCP (each mover on both ends)",
+            listen: Listen::Tcp(None),
+            movers: vec![
+                mover(
+                    "ferry pipe → ferry pipe",
+                    Some("{ferry} pipe tcp-listen:127.0.0.1:{port} {out}"),
+                    "{ferry} pipe {file} tcp:127.0.0.1:{port}",
+                ),
+                needing(
+                    mover(
+                        "socat → socat",
+                        Some("socat -u TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr OPEN:{out},creat,trunc"),
+                        "socat -u FILE:{file} TCP:127.0.0.1:{port}",
+                    ),
+                    "socat",
+                ),
+                needing(
+                    mover(
+                        "socat -b 131072 → socat -b 131072",
+                        Some("socat -b 131072 -u TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr OPEN:{out},creat,trunc"),
+                        "socat -b 131072 -u FILE:{file} TCP:127.0.0.1:{port}",
+                    ),
+                    "socat",
+                ),
+            ],
+            goals: vec![],
+        },
+        Scenario {
             name: "veth",
             what: "memory sent over TCP between two network namespaces joined by a veth pair (128 KiB buffers)",
             listen: Listen::Tcp(Some(NS_RX)),
@@ -381,7 +410,7 @@ fn run_once(
         }
     }
     let wall = t0.elapsed();
-    if sc.name == "file-file" {
+    if matches!(sc.name, "file-file" | "ftp") {
         let got = std::fs::metadata(&ctx.out)
             .map_err(|e| e.to_string())?
             .len();

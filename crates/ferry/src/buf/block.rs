@@ -457,7 +457,8 @@ impl Block {
     pub(crate) fn lend(&self) -> bool {
         let h = self.header();
         let page = crate::sys::page_size();
-        let whole_pages = (h.data.as_ptr() as usize).is_multiple_of(page) && h.cap.is_multiple_of(page);
+        let whole_pages =
+            (h.data.as_ptr() as usize).is_multiple_of(page) && h.cap.is_multiple_of(page);
         match &h.backing {
             Backing::Static | Backing::Mapped { .. } | Backing::Leased(_) => true,
             Backing::Heap { zeroed: true, .. } | Backing::Pool(_) if whole_pages => {
