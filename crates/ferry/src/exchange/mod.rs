@@ -368,9 +368,10 @@ pub fn write_buf(fd: impl AsFd, data: impl Into<Owned>) -> io::Result<usize> {
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
-/// let f = tempfile::NamedTempFile::new()?;
-/// std::fs::write(f.path(), b"abc")?;
-/// assert_eq!(&ferry::exchange::map(&std::fs::File::open(f.path())?, 0..3)?[..], b"abc");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f");
+/// std::fs::write(&path, b"abc")?;
+/// assert_eq!(&ferry::exchange::map(&std::fs::File::open(&path)?, 0..3)?[..], b"abc");
 /// # Ok(()) }
 /// ```
 pub fn map(file: &std::fs::File, range: Range<u64>) -> io::Result<Buf> {
