@@ -7,6 +7,8 @@
 //! - `ferry/unistd.h`: emulated Unix I/O (open, read, write, lseek, pread,
 //!   pwrite, close, dup) on the same streams;
 //! - `ferry/buf.h`: ferry's shared immutable buffers;
+//! - `ferry/exchange.h`: buffer exchange, fbufs' `uf_*` calls
+//!   (`fy_uf_read`, `fy_uf_write`, `fy_uf_allocate`, …);
 //! - `ferry/transfer.h`: `fy_transfer`, a whole input moved to an output
 //!   by the kernel's copy paths.
 //!
@@ -25,6 +27,7 @@
 
 pub mod asi;
 pub mod buf;
+pub mod exchange;
 mod ffi;
 pub mod file;
 mod registry;

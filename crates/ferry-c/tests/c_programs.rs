@@ -61,10 +61,6 @@ struct Out {
     stderr: Vec<u8>,
 }
 
-fn run(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str]) -> Out {
-    run_with(exe, dir, stdin, args, &[])
-}
-
 /// How long a test program may run before it counts as hung (killed,
 /// status None).
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -142,12 +138,17 @@ fn same_built(
 
 /// A ferry-only program: exits 0 and prints "ok".
 fn checks_itself(name: &str, extra: &[&str]) {
+    checks_itself_with(name, extra, &[]);
+}
+
+/// `checks_itself`, run with extra environment variables.
+fn checks_itself_with(name: &str, extra: &[&str], env: &[(&str, &str)]) {
     let work = tempfile::tempdir().expect("tempdir");
     let f = work.path().join("ferry");
     compile(&src(name), &f, true, extra);
     let d = work.path().join("d");
     std::fs::create_dir(&d).unwrap();
-    let o = run(&f, &d, b"", &[]);
+    let o = run_with(&f, &d, b"", &[], env);
     assert!(
         o.status == Some(0) && o.stdout.ends_with(b"ok\n"),
         "{name}: status {:?}\n{}\n{}",
@@ -437,6 +438,50 @@ fn buffers() {
 #[test]
 fn transfers_between_files_and_pipes() {
     checks_itself("ferry-only/transfer.c", &[]);
+}
+
+/// ferry/exchange.h: round trips through a pipe, a socketpair (with an
+/// echo that writes back each buffer it reads) and a mapped file; a
+/// pointer that is not a ferry buffer, a double deallocate, a closed pipe.
+#[test]
+fn buffer_exchange() {
+    checks_itself("ferry-only/exchange.c", &[]);
+}
+
+/// ferry/exchange.h under a 64 KiB cap: ENOMEM at once, nothing read
+/// without a buffer, the cap lifted by giving one back.
+#[test]
+fn buffer_exchange_cap() {
+    checks_itself_with(
+        "ferry-only/exchange_cap.c",
+        &[],
+        &[("FERRY_EXCHANGE_CAP", "64K")],
+    );
+}
+
+/// ferry/exchange.h's debug mode: a write after fy_uf_write or
+/// fy_uf_deallocate dies of SIGSEGV (in a child); the same program
+/// without the mode must not (its children then exit 3, which the
+/// program reports as a failure: checked here so that the test proves
+/// the mode does the faulting).
+#[test]
+fn buffer_exchange_protect_mode() {
+    checks_itself_with(
+        "ferry-only/exchange_protect.c",
+        &[],
+        &[("FERRY_EXCHANGE_PROTECT", "1")],
+    );
+    let work = tempfile::tempdir().expect("tempdir");
+    let f = work.path().join("ferry");
+    compile(&src("ferry-only/exchange_protect.c"), &f, true, &[]);
+    let o = run_with(
+        &f,
+        work.path(),
+        b"",
+        &[],
+        &[("FERRY_EXCHANGE_PROTECT", "0")],
+    );
+    assert_eq!(o.status, Some(1), "without protect mode no write faults");
 }
 
 /// fy_transfer from a descriptor a ferry stream reads (ferry/unistd.h's

@@ -13,6 +13,10 @@
 //!   read lease and a copy-on-write snapshot when a writer comes.
 //! * [`Stream`] (module [`stream`]): alloc streams, after the Alloc Stream
 //!   Facility.
+//! * module [`exchange`]: fbufs' buffer exchange — [`exchange::read_buf`]
+//!   (the library picks the buffer), [`exchange::get_buf`],
+//!   [`exchange::write_buf`] (ownership passes), [`exchange::map`], on a
+//!   pool with a per-process cap ([`exchange::Exchange`]).
 //! * module [`transfer`]: whole inputs moved to outputs by the kernel's
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
@@ -72,6 +76,7 @@
 #![warn(missing_docs)]
 
 pub mod buf;
+pub mod exchange;
 #[cfg(all(test, loom))]
 mod loom_models;
 pub mod pool;

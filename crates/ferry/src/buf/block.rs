@@ -156,6 +156,11 @@ impl Header {
         *self.lent.get_mut() = false;
     }
 
+    /// The block's memory: where it starts and its capacity.
+    pub(crate) fn memory(&self) -> (NonNull<u8>, usize) {
+        (self.data, self.cap)
+    }
+
     /// Makes a header that pools keep between uses live again: one
     /// reference, and a new generation if `bump`.
     ///
@@ -224,9 +229,17 @@ impl Drop for Header {
                 unsafe { drop_fn(*owner) }
             }
             Backing::Pool(link) => {
-                // SAFETY: a pool slot's memory came from `alloc_zeroed` with
-                // the layout recorded in its link and is released only here.
-                unsafe { crate::sys::map::dealloc_zeroed(self.data, link.layout) }
+                if link.protect {
+                    // SAFETY: a protecting pool's slot came from
+                    // `alloc_pages` with the layout recorded in its link and
+                    // is released only here (read-only or not: munmap).
+                    unsafe { crate::sys::map::dealloc_pages(self.data, link.layout) }
+                } else {
+                    // SAFETY: a pool slot's memory came from `alloc_zeroed`
+                    // with the layout recorded in its link and is released
+                    // only here.
+                    unsafe { crate::sys::map::dealloc_zeroed(self.data, link.layout) }
+                }
             }
         }
     }
@@ -510,6 +523,41 @@ impl Block {
             Backing::Leased(link) => link.maps_file(),
             _ => false,
         }
+    }
+
+    /// Is this a slot of a pool in protect mode
+    /// ([`PoolConfig::protect`](crate::PoolConfig::protect))?
+    pub(crate) fn is_protected_slot(&self) -> bool {
+        matches!(&self.header().backing, Backing::Pool(link) if link.protect)
+    }
+
+    /// Protect mode: makes a slot's pages read-only as its `BufMut` is
+    /// frozen (nothing may write them from now until the slot is handed
+    /// out again, or taken back by `unseal`). Does nothing for other
+    /// blocks, or if the kernel refuses (the mode is a debugging aid: the
+    /// bytes are immutable by Rust's rules either way).
+    pub(crate) fn seal(&self) {
+        if self.is_protected_slot() {
+            let h = self.header();
+            // SAFETY: a protecting pool's slot is a mapping of its own
+            // (`alloc_pages`) of `cap` bytes, a whole number of pages, that
+            // this block owns; from the freeze on nothing writes it (a
+            // `Buf` only reads) until `unseal` or the pool's next hand-out
+            // make it writable again.
+            let _ = unsafe { crate::sys::map::protect(h.data, h.cap, true) };
+        }
+    }
+
+    /// Protect mode: makes a sealed slot writable again for a unique
+    /// owner (`Buf::try_into_mut`). False if the kernel refused (the
+    /// caller must then not write).
+    pub(crate) fn unseal(&self) -> bool {
+        if !self.is_protected_slot() {
+            return true;
+        }
+        let h = self.header();
+        // SAFETY: as in `seal`; making pages writable harms no reader.
+        unsafe { crate::sys::map::protect(h.data, h.cap, false) }.is_ok()
     }
 
     /// Is this block a pool slot? (For statistics and tests.)

@@ -331,6 +331,9 @@ impl BufMut {
         let mut me = ManuallyDrop::new(self);
         // SAFETY: `me` is never dropped, so the block is moved out once.
         let block = unsafe { ManuallyDrop::take(&mut me.block) };
+        // A protecting pool's slot turns read-only here (its producer's
+        // write access ends: IO-Lite's rule).
+        block.seal();
         Buf::from_parts(block, ptr, len)
     }
 }

@@ -280,7 +280,7 @@ impl Buf {
     /// assert_ne!(b.content_id(), id);
     /// ```
     pub fn try_into_mut(self) -> Result<BufMut, Buf> {
-        if !(self.block.is_unique() && self.block.is_writable()) {
+        if !(self.block.is_unique() && self.block.is_writable() && self.block.unseal()) {
             return Err(self);
         }
         let Buf {

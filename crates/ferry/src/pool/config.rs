@@ -23,6 +23,14 @@ pub struct PoolConfig {
     /// Free-list shards (rounded up to a power of two); default twice the
     /// number of CPUs.
     pub shards: Option<usize>,
+    /// Debug mode: a slot's pages are made read-only (`mprotect`) when its
+    /// buffer is frozen, and writable again only when the pool hands the
+    /// slot out anew (IO-Lite's rule: a producer's write access is
+    /// temporary). A C caller that writes through a pointer it kept after
+    /// handing the buffer over faults at once instead of changing bytes
+    /// someone else reads. Every slot is then a mapping of its own, and
+    /// each freeze and reuse costs an `mprotect`. Default off.
+    pub protect: bool,
 }
 
 impl Default for PoolConfig {
@@ -31,6 +39,7 @@ impl Default for PoolConfig {
             classes: (12..=20).map(|s| 1usize << s).collect(),
             budget: 256 << 20,
             shards: None,
+            protect: false,
         }
     }
 }
@@ -51,6 +60,20 @@ impl PoolConfig {
     /// Sets the number of free-list shards.
     pub fn with_shards(mut self, shards: usize) -> PoolConfig {
         self.shards = Some(shards);
+        self
+    }
+
+    /// Turns the debug mode of [`protect`](PoolConfig::protect) on or off.
+    ///
+    /// ```
+    /// let pool = ferry::Pool::new(ferry::PoolConfig::default().with_protect(true)).unwrap();
+    /// let mut m = pool.alloc(10).unwrap();
+    /// m.extend_from_slice(b"sealed");
+    /// let b = m.freeze(); // its pages are read-only now
+    /// assert_eq!(&b[..], b"sealed");
+    /// ```
+    pub fn with_protect(mut self, protect: bool) -> PoolConfig {
+        self.protect = protect;
         self
     }
 

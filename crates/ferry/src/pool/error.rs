@@ -8,7 +8,8 @@ use std::io;
 pub enum PoolError {
     /// The budget is used up by slots in use (and, for
     /// [`alloc_timeout`](super::Pool::alloc_timeout), none came back in
-    /// time).
+    /// time) — or, in [protect mode](super::PoolConfig::protect), the
+    /// kernel would not make a reused slot's pages writable again.
     Exhausted {
         /// Bytes asked for.
         requested: usize,

@@ -52,6 +52,10 @@ pub(crate) struct SlotLink {
     pool: Option<Arc<PoolShared>>,
     class: usize,
     pub(crate) layout: Layout,
+    /// The pool's debug mode ([`PoolConfig::protect`]): the slot is a
+    /// mapping of its own (`sys::map::alloc_pages`), read-only while
+    /// frozen.
+    pub(crate) protect: bool,
 }
 
 /// A free slot's header, owned by a shard's free list.
@@ -87,6 +91,8 @@ impl Shard {
 
 pub(crate) struct PoolShared {
     classes: Box<[usize]>,
+    /// [`PoolConfig::protect`].
+    protect: bool,
     budget: usize,
     /// Bytes of all slots that exist, handed out or free.
     reserved: AtomicUsize,
@@ -199,6 +205,7 @@ impl Pool {
         Ok(Pool {
             handle: Arc::new(PoolHandle {
                 shared: Arc::new(PoolShared {
+                    protect: config.protect,
                     slots: classes.iter().map(|_| AtomicUsize::new(0)).collect(),
                     classes: classes.into_boxed_slice(),
                     budget: config.budget,
@@ -277,7 +284,7 @@ impl Pool {
     pub fn alloc(&self, len: usize) -> Result<BufMut, PoolError> {
         let class = self.class_for(len)?;
         match PoolShared::try_alloc(self.shared(), class, false) {
-            Some(slot) => Ok(self.hand_out(slot)),
+            Some(slot) => self.hand_out(slot, len, class),
             None => Err(self.exhausted(len, class)),
         }
     }
@@ -299,7 +306,7 @@ impl Pool {
     pub fn alloc_timeout(&self, len: usize, timeout: Duration) -> Result<BufMut, PoolError> {
         let class = self.class_for(len)?;
         if let Some(slot) = PoolShared::try_alloc(self.shared(), class, false) {
-            return Ok(self.hand_out(slot));
+            return self.hand_out(slot, len, class);
         }
         let sh = self.shared();
         sh.waits.fetch_add(1, Ordering::Relaxed);
@@ -327,7 +334,7 @@ impl Pool {
         sh.waiters.fetch_sub(1, Ordering::SeqCst);
         drop(guard);
         match got {
-            Some(slot) => Ok(self.hand_out(slot)),
+            Some(slot) => self.hand_out(slot, len, class),
             None => Err(self.exhausted(len, class)),
         }
     }
@@ -350,14 +357,42 @@ impl Pool {
     }
 
     /// Turns a slot taken off a free list (or just made) into a `BufMut`.
-    fn hand_out(&self, (hdr, fresh): (NonNull<Header>, bool)) -> BufMut {
+    ///
+    /// In protect mode a reused slot's pages are read-only (it was frozen
+    /// before it came back): they are made writable again here, the
+    /// producer's write access granted anew. Should the kernel refuse
+    /// (`mprotect` can fail for want of memory to split a mapping), the
+    /// slot is released and the allocation fails as exhausted: never a
+    /// `BufMut` whose writes would fault.
+    fn hand_out(
+        &self,
+        (hdr, fresh): (NonNull<Header>, bool),
+        len: usize,
+        class: usize,
+    ) -> Result<BufMut, PoolError> {
         // SAFETY: the slot was just taken off a free list (or made) by this
         // thread: no other reference to its header exists.
         let h = unsafe { &mut *hdr.as_ptr() };
+        if self.shared().protect && !fresh {
+            let (data, cap) = h.memory();
+            // SAFETY: a pool slot in protect mode is a mapping of its own
+            // (`alloc_pages`) of `cap` bytes, a whole number of pages; we
+            // own it alone (off every list, no references).
+            if unsafe { crate::sys::map::protect(data, cap, false) }.is_err() {
+                let sh = self.shared();
+                sh.reserved.fetch_sub(sh.classes[class], Ordering::AcqRel);
+                sh.slots[class].fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: ours alone (see above); dropping it unmaps its
+                // memory, whatever its protection, and drops its reference
+                // to the pool (we hold a handle, so the pool lives on).
+                drop(unsafe { Box::from_raw(hdr.as_ptr()) });
+                return Err(self.exhausted(len, class));
+            }
+        }
         h.revive(!fresh);
         // SAFETY: revive set exactly one reference, which the block takes.
         let block = unsafe { Block::from_revived(hdr) };
-        BufMut::from_block(block, 0, 0)
+        Ok(BufMut::from_block(block, 0, 0))
     }
 
     /// Releases every free slot's memory; returns the bytes released.
@@ -482,7 +517,11 @@ impl PoolShared {
             Err(_) => unreachable!("class sizes are validated page multiples"),
         };
         // (size is non-zero: classes are at least one page.)
-        let ptr = crate::sys::map::alloc_zeroed(layout);
+        let ptr = if this.protect {
+            crate::sys::map::alloc_pages(layout)
+        } else {
+            crate::sys::map::alloc_zeroed(layout)
+        };
         let Some(data) = NonNull::new(ptr) else {
             std::alloc::handle_alloc_error(layout)
         };
@@ -495,6 +534,7 @@ impl PoolShared {
                 pool: Some(Arc::clone(this)),
                 class,
                 layout,
+                protect: this.protect,
             }),
         );
         NonNull::from(Box::leak(Box::new(h)))

@@ -390,3 +390,77 @@ fn a_waiter_that_releases_a_larger_slot_does_not_deadlock() {
         Err(_) => panic!("the waiter deadlocked"),
     }
 }
+
+/// The permissions `/proc/self/maps` gives the page at `addr` (`"rw-p"`,
+/// `"r--p"`, …).
+#[cfg(not(miri))]
+fn page_perms(addr: usize) -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    for line in maps.lines() {
+        let mut f = line.split_whitespace();
+        let (range, perms) = (f.next().unwrap(), f.next().unwrap());
+        let (a, b) = range.split_once('-').unwrap();
+        let (a, b) = (
+            usize::from_str_radix(a, 16).unwrap(),
+            usize::from_str_radix(b, 16).unwrap(),
+        );
+        if (a..b).contains(&addr) {
+            return perms.to_string();
+        }
+    }
+    panic!("{addr:#x} is not mapped")
+}
+
+/// Protect mode (the exchange's debug mode): a slot is writable while a
+/// `BufMut` holds it, read-only from its freeze until the pool hands it
+/// out again (or `try_into_mut` takes it back), and every class works —
+/// small ones too, which are the C allocator's outside protect mode.
+/// Under Miri the `mprotect`s are skipped (Miri has none); the slot
+/// bookkeeping around them still runs.
+#[test]
+fn protect_mode_seals_frozen_slots_and_unseals_them_on_reuse() {
+    let p = Pool::new(
+        PoolConfig::default()
+            .with_classes(vec![4096, 65536, 131072])
+            .with_budget(1 << 20)
+            .with_protect(true),
+    )
+    .unwrap();
+    for len in [1, 4096, 5000, 100_000] {
+        let mut m = p.alloc(len).unwrap();
+        let at = m.as_ptr() as usize;
+        let cap = m.capacity();
+        m.extend_from_slice(&vec![7u8; len]);
+        #[cfg(not(miri))]
+        assert_eq!(page_perms(at), "rw-p", "{len}: a held slot is writable");
+        let b = m.freeze();
+        #[cfg(not(miri))]
+        {
+            assert_eq!(page_perms(at), "r--p", "{len}: frozen is read-only");
+            assert_eq!(page_perms(at + cap - 1), "r--p", "{len}: to its last page");
+        }
+        assert!(b.iter().all(|&x| x == 7));
+        // Taken back while unique: writable again, same memory.
+        let mut m = b.try_into_mut().expect("unique");
+        assert_eq!(m.as_ptr() as usize, at);
+        m[0] = 1;
+        let b = m.freeze();
+        drop(b); // back to the pool, still read-only
+        #[cfg(not(miri))]
+        assert_eq!(page_perms(at), "r--p", "{len}: a free slot stays sealed");
+        let mut again = p.alloc(len).unwrap();
+        assert_eq!(again.as_ptr() as usize, at, "{len}: the slot is reused");
+        again.extend_from_slice(b"written again");
+        #[cfg(not(miri))]
+        assert_eq!(page_perms(at), "rw-p", "{len}: handed out anew is writable");
+        assert_eq!(cap, again.capacity());
+    }
+    // Slots released read-only (trim, closing the pool) are unmapped
+    // cleanly, whatever their protection.
+    let sealed: Vec<Buf> = (0..3).map(|_| p.alloc(10).unwrap().freeze()).collect();
+    drop(sealed);
+    assert!(p.trim() > 0);
+    let held = p.alloc(70_000).unwrap().freeze();
+    drop(p);
+    drop(held);
+}

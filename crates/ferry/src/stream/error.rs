@@ -76,14 +76,20 @@ pub(crate) fn named(op: &'static str, name: &Arc<str>, e: io::Error) -> io::Erro
     )
 }
 
-/// The OS error number behind an error, also through a [`StreamError`].
+/// The OS error number behind an error, also through a [`StreamError`]
+/// or a [`TransferError`](crate::transfer::TransferError) (as
+/// [`exchange::write_buf`](crate::exchange::write_buf) reports one).
 pub fn os_error(e: &io::Error) -> Option<i32> {
     if let Some(n) = e.raw_os_error() {
         return Some(n);
     }
-    e.get_ref()
-        .and_then(|r| r.downcast_ref::<StreamError>())
-        .and_then(|s| s.source.raw_os_error())
+    let inner = e.get_ref()?;
+    if let Some(s) = inner.downcast_ref::<StreamError>() {
+        return s.source.raw_os_error();
+    }
+    inner
+        .downcast_ref::<crate::transfer::TransferError>()
+        .and_then(|t| os_error(t.io_error()))
 }
 
 pub(crate) fn errno(n: i32) -> io::Error {

@@ -485,6 +485,96 @@ pub(crate) unsafe fn dealloc_zeroed(ptr: NonNull<u8>, layout: std::alloc::Layout
     }
 }
 
+/// Zeroed memory of `layout.size()` bytes that is a mapping of its own
+/// (anonymous, private), whatever its size: pages nobody else's
+/// allocation shares, so [`protect`] may change them and [`dealloc_pages`]
+/// may release them whatever their protection. Null if refused. Under
+/// Miri (no `mmap`) the global allocator's, page aligned.
+pub(crate) fn alloc_pages(layout: std::alloc::Layout) -> *mut u8 {
+    debug_assert!(layout.size() > 0 && layout.align() <= super::page_size());
+    #[cfg(miri)]
+    {
+        match std::alloc::Layout::from_size_align(layout.size(), super::page_size()) {
+            // SAFETY: the size is not zero (the caller's contract).
+            Ok(l) => unsafe { std::alloc::alloc_zeroed(l) },
+            Err(_) => std::ptr::null_mut(),
+        }
+    }
+    #[cfg(not(miri))]
+    {
+        // SAFETY: a fresh private anonymous mapping (null hint, no
+        // MAP_FIXED) replaces nothing; the caller owns it until
+        // `dealloc_pages`.
+        let r = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                layout.size(),
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE,
+            )
+        };
+        r.map_or(std::ptr::null_mut(), |p| p.cast())
+    }
+}
+
+/// Releases memory from [`alloc_pages`], read-only or not.
+///
+/// # Safety
+/// `ptr` came from `alloc_pages(layout)` with this same layout, nothing
+/// refers to it any more, and it is released only once.
+pub(crate) unsafe fn dealloc_pages(ptr: NonNull<u8>, layout: std::alloc::Layout) {
+    #[cfg(miri)]
+    {
+        if let Ok(l) = std::alloc::Layout::from_size_align(layout.size(), super::page_size()) {
+            // SAFETY: per the contract, from the global allocator with `l`.
+            unsafe { std::alloc::dealloc(ptr.as_ptr(), l) }
+        }
+    }
+    #[cfg(not(miri))]
+    {
+        // SAFETY: per the contract, a mapping of exactly this length made
+        // by `alloc_pages` and no longer used; munmap ignores protection.
+        let _ = unsafe { rustix::mm::munmap(ptr.as_ptr().cast(), layout.size()) };
+    }
+}
+
+/// Makes `len` bytes at `ptr` read-only (`read_only`) or readable and
+/// writable again (`mprotect`): the exchange's debug mode, in which a pool
+/// slot handed over (frozen, written) faults at the first write through a
+/// pointer a C caller kept. Under Miri it does nothing (Miri has no
+/// `mprotect`; the protection is a debugging aid, not something the Rust
+/// side's soundness rests on: Rust code cannot write through a `Buf`).
+///
+/// # Safety
+/// `ptr..ptr + len` must be whole pages (`ptr` page aligned, `len` a
+/// multiple of the page size) of memory the caller owns outright — no
+/// other allocation shares those pages — and, for `read_only`, nothing
+/// may write to them until they are made writable again.
+pub(crate) unsafe fn protect(ptr: NonNull<u8>, len: usize, read_only: bool) -> io::Result<()> {
+    debug_assert!(
+        (ptr.as_ptr() as usize).is_multiple_of(super::page_size())
+            && len.is_multiple_of(super::page_size())
+    );
+    #[cfg(miri)]
+    {
+        let _ = (ptr, len, read_only);
+        Ok(())
+    }
+    #[cfg(not(miri))]
+    {
+        use rustix::mm::MprotectFlags;
+        let flags = if read_only {
+            MprotectFlags::READ
+        } else {
+            MprotectFlags::READ | MprotectFlags::WRITE
+        };
+        // SAFETY: whole pages the caller owns alone (the contract); read
+        // access is kept either way, so no reader faults, and writers are
+        // the caller's to hold back while the pages are read-only.
+        unsafe { rustix::mm::mprotect(ptr.as_ptr().cast(), len, flags) }.map_err(io::Error::from)
+    }
+}
+
 #[cfg(test)]
 mod zeroed_tests {
     use super::*;

@@ -89,6 +89,14 @@ use std::io;
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd};
 
+/// A write that failed after `st.bytes` arrived at the output, reported
+/// as the engine reports its own ([`TransferError`], [`Side::Write`]): for
+/// the interfaces above the engine that write owned buffers
+/// ([`exchange::write_buf`](crate::exchange::write_buf)).
+pub(crate) fn write_failed(error: io::Error, st: TransferStats) -> TransferError {
+    TransferError::new(Side::Write, error, st)
+}
+
 /// Ranges of this many bytes or more are copied file to file by two
 /// threads (the default of [`TransferOptions::parallel_min`]).
 pub const PARALLEL_MIN: u64 = 64 << 20;

@@ -1,0 +1,127 @@
+//! `write_buf`: fbufs' `uf_write`, ownership passing with the bytes.
+//!
+//! Every owned buffer leaves the process through [`send_owned`]: the one
+//! place to route them by the descriptor's kind (`vmsplice` into a pipe
+//! for pages nobody writes again, `MSG_ZEROCOPY` on a socket above a
+//! measured size). Today it makes gathered writes (`writev`, `sendmsg`
+//! on a socket).
+
+use super::{Exchange, Owned};
+use crate::sys::vectored::VectoredWriter;
+use crate::transfer::{TransferError, TransferStats};
+use crate::Aggregate;
+use std::io::{self, IoSlice};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+
+/// Slices one gathered write takes at most (on the stack).
+const IOV_BATCH: usize = 64;
+
+impl Exchange {
+    /// fbufs' `uf_write`: writes all of `data` — a [`Buf`](crate::Buf),
+    /// a [`BufMut`](crate::BufMut) (frozen first) or an
+    /// [`Aggregate`](crate::Aggregate) — to `fd` at its offset, taking it
+    /// over: the caller cannot touch the bytes again (they are moved), so
+    /// the kernel may hold them by reference. Returns the bytes written,
+    /// all of them.
+    ///
+    /// Short writes are continued; `EINTR` is retried; a non-blocking
+    /// descriptor that says `EAGAIN` is waited for (`poll`). A pipe or
+    /// socket whose reader has gone is an `EPIPE` error, never a SIGPIPE
+    /// death. On an error the `io::Error` (of the OS error's kind) carries
+    /// a [`TransferError`] whose [`bytes`](TransferError::bytes) are the
+    /// bytes known to have arrived ([`bytes_out`] reads them), its message
+    /// names the descriptor and the count, and
+    /// [`os_error`](crate::stream::os_error) finds the OS error code.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let ex = ferry::exchange::Exchange::new(1 << 20)?;
+    /// let (r, w) = std::io::pipe()?;
+    /// let mut head = ex.get_buf(100)?;
+    /// head.extend_from_slice(b"head ");
+    /// let mut parts = ferry::Aggregate::from(head.freeze());
+    /// parts.append_buf(ferry::Buf::from_static(b"body"));
+    /// assert_eq!(ex.write_buf(&w, parts)?, 9);
+    /// drop(r);
+    /// let e = ex.write_buf(&w, ferry::Buf::from_static(b"lost")).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+    /// assert_eq!(ferry::exchange::bytes_out(&e), Some(0));
+    /// # Ok(()) }
+    /// ```
+    pub fn write_buf(&self, fd: impl AsFd, data: impl Into<Owned>) -> io::Result<usize> {
+        write_buf(fd.as_fd(), data.into())
+    }
+}
+
+/// The bytes a failed [`write_buf`](super::write_buf) got out before its
+/// error (`None` for an error that did not come from one).
+///
+/// ```
+/// let e = std::io::Error::other("not from write_buf");
+/// assert_eq!(ferry::exchange::bytes_out(&e), None);
+/// ```
+pub fn bytes_out(e: &io::Error) -> Option<u64> {
+    e.get_ref()
+        .and_then(|r| r.downcast_ref::<TransferError>())
+        .map(TransferError::bytes)
+}
+
+pub(super) fn write_buf(fd: BorrowedFd<'_>, data: Owned) -> io::Result<usize> {
+    let data = data.into_aggregate();
+    let total = data.len();
+    if total == 0 {
+        return Ok(0);
+    }
+    let mut st = TransferStats::default();
+    match send_owned(fd, data, &mut st) {
+        Ok(()) => Ok(total),
+        Err(e) => {
+            let kind = e.kind();
+            let name: std::sync::Arc<str> =
+                format!("fd {} after {} of {total} bytes", fd.as_raw_fd(), st.bytes).into();
+            let e = crate::stream::named("write_buf to", &name, e);
+            Err(io::Error::new(kind, crate::transfer::write_failed(e, st)))
+        }
+    }
+}
+
+/// Sends `data`, which the caller has given up, to `fd`, all of it;
+/// counts the bytes that arrived and the system calls in `st` (on error
+/// too: `st.bytes` is then what is known to have arrived).
+///
+/// The one function owned buffers leave the process through: where the
+/// kernel can take them by reference (a pipe: `vmsplice` of pages that
+/// are never written again — a frozen pool slot's or a mapped file's; a
+/// socket: `MSG_ZEROCOPY`, completions drained before a slot is reused),
+/// that routing goes here, chosen by the descriptor's kind, with the
+/// ownership `data` carries to make it sound.
+fn send_owned(fd: BorrowedFd<'_>, mut data: Aggregate, st: &mut TransferStats) -> io::Result<()> {
+    st.calls.other += 1; // fstat: the descriptor's kind
+    let mut w = VectoredWriter::new(fd)?;
+    while !data.is_empty() {
+        let r = {
+            let mut iov = [IoSlice::new(&[]); IOV_BATCH];
+            let (n, _) = data.fill_io_slices(&mut iov);
+            st.calls.write += 1;
+            w.write(&iov[..n])
+        };
+        match r {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the descriptor accepted no more bytes",
+                ))
+            }
+            Ok(n) => {
+                data.advance(n);
+                st.bytes += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                st.calls.other += 1;
+                crate::sys::channel::wait_ready(fd, true)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
