@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
     version,
     about,
     long_about = None,
-    after_help = "Tools (GNU-compatible; `ferry TOOL --help`):\n  cat    concatenate files to standard output\n  cmp    compare two files byte by byte\n  cp     copy files (kernel copy, sparse, --atomic, --progress)\n  cut    print selected parts of lines\n  diff   compare files line by line (normal, -u, -q)\n  grep   print lines that match patterns\n  pipe   move bytes between files, pipes and sockets (socat-like)\n  ttcp   test TCP throughput and CPU per GiB (read-write, splice, sendfile)\n  wc     count lines, words, characters and bytes"
+    after_help = "Tools (GNU-compatible; `ferry TOOL --help`):\n  cat    concatenate files to standard output\n  cmp    compare two files byte by byte\n  cp     copy files (kernel copy, sparse, --atomic, --progress)\n  cut    print selected parts of lines\n  diff   compare files line by line (normal, -u, -q)\n  grep   print lines that match patterns\n  pipe   move bytes between files, pipes and sockets (socat-like)\n  ttcp   test TCP throughput and CPU per GiB (read-write, exchange, splice, sendfile)\n  wc     count lines, words, characters and bytes"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-const MODES: [&str; 3] = ["read-write", "splice", "sendfile"];
+const MODES: [&str; 4] = ["read-write", "exchange", "splice", "sendfile"];
 
 fn ferry() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));

@@ -466,7 +466,6 @@ impl Block {
     /// lent: never writable again, their pages dropped before the memory
     /// is reused. False for a `Vec`'s memory (the allocator may hand it
     /// out again as it is) and foreign owners.
-    #[allow(dead_code)]
     pub(crate) fn lend(&self) -> bool {
         let h = self.header();
         let page = crate::sys::page_size();
@@ -483,7 +482,7 @@ impl Block {
     }
 
     /// Was this block [lent](Self::lend) (and not yet reused)?
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn is_lent(&self) -> bool {
         self.header().lent.load(Ordering::Acquire)
     }

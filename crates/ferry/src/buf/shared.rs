@@ -296,13 +296,12 @@ impl Buf {
     /// Marks the block lent to the kernel if its memory allows it (see
     /// `Block::lend`): true if the kernel may hold references to these
     /// pages for as long as it likes.
-    #[allow(dead_code)]
     pub(crate) fn lend(&self) -> bool {
         self.block.lend()
     }
 
     /// Was the block lent to the kernel (and is it not writable again)?
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn is_lent(&self) -> bool {
         self.block.is_lent()
     }

@@ -1,10 +1,12 @@
 //! `write_buf`: fbufs' `uf_write`, ownership passing with the bytes.
 //!
-//! Every owned buffer leaves the process through [`send_owned`]: the one
-//! place to route them by the descriptor's kind (`vmsplice` into a pipe
-//! for pages nobody writes again, `MSG_ZEROCOPY` on a socket above a
-//! measured size). Today it makes gathered writes (`writev`, `sendmsg`
-//! on a socket).
+//! Every owned buffer leaves the process through [`send_owned`], routed by
+//! the descriptor's kind: by reference (`vmsplice`) into pipes and stream
+//! sockets where the memory can be lent, gathered writes (`writev`,
+//! `sendmsg` on a socket) otherwise. `MSG_ZEROCOPY`
+//! ([`ZeroCopySender`](crate::transfer::zerocopy::ZeroCopySender)) is
+//! not used here: on this machine's loopback it was slower at every size
+//! (the kernel copies anyway; docs/BENCHMARKS.md, session 17).
 
 use super::{Exchange, Owned};
 use crate::sys::vectored::VectoredWriter;
@@ -85,19 +87,52 @@ pub(super) fn write_buf(fd: BorrowedFd<'_>, data: Owned) -> io::Result<usize> {
     }
 }
 
+/// Pieces at least this long go to a pipe or stream socket by reference
+/// (`vmsplice`) where their memory can be lent; shorter ones are copied.
+/// Measured in docs/BENCHMARKS.md (session 17): below it the `vmsplice`
+/// (and, for a socket, the `splice` out of the private pipe) costs more
+/// than the copy it saves.
+pub(crate) const LEND_MIN: usize = 16 << 10;
+
 /// Sends `data`, which the caller has given up, to `fd`, all of it;
 /// counts the bytes that arrived and the system calls in `st` (on error
 /// too: `st.bytes` is then what is known to have arrived).
 ///
-/// The one function owned buffers leave the process through: where the
-/// kernel can take them by reference (a pipe: `vmsplice` of pages that
-/// are never written again — a frozen pool slot's or a mapped file's; a
-/// socket: `MSG_ZEROCOPY`, completions drained before a slot is reused),
-/// that routing goes here, chosen by the descriptor's kind, with the
-/// ownership `data` carries to make it sound.
+/// The one function owned buffers leave the process through, routed by
+/// the descriptor's kind: into a pipe or a stream socket, pieces of at
+/// least [`LEND_MIN`] bytes whose memory can be lent (a frozen pool slot
+/// or page-aligned heap block, a file's mapped pages, static bytes) go
+/// by reference (`transfer::lend`: the block is never writable again and
+/// gets fresh pages before its memory is reused, so the kernel may hold
+/// the old ones as long as it likes); everything else by gathered writes.
 fn send_owned(fd: BorrowedFd<'_>, mut data: Aggregate, st: &mut TransferStats) -> io::Result<()> {
-    st.calls.other += 1; // fstat: the descriptor's kind
-    let mut w = VectoredWriter::new(fd)?;
+    use crate::sys::channel::FdKind as K;
+    use crate::sys::vectored::FdKind as V;
+    use crate::transfer::lend::{write_lending, Into};
+    st.calls.other += 1; // fstat (and a socket's type): the descriptor's kind
+    let (into, kind) = match crate::sys::channel::fd_kind(fd)? {
+        K::Pipe => (Some(Into::Pipe), V::Pipe),
+        K::Socket { stream: true, .. } => (Some(Into::Socket), V::Socket),
+        K::Socket { .. } => (None, V::Socket),
+        _ => (None, V::Other),
+    };
+    if let Some(into) = into {
+        if data.bufs().any(|b| b.len() >= LEND_MIN) {
+            return match write_lending(fd, into, &data, LEND_MIN) {
+                Ok(l) => {
+                    st.bytes += l.bytes;
+                    st.calls.splice += l.calls;
+                    Ok(())
+                }
+                Err((l, e)) => {
+                    st.bytes += l.bytes;
+                    st.calls.splice += l.calls;
+                    Err(e)
+                }
+            };
+        }
+    }
+    let mut w = VectoredWriter::of_kind(fd, kind);
     while !data.is_empty() {
         let r = {
             let mut iov = [IoSlice::new(&[]); IOV_BATCH];

@@ -36,9 +36,13 @@ pub(crate) struct VectoredWriter<'fd> {
 
 impl<'fd> VectoredWriter<'fd> {
     pub(crate) fn new(fd: BorrowedFd<'fd>) -> io::Result<Self> {
-        let kind = fd_kind(fd)?;
+        Ok(Self::of_kind(fd, fd_kind(fd)?))
+    }
+
+    /// A writer for a descriptor whose kind the caller already knows.
+    pub(crate) fn of_kind(fd: BorrowedFd<'fd>, kind: FdKind) -> Self {
         let guard = (kind == FdKind::Pipe).then(SignalGuard::sigpipe);
-        Ok(VectoredWriter { fd, kind, guard })
+        VectoredWriter { fd, kind, guard }
     }
 
     /// One gathered write; EINTR is retried, any other error returned. A

@@ -66,7 +66,6 @@
 mod between;
 pub mod endpoint;
 mod kernel;
-#[allow(dead_code)] // wired into exchange::write_buf next
 pub(crate) mod lend;
 mod out;
 pub mod overlay;

@@ -1,5 +1,6 @@
 //! The two sides of `ferry ttcp`, one loop per `--io` mode, each on
-//! library calls only: std's sockets for read-write, `ferry::transfer::send::FileSender` and
+//! library calls only: std's sockets for read-write, `ferry::exchange`
+//! for buffer exchange, `ferry::transfer::send::FileSender` and
 //! `ferry::transfer::copy` for the kernel's paths.
 
 use super::{Mode, Opts, Outcome};
@@ -19,7 +20,10 @@ pub(crate) struct Failure {
     pub bytes: Option<u64>,
 }
 
-fn fail(what: impl Into<String>, bytes: Option<u64>) -> impl FnOnce(stdio::Error) -> Failure {
+pub(crate) fn fail(
+    what: impl Into<String>,
+    bytes: Option<u64>,
+) -> impl FnOnce(stdio::Error) -> Failure {
     let what = what.into();
     move |error| Failure { what, error, bytes }
 }
@@ -55,7 +59,7 @@ impl Clock {
 }
 
 /// ttcp's source pattern: the printable ASCII characters, over and over.
-fn pattern(len: usize) -> Result<BufMut, Failure> {
+pub(crate) fn pattern(len: usize) -> Result<BufMut, Failure> {
     let mut b = BufMut::try_with_capacity_aligned(len, ferry::sys_page_size())
         .map_err(fail(format!("a {len}-byte buffer"), None))?;
     let room = &mut b.spare_capacity_mut()[..len];
@@ -66,7 +70,7 @@ fn pattern(len: usize) -> Result<BufMut, Failure> {
     Ok(b)
 }
 
-fn stdin() -> BorrowedFd<'static> {
+pub(crate) fn stdin() -> BorrowedFd<'static> {
     // SAFETY: descriptor 0 stays open for the process's life.
     unsafe { BorrowedFd::borrow_raw(0) }
 }
@@ -173,6 +177,7 @@ pub(crate) fn transmit(o: &Opts) -> Result<Outcome, Failure> {
             }
             (s.stats().bytes, calls_of(s.stats()))
         }
+        (Mode::Exchange, source) => super::exchange::transmit(o, &sock, source)?,
         (Mode::Splice | Mode::Sendfile, false) => {
             let st = transfer::copy(stdin(), &sock, &TransferOptions::new()).map_err(|e| {
                 let bytes = e.bytes();
@@ -247,6 +252,7 @@ pub(crate) fn receive(o: &Opts) -> Result<Outcome, Failure> {
             }
             (bytes, calls)
         }
+        Mode::Exchange => super::exchange::receive(o, &sock, out)?,
         Mode::Splice | Mode::Sendfile => {
             let st = transfer::copy(&sock, out, &TransferOptions::new()).map_err(|e| {
                 let bytes = e.bytes();

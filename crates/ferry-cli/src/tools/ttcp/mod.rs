@@ -5,6 +5,7 @@
 //! about. `--io` picks how the bytes cross the user/kernel boundary; the
 //! loops live in `io.rs`, on library calls only.
 
+mod exchange;
 mod io;
 
 use super::common::{self, describe, Tool};
@@ -29,6 +30,9 @@ Test TCP: transmit to (-t) or receive from (-r) a ttcp on another host
       --io MODE   how bytes cross into and out of the kernel:
                     read-write  read(2)/write(2) through a LEN-byte buffer
                                 (the default, the classic ttcp)
+                    exchange    ferry's buffer exchange (fbufs): each buffer
+                                handed over by ownership (read_buf and
+                                write_buf; large ones go by reference)
                     splice      page references through a pipe: -t -s
                                 splices a memfd's pattern pages into the
                                 socket; -r splices the socket into a pipe
@@ -46,6 +50,7 @@ Reports go to standard error, one line each, prefixed `ttcp-t:` or
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     ReadWrite,
+    Exchange,
     Splice,
     Sendfile,
 }
@@ -54,6 +59,7 @@ impl Mode {
     fn parse(s: &str) -> Option<Mode> {
         Some(match s {
             "read-write" | "rw" => Mode::ReadWrite,
+            "exchange" => Mode::Exchange,
             "splice" => Mode::Splice,
             "sendfile" => Mode::Sendfile,
             _ => return None,
@@ -63,6 +69,7 @@ impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::ReadWrite => "read-write",
+            Mode::Exchange => "exchange",
             Mode::Splice => "splice",
             Mode::Sendfile => "sendfile",
         }
@@ -209,7 +216,7 @@ fn option(
             let v = value()?;
             o.mode = Mode::parse(&v).ok_or_else(|| {
                 t.usage_error(format_args!(
-                    "invalid I/O mode: {} (read-write, splice, sendfile)",
+                    "invalid I/O mode: {} (read-write, exchange, splice, sendfile)",
                     common::quote_always(&v)
                 ));
                 1
