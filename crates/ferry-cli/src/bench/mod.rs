@@ -4,6 +4,7 @@
 mod asf;
 mod asf_c;
 mod buf;
+mod fbufs;
 mod files;
 mod lock_contention;
 mod measure;
@@ -93,6 +94,10 @@ enum Which {
     /// iperf3 (when installed), with CPU per GiB; loopback and a veth pair
     /// between two network namespaces.
     Stream(stream::StreamArgs),
+    /// The fbufs paper's experiments: per-operation cost of read+write
+    /// against read_buf+write_buf (rw) and of a mapping written against
+    /// map+write_buf (maprw), 1 KiB to 1 MiB buffers, into a pipe.
+    Fbufs(fbufs::FbufsArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
@@ -102,5 +107,6 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::Asf(a) => asf::run(a),
         Which::AsfC(a) => asf_c::run(a),
         Which::Stream(a) => stream::run(a),
+        Which::Fbufs(a) => fbufs::run(a),
     }
 }

@@ -481,6 +481,17 @@ impl Block {
         }
     }
 
+    /// Would [lending](Self::lend) this block cost nothing later? True
+    /// for memory that is never reused (`'static` bytes, a file's own
+    /// mapped pages); false for heap and pool memory, whose pages must
+    /// then be dropped and faulted in afresh when it is reused.
+    pub(crate) fn lends_for_free(&self) -> bool {
+        matches!(
+            self.header().backing,
+            Backing::Static | Backing::Mapped { .. } | Backing::Leased(_)
+        )
+    }
+
     /// Was this block [lent](Self::lend) (and not yet reused)?
     #[cfg(test)]
     pub(crate) fn is_lent(&self) -> bool {

@@ -300,6 +300,16 @@ impl Buf {
         self.block.lend()
     }
 
+    /// Is lending this buffer's block sure to be cheap: is its memory never
+    /// reused, or is the block still shared beyond this `Buf` (kept by
+    /// someone, so not about to be recycled)? A unique heap or pool block
+    /// handed over is recycled right after the write, and dropping and
+    /// faulting in its pages then costs more than the copy lending saves
+    /// (docs/BENCHMARKS.md, session 17).
+    pub(crate) fn worth_lending(&self) -> bool {
+        self.block.lends_for_free() || !self.block.is_unique()
+    }
+
     /// Was the block lent to the kernel (and is it not writable again)?
     #[cfg(test)]
     pub(crate) fn is_lent(&self) -> bool {

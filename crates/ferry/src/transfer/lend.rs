@@ -8,7 +8,10 @@
 //! go: the block is marked lent (`Block::lend`) — it never becomes
 //! writable again, and its pages are dropped before its memory is reused,
 //! the kernel keeping the old ones. Memory that cannot be lent (a `Vec`'s)
-//! and pieces below the threshold are written as usual, by copy.
+//! and pieces below the threshold are written as usual, by copy — and so
+//! is a unique heap or pool buffer (`Buf::worth_lending`): it is
+//! recycled right after the write, and dropping its pages and faulting
+//! fresh ones in then costs more than the copy (measured).
 
 use crate::sys::channel::wait_ready;
 use crate::sys::sigguard::SignalGuard;
@@ -87,7 +90,7 @@ fn into_pipe(
 ) -> io::Result<()> {
     let we = WriteEnd::check(out)?;
     for b in data.bufs() {
-        let lend = b.len() >= threshold && b.lend();
+        let lend = b.len() >= threshold && b.worth_lending() && b.lend();
         let mut off = 0;
         while off < b.len() {
             done.calls += 1;
@@ -121,7 +124,7 @@ fn into_socket(
 ) -> io::Result<()> {
     let mut pipe: Option<(OwnedFd, OwnedFd, usize)> = None;
     for b in data.bufs() {
-        if !(b.len() >= threshold && b.lend()) {
+        if !(b.len() >= threshold && b.worth_lending() && b.lend()) {
             let mut off = 0;
             while off < b.len() {
                 done.calls += 1;
@@ -293,11 +296,19 @@ mod tests {
         });
         let mut agg = Aggregate::new();
         let mut want = Vec::new();
-        for i in 0..20u8 {
-            let piece = if i % 2 == 0 {
-                filled(&pool, i)
-            } else {
-                Buf::from(vec![i; 1000 + i as usize])
+        let mut kept = Vec::new();
+        for i in 0..30u8 {
+            let piece = match i % 3 {
+                // Shared (the caller keeps a clone): lent.
+                0 => {
+                    let b = filled(&pool, i);
+                    kept.push(b.clone());
+                    b
+                }
+                // Unique: recycled right after, so copied.
+                1 => filled(&pool, i),
+                // Small, and a Vec's: copied.
+                _ => Buf::from(vec![i; 1000 + i as usize]),
             };
             want.extend_from_slice(&piece);
             agg.append_buf(piece);
@@ -307,6 +318,7 @@ mod tests {
         drop(a);
         assert_eq!(done.bytes, want.len() as u64);
         assert_eq!(done.lent, 10 * 60_000);
+        assert!(kept.iter().all(|b| b.is_lent()));
         assert!(reader.join().unwrap() == want);
     }
 }
