@@ -8,7 +8,7 @@ use ferry::{Buf, BufMut};
 use libc::{c_void, size_t};
 
 /// An owned reference to an immutable buffer.
-pub struct FyBuf(Buf);
+pub struct FyBuf(pub(crate) Buf);
 /// A writable buffer owned by one holder.
 pub struct FyBufMut(BufMut);
 

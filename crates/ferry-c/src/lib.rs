@@ -26,6 +26,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod asi;
+pub mod between;
 pub mod buf;
 pub mod exchange;
 mod ffi;

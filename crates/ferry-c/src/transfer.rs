@@ -45,7 +45,7 @@ fn method_code(m: Method) -> c_int {
 }
 
 impl FyTransferStats {
-    fn of(st: &TransferStats, failed: Option<Side>) -> FyTransferStats {
+    pub(crate) fn of(st: &TransferStats, failed: Option<Side>) -> FyTransferStats {
         FyTransferStats {
             bytes: st.bytes,
             copy_file_range_bytes: st.bytes_by(Method::CopyFileRange),

@@ -440,6 +440,14 @@ fn transfers_between_files_and_pipes() {
     checks_itself("ferry-only/transfer.c", &[]);
 }
 
+/// ferry/transfer.h's endpoints and fy_between: a file range into a
+/// socket as padded fixed records (case 4), a ferry buffer into a pipe,
+/// two plain descriptors by splice, and the errors.
+#[test]
+fn endpoints_and_between() {
+    checks_itself("ferry-only/between.c", &[]);
+}
+
 /// ferry/exchange.h: round trips through a pipe, a socketpair (with an
 /// echo that writes back each buffer it reads) and a mapped file; a
 /// pointer that is not a ferry buffer, a double deallocate, a closed pipe.

@@ -37,6 +37,7 @@
 #ifndef FERRY_TRANSFER_H
 #define FERRY_TRANSFER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -75,6 +76,71 @@ typedef struct fy_transfer_stats {
 } fy_transfer_stats;
 
 int fy_transfer(int in_fd, int out_fd, fy_transfer_stats *stats);
+
+/*
+ * Endpoints and fy_between: Roadrunner's stream(in, out). An endpoint is
+ * a descriptor (any kind: file, pipe, socket, terminal, device), a range
+ * of a regular file, or a memory source (a ferry buffer, taken by
+ * reference). Each declares its channel parameters (block type and
+ * maximum block size); a caller may impose its own record size
+ * (fy_endpoint_impose). fy_between picks the paper's case from the two
+ * channels' parameters and moves everything: by the kernel's paths for
+ * two plain descriptors, else by laying input blocks over the output's
+ * blocks by reference, each output block one gathered write.
+ *
+ *     fy_endpoint *src = fy_endpoint_fd(in), *dst = fy_endpoint_fd(sock);
+ *     fy_endpoint_impose(dst, FY_BLOCK_FIXED, 512);   // 512-byte records
+ *     fy_between_stats st;
+ *     if (fy_between(src, dst, 0, &st) != 0) err(1, "between");
+ *     fy_endpoint_free(src); fy_endpoint_free(dst);
+ *
+ * A descriptor endpoint refers to the descriptor by number: keep it open
+ * until the endpoint is freed. fy_between returns 0, or -1 with errno
+ * set; stats may be NULL, and are filled in on failure too.
+ */
+typedef struct fy_endpoint fy_endpoint;
+
+#define FY_BLOCK_VARIABLE 0
+#define FY_BLOCK_FIXED 1
+
+/* To the end of the file, for fy_endpoint_file_range's len. */
+#define FY_TO_END UINT64_MAX
+
+/* No padding of a fixed output's last block (it may be short). */
+#define FY_NO_PAD (-1)
+
+/* A descriptor, whatever it is (one fstat). NULL with errno (EBADF). */
+fy_endpoint *fy_endpoint_fd(int fd);
+/* Bytes [offset, offset + len) of a regular file (len FY_TO_END: to its
+ * end), read at their offsets: the descriptor's offset does not move.
+ * NULL with errno (EBADF; ESPIPE if not a regular file). */
+fy_endpoint *fy_endpoint_file_range(int fd, uint64_t offset, uint64_t len);
+/* A memory source: the bytes of a ferry buffer (ferry/buf.h), by
+ * reference; the buffer may be released at once (the endpoint holds its
+ * own reference). NULL with errno (EINVAL for NULL). */
+struct FyBuf;
+fy_endpoint *fy_endpoint_buf(const struct FyBuf *b);
+/* Imposes a record size: block type FY_BLOCK_FIXED or FY_BLOCK_VARIABLE,
+ * at most max_block bytes (not 0). 0, or -1 with errno EINVAL. */
+int fy_endpoint_impose(fy_endpoint *e, int block_type, size_t max_block);
+/* NULL is allowed. */
+void fy_endpoint_free(fy_endpoint *e);
+
+typedef struct fy_between_stats {
+    fy_transfer_stats transfer;   /* bytes, methods, calls, failed side */
+    int case_number;              /* the paper's case, 1-4 (0: none) */
+    uint64_t blocks_in;           /* overlay: input blocks */
+    uint64_t blocks_out;          /* overlay: output blocks written */
+    uint64_t bytes_copied;        /* copied in user space to make a block
+                                     contiguous (0 where the case has none) */
+    uint64_t padding;             /* bytes of padding in the last block */
+} fy_between_stats;
+
+/* Moves everything from src to dst. pad: FY_NO_PAD, or a byte (0-255)
+ * that fills a fixed output's last block. A memory endpoint is a source
+ * only (EINVAL as dst). */
+int fy_between(const fy_endpoint *src, const fy_endpoint *dst, int pad,
+               fy_between_stats *stats);
 
 #ifdef __cplusplus
 }
