@@ -37,6 +37,11 @@ use std::time::Duration;
 /// (a caller may impose any size; memory is not spent on it all at once).
 const MAX_READ_BLOCK: usize = 16 << 20;
 
+/// The most slices one gathered write of the queue is built from: more
+/// than an output takes at once (a pipe: 16 pages), few enough that
+/// building the list costs nothing against the write.
+const DRAIN_IOV: usize = 64;
+
 /// The most one `sendfile` is asked for.
 const KERNEL_CHUNK: usize = 1 << 30;
 
@@ -147,9 +152,9 @@ impl Out<'_, '_> {
                 let mut iov: Vec<IoSlice<'_>> = Vec::new();
                 let take = if self.batch { self.q.len() } else { 1 };
                 for a in self.q.iter().take(take) {
-                    let room = crate::sys::IOV_MAX - iov.len();
+                    let room = DRAIN_IOV - iov.len();
                     iov.extend(a.chunks().take(room).map(IoSlice::new));
-                    if iov.len() == crate::sys::IOV_MAX {
+                    if iov.len() == DRAIN_IOV {
                         break;
                     }
                 }
