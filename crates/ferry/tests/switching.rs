@@ -365,6 +365,36 @@ fn a_reader_that_goes_while_bytes_are_queued_gets_only_what_arrived() {
     assert_eq!(cache.stats().held_bytes, 0);
 }
 
+/// A fixed output block larger than the whole cache: the blocks it is
+/// gathered from come from the heap past the budget, instead of waiting
+/// for good for buffers the cache can never give.
+#[test]
+fn an_output_block_larger_than_the_cache_still_moves() {
+    let cache = small_cache(64 << 10, Share::default());
+    let bytes = data(1 << 20 | 17, 61);
+    let input = file_with(&bytes);
+    let (mut r, w) = std::io::pipe().unwrap();
+    let st = std::thread::scope(|s| {
+        let reader = s.spawn(move || {
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).unwrap();
+            v
+        });
+        let src = Endpoint::fd(input.as_fd()).unwrap();
+        let dst = Endpoint::fd(w.as_fd())
+            .unwrap()
+            .impose(ChannelParams::fixed(n(200_000)));
+        let st = between(&src, &dst, &TransferOptions::new().cache(&cache)).unwrap();
+        drop(dst);
+        drop(w);
+        assert!(reader.join().unwrap() == bytes);
+        st
+    });
+    assert_eq!(st.bytes, bytes.len() as u64);
+    assert!(st.peak_buffer_bytes <= 64 << 10, "{st:?}");
+    assert_eq!(cache.stats().held_bytes, 0);
+}
+
 #[derive(Debug, Clone)]
 struct Reader {
     /// (bytes to read at once, microseconds to sleep before)

@@ -409,6 +409,27 @@ impl CacheUser {
         self.inner.books().share_bytes()
     }
 
+    /// The cache's budget.
+    pub fn budget(&self) -> usize {
+        self.inner.books().budget
+    }
+
+    /// A page-aligned buffer from the heap, outside the cache and charged
+    /// nothing: for a block the cache could never give this transfer
+    /// (what it must hold to make one output block passes the whole
+    /// budget), which would otherwise wait for good.
+    pub fn take_outside(&mut self, len: usize) -> io::Result<Taken> {
+        let buf = BufMut::try_with_capacity_aligned(len.max(1), crate::sys::page_size())?;
+        Ok(Taken {
+            buf,
+            charge: Charge {
+                inner: Arc::clone(&self.inner),
+                id: self.id,
+                bytes: 0,
+            },
+        })
+    }
+
     /// The bytes a buffer of `len` is charged: its pool slot, or `len`
     /// rounded up to pages past the pool's largest class.
     fn cost(&self, len: usize) -> usize {

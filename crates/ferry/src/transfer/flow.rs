@@ -521,6 +521,11 @@ impl<'a, 'o> Flow<'a, 'o> {
             None => match self.user.try_take(want).map_err(|e| (Side::Read, e))? {
                 Some(t) => t,
                 None if needed => loop {
+                    // More than the whole budget to make one output block
+                    // (a fixed block larger than the cache): from the heap.
+                    if self.user.held().saturating_add(want) > self.user.budget() {
+                        break self.user.take_outside(want).map_err(|e| (Side::Read, e))?;
+                    }
                     let got = self
                         .user
                         .take_wait(want, Duration::from_secs(1))

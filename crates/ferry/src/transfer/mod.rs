@@ -34,7 +34,10 @@
 //!   must follow the first's.
 //! * [`endpoint`] and [`overlay`]: Roadrunner's general data streaming —
 //!   what each endpoint is and the channel parameters it declares, and
-//!   input blocks laid over output blocks by reference from them.
+//!   input blocks laid over output blocks by reference from them;
+//!   [`between`] switches [`Path`] as the output stalls and catches up.
+//! * [`cache`]: the global buffer cache those blocks are read into,
+//!   shared by concurrent transfers, each held to its share.
 //!
 //! ```
 //! # fn main() -> std::io::Result<()> {
