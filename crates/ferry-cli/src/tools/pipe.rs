@@ -5,7 +5,7 @@
 use super::common::{self, describe, Tool};
 use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::overlay::{BlockType, ChannelParams};
-use ferry::transfer::{between, Method, Side, TransferOptions, TransferStats};
+use ferry::transfer::{between, Method, Path, Side, TransferOptions, TransferStats};
 use std::ffi::OsString;
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
@@ -385,7 +385,35 @@ fn describe_stats(t: &Tool, st: &TransferStats) -> String {
             ov.blocks_in, ov.blocks_out, ov.bytes_copied, ov.padding
         );
     }
+    if st.switches.count() > 0 {
+        let pairs: Vec<String> = st
+            .switches
+            .iter()
+            .map(|(a, b, k)| format!("{}->{} {k}", path_name(a), path_name(b)))
+            .collect();
+        let _ = write!(
+            s,
+            "; switches {} ({})",
+            st.switches.count(),
+            pairs.join(", ")
+        );
+    }
+    if st.peak_buffer_bytes > 0 {
+        let _ = write!(
+            s,
+            "; peak buffers {} bytes; stops at share {}",
+            st.peak_buffer_bytes, st.share_waits
+        );
+    }
     s
+}
+
+fn path_name(p: Path) -> &'static str {
+    match p {
+        Path::Kernel => "kernel",
+        Path::Through => "through",
+        Path::Buffered => "buffered",
+    }
 }
 
 fn method_name(m: Method) -> &'static str {

@@ -103,3 +103,55 @@ pub(crate) fn wait_ready(fd: BorrowedFd<'_>, write: bool) -> io::Result<()> {
         }
     }
 }
+
+/// Whether the descriptor is in non-blocking mode (`O_NONBLOCK`): a write
+/// it cannot take now says `EAGAIN` instead of waiting.
+pub(crate) fn is_nonblocking(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(rustix::fs::fcntl_getfl(fd)?.contains(rustix::fs::OFlags::NONBLOCK))
+}
+
+/// One `poll` of up to two descriptors: `read` for input, `write` for
+/// output, waiting up to `timeout_ms` (-1: no limit; 0: just look).
+/// Returns whether each is ready; an error or hang-up counts as ready (the
+/// next call on it reports it). EINTR is retried with the same timeout.
+pub(crate) fn poll_two(
+    read: Option<BorrowedFd<'_>>,
+    write: Option<BorrowedFd<'_>>,
+    timeout_ms: i32,
+) -> io::Result<(bool, bool)> {
+    use std::os::fd::AsRawFd;
+    let mut fds = [
+        libc::pollfd {
+            fd: read.map_or(-1, |f| f.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: write.map_or(-1, |f| f.as_raw_fd()),
+            events: libc::POLLOUT,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: two valid pollfds (a negative fd is ignored by poll), the
+        // count 2 matching the array.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+        if r >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    if fds
+        .iter()
+        .any(|p| p.fd >= 0 && p.revents & libc::POLLNVAL != 0)
+    {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    let ready = |p: &libc::pollfd, want: libc::c_short| {
+        p.fd >= 0 && p.revents & (want | libc::POLLERR | libc::POLLHUP) != 0
+    };
+    Ok((ready(&fds[0], libc::POLLIN), ready(&fds[1], libc::POLLOUT)))
+}

@@ -34,7 +34,10 @@
 //!   must follow the first's.
 //! * [`endpoint`] and [`overlay`]: Roadrunner's general data streaming —
 //!   what each endpoint is and the channel parameters it declares, and
-//!   input blocks laid over output blocks by reference from them.
+//!   input blocks laid over output blocks by reference from them;
+//!   [`between`] switches [`Path`] as the output stalls and catches up.
+//! * [`cache`]: the global buffer cache those blocks are read into,
+//!   shared by concurrent transfers, each held to its share.
 //!
 //! ```
 //! # fn main() -> std::io::Result<()> {
@@ -64,7 +67,9 @@
 //! and let SIGXFSZ end them, as GNU's do).
 
 mod between;
+pub mod cache;
 pub mod endpoint;
+mod flow;
 mod kernel;
 pub(crate) mod lend;
 mod out;
@@ -80,7 +85,7 @@ pub mod zerocopy;
 
 pub use between::between;
 pub use out::{write_all, OrderedOut};
-pub use stats::{Calls, Method, Side, TransferError, TransferStats};
+pub use stats::{Calls, Method, Path, Side, Switches, TransferError, TransferStats};
 
 use crate::sys::sigguard::SignalGuard;
 use crate::sys::transfer as sys;
@@ -169,6 +174,10 @@ pub struct TransferOptions<'a> {
     progress: Option<&'a (dyn Fn(u64) + Sync)>,
     /// [`between`]: a fixed output's last block padded with this byte.
     pad: Option<u8>,
+    /// [`between`]: the buffer cache to read into (`None`: the global one).
+    cache: Option<&'a cache::BufferCache>,
+    /// [`between`]: switch to buffering while the output stalls.
+    switching: bool,
 }
 
 impl Default for TransferOptions<'_> {
@@ -179,6 +188,8 @@ impl Default for TransferOptions<'_> {
             guard_signals: true,
             progress: None,
             pad: None,
+            cache: None,
+            switching: true,
         }
     }
 }
@@ -191,6 +202,8 @@ impl std::fmt::Debug for TransferOptions<'_> {
             .field("guard_signals", &self.guard_signals)
             .field("progress", &self.progress.is_some())
             .field("pad", &self.pad)
+            .field("cache", &self.cache.is_some())
+            .field("switching", &self.switching)
             .finish()
     }
 }
@@ -216,6 +229,37 @@ impl<'a> TransferOptions<'a> {
     /// ```
     pub fn pad_last(mut self, byte: u8) -> Self {
         self.pad = Some(byte);
+        self
+    }
+
+    /// For [`between`]: read into buffers of `cache` instead of the
+    /// process-wide [`BufferCache::global`](cache::BufferCache::global),
+    /// sharing its budget with the other transfers that use it, each held
+    /// to its share.
+    ///
+    /// ```
+    /// use ferry::transfer::cache::{BufferCache, Share};
+    /// let pool = ferry::Pool::new(ferry::PoolConfig::default().with_budget(4 << 20)).unwrap();
+    /// let cache = BufferCache::new(pool, Share::default());
+    /// let o = ferry::transfer::TransferOptions::new().cache(&cache);
+    /// assert!(format!("{o:?}").contains("cache: true"));
+    /// ```
+    pub fn cache(mut self, cache: &'a cache::BufferCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// For [`between`] into an output that can say it would block: wait
+    /// for it (`poll`) instead of switching to buffering — the input is
+    /// then read no further ahead than one block while the output
+    /// stalls. For comparisons; switching is the default.
+    ///
+    /// ```
+    /// let o = ferry::transfer::TransferOptions::new().no_switching();
+    /// assert!(format!("{o:?}").contains("switching: false"));
+    /// ```
+    pub fn no_switching(mut self) -> Self {
+        self.switching = false;
         self
     }
 

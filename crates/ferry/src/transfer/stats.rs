@@ -51,6 +51,76 @@ impl Method {
     }
 }
 
+/// How bytes are being moved at one moment of a transfer: the paths
+/// [`between`](super::between) switches among as its output keeps up or
+/// stalls (Roadrunner's dynamic conditions, §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// The kernel moves the pages (`sendfile`); no buffer in user space.
+    Kernel,
+    /// Each input block goes through the overlay and straight out, by
+    /// reference, as the static case says.
+    Through,
+    /// The output would block: input blocks are read ahead into cache
+    /// buffers (within the transfer's share) and queued; when the output
+    /// takes bytes again the queue goes out in gathered writes of several
+    /// blocks at once (the paper's fall back to case 4, filling output
+    /// transfers — by gathering, not copying).
+    Buffered,
+}
+
+impl Path {
+    /// Every path, in the order [`Switches`] keeps them.
+    pub const ALL: [Path; 3] = [Path::Kernel, Path::Through, Path::Buffered];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The switches between [`Path`]s a transfer made.
+///
+/// ```
+/// use ferry::transfer::{Path, Switches};
+/// let s = Switches::default();
+/// assert_eq!(s.count(), 0);
+/// assert_eq!(s.between(Path::Through, Path::Buffered), 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    pairs: [[u64; 3]; 3],
+}
+
+impl Switches {
+    /// All switches.
+    pub fn count(&self) -> u64 {
+        self.pairs.iter().flatten().sum()
+    }
+
+    /// Switches from `from` to `to`.
+    pub fn between(&self, from: Path, to: Path) -> u64 {
+        self.pairs[from.index()][to.index()]
+    }
+
+    /// Each pair switched between, with its count.
+    ///
+    /// ```
+    /// assert_eq!(ferry::transfer::Switches::default().iter().count(), 0);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (Path, Path, u64)> + '_ {
+        Path::ALL.into_iter().flat_map(move |a| {
+            Path::ALL
+                .into_iter()
+                .map(move |b| (a, b, self.between(a, b)))
+                .filter(|x| x.2 > 0)
+        })
+    }
+
+    pub(super) fn record(&mut self, from: Path, to: Path) {
+        self.pairs[from.index()][to.index()] += 1;
+    }
+}
+
 /// System calls a transfer made, by kind (a call interrupted by a signal
 /// and made again counts once).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -126,6 +196,16 @@ pub struct TransferStats {
     /// What the overlay did, where [`between`](super::between) went through
     /// it (blocks, bytes copied to make blocks contiguous, padding).
     pub overlay: Option<OverlayStats>,
+    /// Switches between paths as the output stalled and caught up
+    /// ([`between`](super::between) into an output that can say it would
+    /// block).
+    pub switches: Switches,
+    /// The most bytes of cache buffers the transfer held at once (read
+    /// from the input, not yet all at the output).
+    pub peak_buffer_bytes: u64,
+    /// Times reading ahead stopped because the transfer held its share of
+    /// the cache ([`cache`](super::cache)'s domination rule).
+    pub share_waits: u64,
     by_method: [u64; 5],
     finished_by: Option<Method>,
 }

@@ -194,7 +194,7 @@ proptest! {
         }
         prop_assert_eq!(st.bytes_copied, copied as u64);
         // Cases 1 and 2 never copy for an input that keeps its channel's
-        // rules: a fixed source's blocks are all B but its last, a
+        // rules and needs no padding: a fixed source's blocks are all B but its last, a
         // variable one's at most B.
         let b_in = s.input.max.get();
         let keeps_rules = match s.input.block {
@@ -202,7 +202,9 @@ proptest! {
                 && s.blocks.last().is_none_or(|&l| l <= b_in),
             BlockType::Variable => s.blocks.iter().all(|&l| l <= b_in),
         };
-        if keeps_rules && matches!(Case::of(s.input, s.output), Case::Direct | Case::Split) {
+        // (A padded last block on a channel that cannot gather is made
+        // contiguous whatever the case: counted above, not a defect.)
+        if keeps_rules && st.padding == 0 && matches!(Case::of(s.input, s.output), Case::Direct | Case::Split) {
             prop_assert_eq!(st.bytes_copied, 0);
         }
     }
