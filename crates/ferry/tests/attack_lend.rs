@@ -58,3 +58,68 @@ fn a_lent_slot_in_locked_memory_keeps_the_pipes_bytes() {
         );
     }
 }
+
+/// `write_buf` from a thread-local's destructor (a logger flushing at
+/// thread exit): the lending path's own thread-local pipe may already be
+/// gone then. It must still write (by copy, or through a pipe of its
+/// own), not panic on the destroyed thread-local.
+#[test]
+fn write_buf_from_a_thread_local_destructor() {
+    use std::os::unix::net::UnixStream;
+    use std::sync::Mutex;
+
+    static OUTCOME: Mutex<Option<Result<usize, String>>> = Mutex::new(None);
+
+    struct FlushAtExit {
+        sock: UnixStream,
+        data: ferry::Buf,
+    }
+    impl Drop for FlushAtExit {
+        fn drop(&mut self) {
+            let data = self.data.clone();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // (`data` stays shared with `self.data`: lent.)
+                ferry::exchange::write_buf(&self.sock, data)
+            }));
+            *OUTCOME.lock().unwrap() = Some(match r {
+                Ok(Ok(n)) => Ok(n),
+                Ok(Err(e)) => Err(format!("error: {e}")),
+                Err(_) => Err("panicked".into()),
+            });
+        }
+    }
+    thread_local! {
+        static FLUSH: std::cell::RefCell<Option<FlushAtExit>> = const { std::cell::RefCell::new(None) };
+    }
+
+    let ex = exchange(false);
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        b.read_to_end(&mut all).unwrap();
+        all
+    });
+    let mut m = ex.get_buf(LEN).unwrap();
+    m.extend_from_slice(&[b'C'; LEN]);
+    let data = m.freeze();
+    std::thread::spawn(move || {
+        // Registered first, so destroyed after the lending path's pipe.
+        FLUSH.with(|f| {
+            *f.borrow_mut() = Some(FlushAtExit {
+                sock: a.try_clone().unwrap(),
+                data: data.clone(),
+            })
+        });
+        // A lending write now makes this thread's private pipe.
+        let keep = data.clone();
+        assert_eq!(ferry::exchange::write_buf(&a, data).unwrap(), LEN);
+        drop(keep);
+    })
+    .join()
+    .unwrap();
+    let outcome = OUTCOME.lock().unwrap().take();
+    assert_eq!(outcome, Some(Ok(LEN)));
+    let got = reader.join().unwrap();
+    assert_eq!(got.len(), 2 * LEN);
+    assert!(got.iter().all(|&c| c == b'C'));
+}
