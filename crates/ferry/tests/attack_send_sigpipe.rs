@@ -28,7 +28,11 @@ fn file_sender_to_a_gone_reader_is_epipe_not_a_signal() {
             let mut s = FileSender::new(file.as_fd(), w.as_fd(), path).unwrap();
             let e = s.send(0..100_000).unwrap_err();
             let (_, e) = e.into_parts();
-            assert_eq!(e.raw_os_error(), Some(libc::EPIPE), "{path:?} socket {socket}");
+            assert_eq!(
+                e.raw_os_error(),
+                Some(libc::EPIPE),
+                "{path:?} socket {socket}"
+            );
         }
     }
 }
