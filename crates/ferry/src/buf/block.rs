@@ -144,16 +144,24 @@ impl Header {
     /// again: drops its pages (the kernel keeps its references to the old
     /// ones; the next touch here gets zeroed pages) and clears the mark.
     /// Only for a header nobody else can see.
-    pub(crate) fn forget_lent_pages(&mut self) {
+    ///
+    /// False if the pages could not be dropped (see
+    /// `sys::map::drop_pages`): the kernel may still read the memory as
+    /// it is, so it must never be reused — the caller leaks it.
+    #[must_use = "memory whose pages could not be dropped must never be reused"]
+    pub(crate) fn forget_lent_pages(&mut self) -> bool {
         if !*self.lent.get_mut() {
-            return;
+            return true;
         }
         // SAFETY: the block owns `cap` bytes at `data`, page-aligned and a
         // whole number of pages (`lend` marks no other block), private
         // anonymous memory; nobody refers to them any more (exclusive
         // access), so their contents may go.
-        unsafe { crate::sys::map::drop_pages(self.data, self.cap) };
+        if !unsafe { crate::sys::map::drop_pages(self.data, self.cap) } {
+            return false;
+        }
         *self.lent.get_mut() = false;
+        true
     }
 
     /// The block's memory: where it starts and its capacity.
@@ -186,8 +194,12 @@ impl Header {
 
 impl Drop for Header {
     fn drop(&mut self) {
-        // Memory going back to the allocator may be handed out again.
-        self.forget_lent_pages();
+        // Memory going back to the allocator may be handed out again: if
+        // the kernel may still read its old pages, it is leaked instead
+        // (the backing's other fields, a pool link, still drop).
+        if !self.forget_lent_pages() {
+            return;
+        }
         match &mut self.backing {
             // A leased mapping's link unmaps it when it drops, next.
             Backing::Static | Backing::Leased(_) => {}

@@ -595,8 +595,10 @@ pub(crate) unsafe fn recycle(hdr: NonNull<Header>) {
         unreachable!("recycle called on a block that is not a pool slot")
     };
     let class = link.class;
-    // Pages the kernel may still hold go before the slot can be reused.
-    h.forget_lent_pages();
+    // Pages the kernel may still hold go before the slot can be reused;
+    // a slot whose pages would not go is never reused (released below,
+    // its memory leaked by the header's drop).
+    let refreshed = h.forget_lent_pages();
     let Backing::Pool(link) = &h.backing else {
         unreachable!("recycle called on a block that is not a pool slot")
     };
@@ -610,8 +612,9 @@ pub(crate) unsafe fn recycle(hdr: NonNull<Header>) {
     let pool_ref: &PoolShared = pool;
     let n = pool_ref.shards.len();
     let mut shard = pool_ref.shards[home_shard(n)].lock();
-    if pool_ref.closed.load(Ordering::SeqCst) {
-        // The last handle is gone: free the slot rather than keep it.
+    if !refreshed || pool_ref.closed.load(Ordering::SeqCst) {
+        // The last handle is gone (or the slot may not be reused): free
+        // the slot rather than keep it.
         drop(shard);
         pool_ref
             .reserved

@@ -424,25 +424,52 @@ fn anonymous(layout: std::alloc::Layout) -> bool {
 /// touch maps fresh zeroed pages, while anyone else holding a reference to
 /// the old ones (a pipe, a socket's queue) keeps them, unchanged.
 ///
+/// Locked memory (`mlock`, `mlockall`) refuses `MADV_DONTNEED` (`EINVAL`),
+/// as do some other mappings: the range then gets a fresh private
+/// anonymous mapping laid over it (`MAP_FIXED`), which drops the old pages
+/// just as well (a range that was locked by `mlock` alone is no longer
+/// locked; under `mlockall(MCL_FUTURE)` it is locked again). False if
+/// both failed: the old pages are still there, and the memory must never
+/// be written (reused) again.
+///
 /// # Safety
 ///
 /// `base` is page-aligned, `len` a whole number of pages, and the range
 /// private anonymous memory the caller owns whose contents nobody needs.
-pub(crate) unsafe fn drop_pages(base: NonNull<u8>, len: usize) {
+#[must_use = "memory whose pages could not be dropped must never be reused"]
+pub(crate) unsafe fn drop_pages(base: NonNull<u8>, len: usize) -> bool {
     #[cfg(miri)]
     {
         // Miri has no madvise: zero the bytes, which is what a later
         // reader of the memory would see.
         // SAFETY: per the contract, ours and writable.
         unsafe { std::ptr::write_bytes(base.as_ptr(), 0, len) };
+        true
     }
     #[cfg(not(miri))]
     {
         // SAFETY: per the contract; MADV_DONTNEED on private anonymous
         // memory only replaces its pages with zero-fill-on-demand ones.
-        let _ = unsafe {
+        let dropped = unsafe {
             rustix::mm::madvise(base.as_ptr().cast(), len, rustix::mm::Advice::LinuxDontNeed)
         };
+        if dropped.is_ok() {
+            return true;
+        }
+        // SAFETY: the range is whole pages the caller owns outright, of
+        // private anonymous memory whose contents nobody needs (the
+        // contract): replacing its mapping by a fresh one of the same
+        // kind, readable and writable, at the same address, takes nothing
+        // from anyone else.
+        let fresh = unsafe {
+            rustix::mm::mmap_anonymous(
+                base.as_ptr().cast(),
+                len,
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::PRIVATE | rustix::mm::MapFlags::FIXED,
+            )
+        };
+        matches!(fresh, Ok(p) if p == base.as_ptr().cast())
     }
 }
 

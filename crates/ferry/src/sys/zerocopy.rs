@@ -13,6 +13,10 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 const SO_ZEROCOPY: libc::c_int = 60;
 /// `SO_EE_ORIGIN_ZEROCOPY` (linux/errqueue.h).
 const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+/// `SO_EE_ORIGIN_TIMESTAMPING` (linux/errqueue.h): a transmit timestamp
+/// the socket's owner asked for (`SO_TIMESTAMPING`), queued with
+/// `ee_errno` `ENOMSG`; not an error of any send.
+const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
 /// `SO_EE_CODE_ZEROCOPY_COPIED`: the kernel copied the bytes anyway.
 const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
 
@@ -92,7 +96,8 @@ pub(crate) struct Completion {
 /// Reads every completion waiting on `fd`'s error queue (without
 /// blocking) into `out`; returns how many messages were read. An error
 /// queue message that is not a zero-copy completion (an ICMP error, say)
-/// is returned as the error it carries.
+/// is returned as the error it carries; transmit timestamps are passed
+/// over (read, so taken off the queue: they cannot be left on it).
 pub(crate) fn reap(fd: BorrowedFd<'_>, out: &mut Vec<Completion>) -> io::Result<usize> {
     let mut n = 0;
     loop {
@@ -144,7 +149,7 @@ pub(crate) fn reap(fd: BorrowedFd<'_>, out: &mut Vec<Completion>) -> io::Result<
                         hi: ee.ee_data,
                         copied: ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0,
                     });
-                } else if ee.ee_errno != 0 {
+                } else if ee.ee_errno != 0 && ee.ee_origin != SO_EE_ORIGIN_TIMESTAMPING {
                     return Err(io::Error::from_raw_os_error(ee.ee_errno as i32));
                 }
             }

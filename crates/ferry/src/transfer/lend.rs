@@ -49,7 +49,9 @@ thread_local! {
 }
 
 fn private_pipe() -> io::Result<(OwnedFd, OwnedFd, usize)> {
-    if let Some(p) = PRIVATE.with(|c| c.borrow_mut().take()) {
+    // (`try_with`: from another thread-local's destructor this one may be
+    // gone already; a pipe of the call's own does then.)
+    if let Ok(Some(p)) = PRIVATE.try_with(|c| c.borrow_mut().take()) {
         return Ok(p);
     }
     let (r, w) = st::pipe()?;
@@ -172,7 +174,8 @@ fn into_socket(
     }
     // Empty again: kept for this thread's next write.
     if let Some(p) = pipe {
-        PRIVATE.with(|c| *c.borrow_mut() = Some(p));
+        // (If the thread-local is gone, as above, the pipe just closes.)
+        let _ = PRIVATE.try_with(|c| *c.borrow_mut() = Some(p));
     }
     Ok(())
 }

@@ -89,13 +89,20 @@ impl<'a> FileSender<'a> {
     /// count every byte that reached the output, this call's included.
     pub fn send(&mut self, range: Range<u64>) -> Result<u64, TransferError> {
         let start = self.stats.bytes;
+        // sendfile and splice into a pipe or socket without a reader raise
+        // SIGPIPE (no MSG_NOSIGNAL for them): held back for the call, so a
+        // gone reader is EPIPE, never the death of the process.
+        let mut guard = crate::sys::sigguard::SignalGuard::sigpipe();
         let r = match self.path {
             SendPath::Sendfile => self.by_sendfile(range),
             SendPath::Splice => self.by_splice(range),
         };
         match r {
             Ok(()) => Ok(self.stats.bytes - start),
-            Err((side, e)) => Err(TransferError::new(side, e, self.stats)),
+            Err((side, e)) => {
+                guard.saw_io(&e);
+                Err(TransferError::new(side, e, self.stats))
+            }
         }
     }
 

@@ -197,7 +197,10 @@ impl<'fd> ZeroCopySender<'fd> {
         }
         self.stats.reaps += 1;
         self.scratch.clear();
-        zc::reap(self.fd, &mut self.scratch)?;
+        // Completions read before an error message (an ICMP error) count
+        // too: they are taken in before the error is reported, or they
+        // would be lost and their sends never complete.
+        let read = zc::reap(self.fd, &mut self.scratch);
         for c in std::mem::take(&mut self.scratch) {
             let count = c.hi.wrapping_sub(c.lo) as u64 + 1;
             for k in 0..count {
@@ -221,7 +224,7 @@ impl<'fd> ZeroCopySender<'fd> {
             }
             self.front_id = self.front_id.wrapping_add(1);
         }
-        Ok(())
+        read.map(|_| ())
     }
 
     fn wait_until_held_below(&mut self, target: u64) -> io::Result<()> {
