@@ -473,23 +473,30 @@ pub(crate) unsafe fn drop_pages(base: NonNull<u8>, len: usize) -> bool {
     }
 }
 
+/// A fresh private anonymous read-write mapping of `len` (non-zero)
+/// bytes, zeroed; null if refused. The caller owns it until it unmaps it.
+#[cfg_attr(miri, allow(dead_code))]
+fn map_anonymous(len: usize) -> *mut u8 {
+    // SAFETY: a fresh private anonymous mapping (null hint, no MAP_FIXED)
+    // replaces nothing.
+    let r = unsafe {
+        rustix::mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            len,
+            rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+            rustix::mm::MapFlags::PRIVATE,
+        )
+    };
+    r.map_or(std::ptr::null_mut(), |p| p.cast())
+}
+
 /// Zeroed memory for `layout` (whose size is not zero); null if refused.
 /// Release it with [`dealloc_zeroed`] and the same layout.
 pub(crate) fn alloc_zeroed(layout: std::alloc::Layout) -> *mut u8 {
     debug_assert!(layout.size() > 0);
     if anonymous(layout) {
-        // SAFETY: a fresh private anonymous mapping (null hint, no
-        // MAP_FIXED) replaces nothing; the caller owns it until
-        // `dealloc_zeroed`.
-        let r = unsafe {
-            rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                layout.size(),
-                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
-                rustix::mm::MapFlags::PRIVATE,
-            )
-        };
-        r.map_or(std::ptr::null_mut(), |p| p.cast())
+        // (Released by `dealloc_zeroed`.)
+        map_anonymous(layout.size())
     } else {
         // SAFETY: the layout's size is not zero (checked by the callers).
         unsafe { std::alloc::alloc_zeroed(layout) }
@@ -529,18 +536,8 @@ pub(crate) fn alloc_pages(layout: std::alloc::Layout) -> *mut u8 {
     }
     #[cfg(not(miri))]
     {
-        // SAFETY: a fresh private anonymous mapping (null hint, no
-        // MAP_FIXED) replaces nothing; the caller owns it until
-        // `dealloc_pages`.
-        let r = unsafe {
-            rustix::mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                layout.size(),
-                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
-                rustix::mm::MapFlags::PRIVATE,
-            )
-        };
-        r.map_or(std::ptr::null_mut(), |p| p.cast())
+        // (Released by `dealloc_pages`.)
+        map_anonymous(layout.size())
     }
 }
 
