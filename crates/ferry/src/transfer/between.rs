@@ -77,6 +77,32 @@ pub fn between(
         .params(Direction::Sink)
         .map_err(|e| fail(Side::Write, e, none))?;
     let case = Case::of(pi, po);
+    if src.kind() == EndpointKind::Memory && src.memory_source().is_none() {
+        let e = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a memory sink (Endpoint::collect) is not a source",
+        );
+        return Err(fail(Side::Read, e, none));
+    }
+    if dst.kind() == EndpointKind::Memory {
+        if dst.memory_source().is_some() {
+            let e = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a memory source is not a sink (Endpoint::collect is)",
+            );
+            return Err(fail(Side::Write, e, none));
+        }
+        let mut st = TransferStats::default();
+        st.case = Some(case);
+        let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
+        let mut ov = Overlay::new(pi, po, last).map_err(|e| fail(Side::Write, e, st))?;
+        let r = super::collect::run(src, dst, &mut ov, pi.block, pi.max.get(), opts, &mut st);
+        st.overlay = Some(ov.stats());
+        return match r {
+            Ok(()) => Ok(st),
+            Err((side, e)) => Err(fail(side, e, st)),
+        };
+    }
     let Some(out) = dst.as_fd() else {
         let e = io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -15,6 +15,7 @@
 //! | terminal | variable | 4 096 (the line discipline's buffer) |
 //! | other character device | variable | `st_blksize` |
 //! | memory source | variable | its length |
+//! | memory sink ([`Endpoint::collect`]) | variable | `usize::MAX` |
 //!
 //! A caller with a record size of its own imposes it
 //! ([`Endpoint::impose`]): `ferry pipe --fixed 512` makes a sink take
@@ -110,6 +111,8 @@ enum Inner<'a> {
         range: Option<FileRange>,
     },
     Memory(Aggregate),
+    /// A memory sink: output blocks appended by reference.
+    Collect(std::sync::Mutex<Aggregate>),
 }
 
 /// A range of a regular file: from `offset`, `len` bytes or to the end.
@@ -175,6 +178,62 @@ impl<'a> Endpoint<'a> {
         }
     }
 
+    /// A memory sink: each output block is appended to an [`Aggregate`]
+    /// by reference — slices of the source's buffers (a memory source's
+    /// own, or the page-aligned buffers a descriptor was read into), no
+    /// byte copied unless the case makes a block contiguous or pads it.
+    /// Take the bytes with [`into_collected`](Self::into_collected). Its
+    /// channel takes blocks of any size (variable, B = `usize::MAX`)
+    /// unless a record size is [imposed](Self::impose).
+    ///
+    /// ```
+    /// use ferry::transfer::endpoint::Endpoint;
+    /// use ferry::transfer::{between, TransferOptions};
+    /// let src = Endpoint::memory(ferry::Buf::from_static(b"hello, world"));
+    /// let dst = Endpoint::collect();
+    /// let st = between(&src, &dst, &TransferOptions::new())?;
+    /// assert_eq!((st.bytes, st.user_copied()), (12, 0));
+    /// assert_eq!(dst.into_collected().unwrap(), b"hello, world"[..]);
+    /// # Ok::<(), ferry::transfer::TransferError>(())
+    /// ```
+    pub fn collect() -> Endpoint<'static> {
+        Endpoint {
+            inner: Inner::Collect(std::sync::Mutex::new(Aggregate::new())),
+            imposed: None,
+        }
+    }
+
+    /// The bytes a [`collect`](Self::collect) sink received (`None` for
+    /// any other endpoint).
+    pub fn into_collected(self) -> Option<Aggregate> {
+        match self.inner {
+            Inner::Collect(m) => Some(m.into_inner().unwrap_or_else(|p| p.into_inner())),
+            _ => None,
+        }
+    }
+
+    /// Bytes a memory sink holds so far (0 for any other endpoint).
+    pub(crate) fn collected_len(&self) -> usize {
+        match &self.inner {
+            Inner::Collect(m) => m.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            _ => 0,
+        }
+    }
+
+    /// Appends an output block to a memory sink; false if this is not one.
+    pub(crate) fn collect_block(&self, a: Aggregate) -> bool {
+        match &self.inner {
+            Inner::Collect(m) => {
+                let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+                for b in a.bufs() {
+                    g.append_buf(b.clone());
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The same endpoint with channel parameters the caller imposes (a
     /// record size, a fixed block a device or protocol needs).
     pub fn impose(mut self, params: ChannelParams) -> Endpoint<'a> {
@@ -216,7 +275,7 @@ impl<'a> Endpoint<'a> {
                 // is read and written as a character device would be.
                 FdKind::Directory | FdKind::Other => EndpointKind::CharDevice,
             },
-            Inner::Memory(_) => EndpointKind::Memory,
+            Inner::Memory(_) | Inner::Collect(_) => EndpointKind::Memory,
         }
     }
 
@@ -229,7 +288,7 @@ impl<'a> Endpoint<'a> {
     pub(crate) fn memory_source(&self) -> Option<&Aggregate> {
         match &self.inner {
             Inner::Memory(a) => Some(a),
-            Inner::Fd { .. } => None,
+            _ => None,
         }
     }
 
@@ -276,6 +335,7 @@ impl<'a> Endpoint<'a> {
                 FdKind::Directory | FdKind::Other => var(TTY_BLOCK),
             },
             Inner::Memory(a) => var(a.len()),
+            Inner::Collect(_) => var(usize::MAX),
         })
     }
 }

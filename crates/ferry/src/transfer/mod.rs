@@ -68,6 +68,7 @@
 
 mod between;
 pub mod cache;
+mod collect;
 pub mod endpoint;
 mod flow;
 mod kernel;
