@@ -74,6 +74,12 @@ proptest! {
             PoolConfig::default().with_classes(CLASSES.to_vec()).with_budget(CAP),
         ).unwrap();
         let (r, w) = std::io::pipe().unwrap();
+        // A pipe holds a number of page slots, not of bytes: writes of
+        // 2049 bytes take a slot each, so a 64 KiB pipe may be full with
+        // 32 KiB in it and a write the model thought fits would wait for
+        // ever (this thread is the reader). 1 MiB (256 slots) holds
+        // PIPE_ROOM bytes written in at most 60 writes, however split.
+        rustix::pipe::fcntl_setpipe_size(&w, 1 << 20).unwrap();
         // The model: what each held buffer holds and the slot it takes,
         // and the bytes in the pipe.
         let mut held: Vec<(Held, usize)> = Vec::new();
