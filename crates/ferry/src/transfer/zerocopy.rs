@@ -75,7 +75,11 @@ pub struct ZeroCopyStats {
 #[derive(Debug)]
 struct Pending {
     done: bool,
+    /// The buffer this send's bytes came from (every zero-copy send of a
+    /// buffer holds a reference, so that an error between two of its
+    /// sends leaves none of them without one), and the bytes it sent.
     held: Option<Buf>,
+    bytes: u64,
 }
 
 /// Sends owned buffers to a socket, zero-copy above a threshold. See the
@@ -139,12 +143,11 @@ impl<'fd> ZeroCopySender<'fd> {
 
     fn send_buf(&mut self, b: &Buf) -> io::Result<()> {
         let mut off = 0;
-        let mut took_id = false;
         while off < b.len() {
             let rest = &b[off..];
             let zero = self.stats.enabled && rest.len() >= self.threshold;
-            if zero && self.held.saturating_add(b.len() as u64) > self.max_held {
-                self.wait_until_held_below(self.max_held.saturating_sub(b.len() as u64))?;
+            if zero && self.held.saturating_add(rest.len() as u64) > self.max_held {
+                self.wait_until_held_below(self.max_held.saturating_sub(rest.len() as u64))?;
             }
             match zc::send(self.fd, rest, zero) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -155,11 +158,15 @@ impl<'fd> ZeroCopySender<'fd> {
                     if zero {
                         self.stats.zerocopy_bytes += n as u64;
                         self.stats.zerocopy_sends += 1;
+                        // Held from the moment the kernel may refer to
+                        // the pages, whatever happens next.
                         self.pending.push_back(Pending {
                             done: false,
-                            held: None,
+                            held: Some(b.clone()),
+                            bytes: n as u64,
                         });
-                        took_id = true;
+                        self.held += n as u64;
+                        self.stats.peak_held = self.stats.peak_held.max(self.held);
                         if self.stats.zerocopy_sends.is_multiple_of(64) {
                             self.reap()?;
                         }
@@ -176,15 +183,6 @@ impl<'fd> ZeroCopySender<'fd> {
                     self.wait_until_held_below(target)?;
                 }
                 Err(e) => return Err(e),
-            }
-        }
-        if took_id {
-            // The buffer rides on its last send: completions release in id
-            // order, so it goes when every one of its sends is done.
-            if let Some(p) = self.pending.back_mut() {
-                p.held = Some(b.clone());
-                self.held += b.len() as u64;
-                self.stats.peak_held = self.stats.peak_held.max(self.held);
             }
         }
         Ok(())
@@ -218,9 +216,7 @@ impl<'fd> ZeroCopySender<'fd> {
         }
         while self.pending.front().is_some_and(|p| p.done) {
             if let Some(p) = self.pending.pop_front() {
-                if let Some(b) = p.held {
-                    self.held -= b.len() as u64;
-                }
+                self.held -= p.bytes;
             }
             self.front_id = self.front_id.wrapping_add(1);
         }
