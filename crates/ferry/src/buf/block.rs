@@ -505,7 +505,7 @@ impl Block {
     }
 
     /// Was this block [lent](Self::lend) (and not yet reused)?
-    #[cfg(test)]
+    #[cfg(all(test, not(miri)))]
     pub(crate) fn is_lent(&self) -> bool {
         self.header().lent.load(Ordering::Acquire)
     }

@@ -311,7 +311,7 @@ impl Buf {
     }
 
     /// Was the block lent to the kernel (and is it not writable again)?
-    #[cfg(test)]
+    #[cfg(all(test, not(miri)))]
     pub(crate) fn is_lent(&self) -> bool {
         self.block.is_lent()
     }
