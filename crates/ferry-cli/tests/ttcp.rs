@@ -26,45 +26,56 @@ fn data(len: usize) -> Vec<u8> {
         .collect()
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// Ports below the kernel's ephemeral range (32768–60999), so that no
+/// `bind(0)` of a test running beside these takes one between our choice
+/// and the receiver's bind; per process and per call, so tests differ.
+fn next_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    20_000 + ((std::process::id() as u16 % 200) * 50 + k) % 12_000
 }
 
-/// A receiver on a free port: (child, port).
+/// A receiver listening on a port of its own: (child, port). A port some
+/// other program holds makes the receiver fail at once; the next is tried.
 fn receiver(args: &[&str]) -> (Child, u16) {
-    let port = free_port();
-    let c = ferry()
-        .args(["-r", "-p", &port.to_string()])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    (c, port)
+    for _ in 0..50 {
+        let port = next_port();
+        let mut c = ferry()
+            .args(["-r", "-p", &port.to_string()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if wait_listening(port, &mut c) {
+            return (c, port);
+        }
+    }
+    panic!("no port to listen on");
 }
 
-/// Waits (up to 10 s) until something listens on TCP `port`, as
-/// /proc/net/tcp shows it: connecting to find out would be the one
-/// connection the receiver accepts.
-fn wait_listening(port: u16) {
+/// Waits (up to 10 s) until the receiver `c` listens on TCP `port`, as
+/// /proc/net/tcp shows it (connecting to find out would be the one
+/// connection it accepts). False if it ended first (the port was taken).
+fn wait_listening(port: u16, c: &mut Child) -> bool {
     let want = format!(":{port:04X} 00000000:0000 0A");
     for _ in 0..1000 {
         let t = std::fs::read_to_string("/proc/net/tcp").unwrap();
         if t.lines().any(|l| l.contains(&want)) {
-            return;
+            // Ours, unless it already ended (and another program holds it).
+            return c.try_wait().unwrap().is_none();
+        }
+        if c.try_wait().unwrap().is_some() {
+            return false;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("nothing listens on port {port}");
 }
 
-/// Runs a transmitter to `port` once the receiver listens there.
+/// Runs a transmitter to `port` (where a receiver listens).
 fn transmit(port: u16, args: &[&str], stdin: Stdio) -> Output {
-    wait_listening(port);
     ferry()
         .args(["-t", "-p", &port.to_string()])
         .args(args)
@@ -177,7 +188,7 @@ fn standard_input_arrives_on_standard_output_whole() {
 
 #[test]
 fn no_receiver_is_an_error_naming_the_address() {
-    let port = free_port();
+    let port = next_port();
     let out = ferry()
         .args(["-t", "-s", "-p", &port.to_string(), "127.0.0.1"])
         .output()
