@@ -12,6 +12,15 @@ fn ferry() -> Command {
     c
 }
 
+/// A port below the kernel's ephemeral range, different per process and
+/// per call (ttcp's tests use another part of the range).
+fn quiet_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    10_000 + ((std::process::id() as u16 % 200) * 40 + k) % 8_000
+}
+
 fn data(len: usize) -> Vec<u8> {
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ len as u64;
     (0..len)
@@ -120,12 +129,9 @@ fn tcp_both_ways() {
     let bytes = data(3 << 20);
     let src = d.path().join("src");
     std::fs::write(&src, &bytes).unwrap();
-    // A free port: bound, read and let go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port below the ephemeral range (32768–60999): no bind(0) of a
+    // test running beside this one can take it before ferry binds it.
+    let port = quiet_port();
     // ferry listens and writes what comes to a file…
     let out = d.path().join("out");
     let listener = ferry()
@@ -226,11 +232,7 @@ fn errors_name_the_endpoint() {
     assert_eq!(code, 1);
     assert_eq!(err, format!("ferry pipe: {m}: No such file or directory\n"));
     // A port nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = quiet_port();
     let (code, _, err) = run(&["-", &format!("tcp:127.0.0.1:{port}")], b"x");
     assert_eq!(code, 1);
     assert!(
