@@ -26,6 +26,10 @@ pub struct FyBetweenStats {
     pub blocks_out: u64,
     pub bytes_copied: u64,
     pub padding: u64,
+    pub switches: u64,
+    pub peak_buffer_bytes: u64,
+    pub share_waits: u64,
+    pub memcpy_bytes: u64,
 }
 
 fn boxed(e: Endpoint<'static>) -> *mut FyEndpoint {
@@ -196,6 +200,10 @@ pub extern "C" fn fy_between(
             blocks_out: ov.blocks_out,
             bytes_copied: ov.bytes_copied,
             padding: ov.padding,
+            switches: st.switches.count(),
+            peak_buffer_bytes: st.peak_buffer_bytes,
+            share_waits: st.share_waits,
+            memcpy_bytes: st.memcpy_bytes,
         });
         match failed {
             None => 0,

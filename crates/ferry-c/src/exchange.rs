@@ -183,41 +183,69 @@ pub extern "C" fn fy_uf_deallocate(buf: *mut c_void, size: size_t) -> c_int {
 /// live ferry buffer, and takes that buffer over.
 #[no_mangle]
 pub extern "C" fn fy_uf_write(fd: c_int, buf: *const c_void, nbytes: size_t) -> ssize_t {
+    ffi_guard(-1, libc::ENOMEM, || uf_write(fd, buf, nbytes, &mut 0))
+}
+
+/// `fy_uf_write`, also telling through `sent` (if not NULL) the bytes
+/// known to have arrived: all of them on success, those before the error
+/// on failure.
+#[no_mangle]
+pub extern "C" fn fy_uf_write_counted(
+    fd: c_int,
+    buf: *const c_void,
+    nbytes: size_t,
+    sent: *mut size_t,
+) -> ssize_t {
     ffi_guard(-1, libc::ENOMEM, || {
-        let ptr = buf as usize;
-        let data = {
-            let mut live = LIVE.lock();
-            let Some(key) = find(&live, ptr, nbytes) else {
-                set_errno(libc::EINVAL);
-                return -1;
-            };
-            let off = ptr - key;
-            match live.get(&key) {
-                Some(Held::Mapped(b)) => b.slice(off..off + nbytes),
-                Some(Held::Mut(_)) => match live.remove(&key) {
-                    // Frozen: from here on only read (and, in protect
-                    // mode, read-only pages).
-                    Some(Held::Mut(m)) => m.freeze().slice(off..off + nbytes),
-                    _ => unreachable!("the key was just found"),
-                },
-                None => unreachable!("the key was just found"),
-            }
-        };
-        if fd < 0 {
-            set_errno(libc::EBADF);
-            return -1;
+        let mut n = 0;
+        let r = uf_write(fd, buf, nbytes, &mut n);
+        if !sent.is_null() {
+            // SAFETY: the caller's pointer to a size_t, not NULL (checked).
+            unsafe { sent.write(n) };
         }
-        // SAFETY: the caller's descriptor for this call only (as for
-        // write(2)); not -1 (checked).
-        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        match ferry::exchange::write_buf(fd, data) {
-            Ok(n) => n as ssize_t,
-            Err(e) => {
-                set_errno(errno_of(&e));
-                -1
-            }
-        }
+        r
     })
+}
+
+fn uf_write(fd: c_int, buf: *const c_void, nbytes: size_t, sent: &mut size_t) -> ssize_t {
+    *sent = 0;
+    let ptr = buf as usize;
+    let data = {
+        let mut live = LIVE.lock();
+        let Some(key) = find(&live, ptr, nbytes) else {
+            set_errno(libc::EINVAL);
+            return -1;
+        };
+        let off = ptr - key;
+        match live.get(&key) {
+            Some(Held::Mapped(b)) => b.slice(off..off + nbytes),
+            Some(Held::Mut(_)) => match live.remove(&key) {
+                // Frozen: from here on only read (and, in protect
+                // mode, read-only pages).
+                Some(Held::Mut(m)) => m.freeze().slice(off..off + nbytes),
+                _ => unreachable!("the key was just found"),
+            },
+            None => unreachable!("the key was just found"),
+        }
+    };
+    if fd < 0 {
+        set_errno(libc::EBADF);
+        return -1;
+    }
+    // SAFETY: the caller's descriptor for this call only (as for
+    // write(2)); not -1 (checked).
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    match ferry::exchange::write_buf(fd, data) {
+        Ok(n) => {
+            *sent = n;
+            n as ssize_t
+        }
+        Err(e) => {
+            *sent = ferry::exchange::bytes_out(&e).map_or(0, |b| b as size_t);
+            set_errno(errno_of(&e));
+            -1
+        }
+    }
 }
 
 /// fbufs' `uf_mmap`: bytes `offset .. offset + len` of the file `fd`,

@@ -137,6 +137,15 @@ fn table_5_of_real_endpoints() {
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (_master, tty) = pty();
     let fix = |b| ChannelParams::fixed(n(b));
+    std::fs::write(dir.path().join("m"), vec![1u8; 4 << 20]).unwrap();
+    let mapped = ferry::Stream::open(
+        dir.path().join("m"),
+        &ferry::OpenOptions::read_only().backend(ferry::stream::Backend::Mapped),
+    )
+    .unwrap();
+    assert!(mapped.is_mapped());
+    let buffered = ferry::Stream::from_bytes(vec![0u8; 10]);
+    assert_eq!(buffered.buffer_size(), 128 << 10);
     let src = |name: &str| -> Endpoint<'_> {
         match name {
             "file" => Endpoint::fd(file.as_fd()).unwrap(),
@@ -145,6 +154,8 @@ fn table_5_of_real_endpoints() {
             "udp" => Endpoint::fd(udp.as_fd()).unwrap(),
             "disk512" => Endpoint::fd(file.as_fd()).unwrap().impose(fix(512)),
             "disk8K" => Endpoint::fd(file.as_fd()).unwrap().impose(fix(8192)),
+            "mapStream" => Endpoint::stream(&mapped),
+            "stream128K" => Endpoint::stream(&buffered),
             _ => unreachable!(),
         }
     };
@@ -159,22 +170,29 @@ fn table_5_of_real_endpoints() {
             "fix512" => Endpoint::fd(file.as_fd()).unwrap().impose(fix(512)),
             "memory" => Endpoint::collect(),
             "memfix4K" => Endpoint::collect().impose(fix(4096)),
+            "stream" => Endpoint::stream(&buffered),
+            "strfix4K" => Endpoint::stream(&buffered).impose(fix(4096)),
             _ => unreachable!(),
         }
     };
     let sinks = [
         "file", "pipe64K", "pipe1M", "udp", "tty", "fix4K", "fix512", "memory", "memfix4K",
+        "stream", "strfix4K",
     ];
     // Expected case numbers, one row per source, columns as `sinks`.
     // A memory sink takes any size (case 1 from everything) unless a
     // record size is imposed on it, when it is a fixed channel like any.
-    let table: [(&str, [u8; 9]); 6] = [
-        ("file", [1, 2, 1, 2, 2, 4, 4, 1, 4]),
-        ("pipe64K", [1, 1, 1, 2, 2, 4, 4, 1, 4]),
-        ("memory100K", [1, 2, 1, 2, 2, 4, 4, 1, 4]),
-        ("udp", [1, 1, 1, 1, 2, 4, 4, 1, 4]),
-        ("disk512", [1, 1, 1, 1, 1, 4, 1, 1, 4]),
-        ("disk8K", [1, 1, 1, 1, 2, 3, 3, 1, 3]),
+    // A ferry stream is a variable channel of its buffer's size (a mapped
+    // one: ferry's 1 MiB file window).
+    let table: [(&str, [u8; 11]); 8] = [
+        ("file", [1, 2, 1, 2, 2, 4, 4, 1, 4, 2, 4]),
+        ("pipe64K", [1, 1, 1, 2, 2, 4, 4, 1, 4, 1, 4]),
+        ("memory100K", [1, 2, 1, 2, 2, 4, 4, 1, 4, 1, 4]),
+        ("udp", [1, 1, 1, 1, 2, 4, 4, 1, 4, 1, 4]),
+        ("disk512", [1, 1, 1, 1, 1, 4, 1, 1, 4, 1, 4]),
+        ("disk8K", [1, 1, 1, 1, 2, 3, 3, 1, 3, 1, 3]),
+        ("mapStream", [1, 2, 1, 2, 2, 4, 4, 1, 4, 2, 4]),
+        ("stream128K", [1, 2, 1, 2, 2, 4, 4, 1, 4, 1, 4]),
     ];
     let mut shown = String::from("source \\ sink");
     for s in sinks {

@@ -37,6 +37,11 @@
  *       (short writes continued, EINTR retried, a non-blocking descriptor
  *       waited for); a pipe or socket without a reader is EPIPE, never a
  *       SIGPIPE death. Returns nbytes, or -1 with errno.
+ *   fy_uf_write_counted(fd, buf, nbytes, &sent)   fy_uf_write, and
+ *       sent (if not NULL) is set to the bytes known to have arrived:
+ *       nbytes on success, those before the error on failure (a reader
+ *       that went away part way, a full disk, RLIMIT_FSIZE: EFBIG, never
+ *       a SIGXFSZ death).
  *       Inside a mapping from fy_uf_mmap, only the bytes written are
  *       used: the mapping stays the caller's (its bytes never change), so
  *       a loop may write it piece by piece, and gives it back with
@@ -75,6 +80,7 @@ extern "C" {
 ssize_t fy_uf_read(int fd, void **bufp, size_t nbytes);
 ssize_t fy_uf_get(size_t len, void **bufp);
 ssize_t fy_uf_write(int fd, const void *buf, size_t nbytes);
+ssize_t fy_uf_write_counted(int fd, const void *buf, size_t nbytes, size_t *sent);
 void *fy_uf_allocate(size_t size);
 int fy_uf_deallocate(void *buf, size_t size);
 const void *fy_uf_mmap(int fd, off_t offset, size_t len);

@@ -134,6 +134,16 @@ typedef struct fy_between_stats {
     uint64_t bytes_copied;        /* copied in user space to make a block
                                      contiguous (0 where the case has none) */
     uint64_t padding;             /* bytes of padding in the last block */
+    /* Dynamic case switching (an output in O_NONBLOCK mode that stalls
+     * and catches up): switches between the kernel's path, passing
+     * blocks through and buffering; the most bytes of cache buffers held
+     * at once; times reading ahead stopped at the transfer's share. */
+    uint64_t switches;
+    uint64_t peak_buffer_bytes;
+    uint64_t share_waits;
+    uint64_t memcpy_bytes;        /* copied from one user-space buffer to
+                                     another, all told (bytes_copied and
+                                     copies into a stream's buffers) */
 } fy_between_stats;
 
 /* Moves everything from src to dst. pad: FY_NO_PAD, or a byte (0-255)

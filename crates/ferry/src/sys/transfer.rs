@@ -250,15 +250,14 @@ pub(crate) fn set_len(fd: BorrowedFd<'_>, len: u64) -> io::Result<()> {
     retry(|| rustix::fs::ftruncate(fd, len))
 }
 
-/// Whether this process writes under a finite `RLIMIT_FSIZE` (asked once
-/// per process: a tree of small files would otherwise ask once per file).
+/// Whether this process writes under a finite `RLIMIT_FSIZE`, asked
+/// each time (one `prlimit64`, a fraction of a microsecond): a program may
+/// set a limit after its first write, and a cached answer would then let
+/// SIGXFSZ kill it.
 pub(crate) fn fsize_limited() -> bool {
-    static LIMITED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *LIMITED.get_or_init(|| {
-        rustix::process::getrlimit(rustix::process::Resource::Fsize)
-            .current
-            .is_some()
-    })
+    rustix::process::getrlimit(rustix::process::Resource::Fsize)
+        .current
+        .is_some()
 }
 
 /// The file behind `fd` opened again for reading and writing (through

@@ -1,5 +1,5 @@
 //! Gathered writes (`writev`, or `sendmsg` for sockets) that never raise
-//! SIGPIPE and retry EINTR.
+//! SIGPIPE or SIGXFSZ and retry EINTR.
 
 use super::sigguard::SignalGuard;
 use std::io::{self, IoSlice};
@@ -40,8 +40,14 @@ impl<'fd> VectoredWriter<'fd> {
     }
 
     /// A writer for a descriptor whose kind the caller already knows.
+    /// Past `RLIMIT_FSIZE` (where the process has a finite one) a file
+    /// write is an `EFBIG` error, never a SIGXFSZ death.
     pub(crate) fn of_kind(fd: BorrowedFd<'fd>, kind: FdKind) -> Self {
-        let guard = (kind == FdKind::Pipe).then(SignalGuard::sigpipe);
+        let guard = match kind {
+            FdKind::Pipe => Some(SignalGuard::sigpipe()),
+            FdKind::Other if super::transfer::fsize_limited() => Some(SignalGuard::sigxfsz()),
+            _ => None,
+        };
         VectoredWriter { fd, kind, guard }
     }
 

@@ -14,6 +14,11 @@
 //! ([`cache`](super::cache), or the one
 //! [`TransferOptions::cache`] names), each transfer held to its share.
 //!
+//! A ferry [`Stream`](crate::Stream) ([`Endpoint::stream`]) is read by
+//! its regions, by reference, and written through its buffers (flushed at
+//! the end); a descriptor into a stream is read straight into the
+//! stream's write regions where no record size is imposed.
+//!
 //! An output in non-blocking mode (a pipe or socket the caller set
 //! `O_NONBLOCK` on) can say it would block: then the transfer switches
 //! path as the output stalls and catches up (Roadrunner's dynamic
@@ -84,7 +89,17 @@ pub fn between(
         );
         return Err(fail(Side::Read, e, none));
     }
-    if dst.kind() == EndpointKind::Memory {
+    if let (Some(a), Some(b)) = (src.as_stream(), dst.as_stream()) {
+        if std::ptr::eq(a, b) {
+            let e = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "one stream cannot be both the source and the sink",
+            );
+            return Err(fail(Side::Write, e, none));
+        }
+    }
+    let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
+    if dst.kind() == EndpointKind::Memory || dst.as_stream().is_some() {
         if dst.memory_source().is_some() {
             let e = io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -94,10 +109,16 @@ pub fn between(
         }
         let mut st = TransferStats::default();
         st.case = Some(case);
-        let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
         let mut ov = Overlay::new(pi, po, last).map_err(|e| fail(Side::Write, e, st))?;
-        let r = super::collect::run(src, dst, &mut ov, pi.block, pi.max.get(), opts, &mut st);
+        let r = match dst.as_stream() {
+            Some(out) => {
+                let direct = super::sink::direct(src, dst, pi);
+                super::sink::into_stream(src, out, &mut ov, pi, direct, opts, &mut st)
+            }
+            None => super::sink::into_memory(src, dst, &mut ov, pi, opts, &mut st),
+        };
         st.overlay = Some(ov.stats());
+        st.memcpy_bytes += ov.stats().bytes_copied;
         return match r {
             Ok(()) => Ok(st),
             Err((side, e)) => Err(fail(side, e, st)),
@@ -127,7 +148,6 @@ pub fn between(
             Err(e) => Err(e.with_case(case)),
         };
     }
-    let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
     let ov = Overlay::new(pi, po, last).map_err(|e| fail(Side::Write, e, st))?;
     // sendfile where the kernel's path would have been taken.
     let kernel = own && src.kind() == EndpointKind::File;
@@ -137,6 +157,7 @@ pub fn between(
     st.calls.other += 1;
     let r = flow.run(&mut st);
     st.overlay = Some(flow.overlay_stats());
+    st.memcpy_bytes += flow.overlay_stats().bytes_copied;
     drop(flow);
     match r {
         Ok(()) => Ok(st),

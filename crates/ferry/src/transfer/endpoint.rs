@@ -16,6 +16,8 @@
 //! | other character device | variable | `st_blksize` |
 //! | memory source | variable | its length |
 //! | memory sink ([`Endpoint::collect`]) | variable | `usize::MAX` |
+//! | ferry [`Stream`] ([`Endpoint::stream`]), mapped | variable | 1 MiB |
+//! | ferry [`Stream`], any other | variable | its buffer size |
 //!
 //! A caller with a record size of its own imposes it
 //! ([`Endpoint::impose`]): `ferry pipe --fixed 512` makes a sink take
@@ -43,7 +45,7 @@
 
 use super::overlay::ChannelParams;
 use crate::sys::channel::{self, Family, FdKind};
-use crate::Aggregate;
+use crate::{Aggregate, Stream};
 use std::io;
 use std::num::NonZeroUsize;
 use std::os::fd::BorrowedFd;
@@ -93,6 +95,9 @@ pub enum EndpointKind {
     BlockDevice,
     /// Bytes in memory (an [`Aggregate`] as source).
     Memory,
+    /// A ferry [`Stream`] (alloc stream), read by `salloc` regions and
+    /// written through its buffers.
+    Stream,
 }
 
 /// One end of a transfer. See the [module docs](self).
@@ -113,6 +118,8 @@ enum Inner<'a> {
     Memory(Aggregate),
     /// A memory sink: output blocks appended by reference.
     Collect(std::sync::Mutex<Aggregate>),
+    /// A ferry alloc stream.
+    Stream(&'a Stream),
 }
 
 /// A range of a regular file: from `offset`, `len` bytes or to the end.
@@ -203,6 +210,50 @@ impl<'a> Endpoint<'a> {
         }
     }
 
+    /// A ferry alloc stream, as a source or a sink, at its offset.
+    ///
+    /// As a source, input blocks are its `salloc` regions taken as
+    /// [`Buf`](crate::Buf)s: a mapped file's pages or the stream's own
+    /// read buffers, by reference (nothing copied in user space; a region
+    /// is a whole block unless the stream ends, so a pipe or socket stream
+    /// delivers full blocks). As a sink, output blocks go into its buffers
+    /// (one copy in user space, counted as [`Method::ReadWrite`](super::Method::ReadWrite))
+    /// or, from a descriptor on its own parameters, are read straight into
+    /// the stream's write regions (the kernel's copy only); the stream is
+    /// flushed at the end, and only bytes that reached its file count as
+    /// moved. Bytes the stream read ahead or holds unwritten before the
+    /// transfer are its own: they come first and are kept.
+    ///
+    /// A [`SharedStream`](crate::SharedStream) takes part through its
+    /// guard: `Endpoint::stream(&shared.lock())` holds the stream for the
+    /// whole transfer.
+    ///
+    /// ```
+    /// use ferry::transfer::endpoint::Endpoint;
+    /// use ferry::transfer::{between, TransferOptions};
+    /// let input = ferry::Stream::from_bytes(b"from one stream to another".to_vec());
+    /// let output = ferry::Stream::memory();
+    /// let st = between(&Endpoint::stream(&input), &Endpoint::stream(&output),
+    ///                  &TransferOptions::new())?;
+    /// assert_eq!(st.bytes, 26);
+    /// assert_eq!(output.into_vec()?, b"from one stream to another");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stream(s: &'a Stream) -> Endpoint<'a> {
+        Endpoint {
+            inner: Inner::Stream(s),
+            imposed: None,
+        }
+    }
+
+    /// The stream, for an endpoint made by [`stream`](Self::stream).
+    pub fn as_stream(&self) -> Option<&'a Stream> {
+        match &self.inner {
+            Inner::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The bytes a [`collect`](Self::collect) sink received (`None` for
     /// any other endpoint).
     pub fn into_collected(self) -> Option<Aggregate> {
@@ -276,6 +327,7 @@ impl<'a> Endpoint<'a> {
                 FdKind::Directory | FdKind::Other => EndpointKind::CharDevice,
             },
             Inner::Memory(_) | Inner::Collect(_) => EndpointKind::Memory,
+            Inner::Stream(_) => EndpointKind::Stream,
         }
     }
 
@@ -336,6 +388,8 @@ impl<'a> Endpoint<'a> {
             },
             Inner::Memory(a) => var(a.len()),
             Inner::Collect(_) => var(usize::MAX),
+            Inner::Stream(s) if s.is_mapped() => var(FILE_BLOCK),
+            Inner::Stream(s) => var(s.buffer_size()),
         })
     }
 }

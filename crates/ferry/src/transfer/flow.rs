@@ -24,6 +24,7 @@
 use super::cache::{CacheUser, Charge, Taken};
 use super::endpoint::{Endpoint, EndpointKind};
 use super::overlay::{BlockType, ChannelParams, Overlay};
+use super::source::{Filled, Next, Source};
 use super::{kernel, Fail, Method, Path, Side, TransferOptions, TransferStats};
 use crate::sys::channel;
 use crate::sys::vectored::VectoredWriter;
@@ -44,21 +45,6 @@ const DRAIN_IOV: usize = 64;
 
 /// The most one `sendfile` is asked for.
 const KERNEL_CHUNK: usize = 1 << 30;
-
-/// Where input blocks come from.
-enum Src<'a> {
-    Memory {
-        pieces: Vec<Buf>,
-        next: usize,
-    },
-    Fd {
-        fd: BorrowedFd<'a>,
-        off: Option<u64>,
-        left: Option<u64>,
-        block: BlockType,
-        b_in: usize,
-    },
-}
 
 /// What one attempt to read a block gave.
 enum Got {
@@ -191,7 +177,10 @@ impl Out<'_, '_> {
 /// One transfer through the overlay (and, where it applies, the kernel's
 /// `sendfile`), switching to buffering while the output stalls.
 pub(super) struct Flow<'a, 'o> {
-    src: Src<'a>,
+    src: Source<'a>,
+    /// The input's block type and maximum block size.
+    block: BlockType,
+    b_in: usize,
     out: Out<'a, 'o>,
     ov: Overlay,
     user: CacheUser,
@@ -222,23 +211,7 @@ impl<'a, 'o> Flow<'a, 'o> {
         kernel: bool,
         opts: &'o TransferOptions<'o>,
     ) -> io::Result<Flow<'a, 'o>> {
-        let s = match (src.memory_source(), src.as_fd()) {
-            (Some(data), _) => Src::Memory {
-                pieces: data.bufs().cloned().collect(),
-                next: 0,
-            },
-            (None, Some(fd)) => Src::Fd {
-                fd,
-                off: src.range().map(|r| r.offset),
-                left: src.range().and_then(|r| r.len),
-                block: input.block,
-                b_in: input.max.get(),
-            },
-            (None, None) => Src::Memory {
-                pieces: Vec::new(),
-                next: 0,
-            },
-        };
+        let s = Source::of(src, input.block);
         let stream = matches!(
             dst_kind,
             EndpointKind::Pipe
@@ -254,6 +227,8 @@ impl<'a, 'o> Flow<'a, 'o> {
         let path = if kernel { Path::Kernel } else { Path::Through };
         Ok(Flow {
             src: s,
+            block: input.block,
+            b_in: input.max.get(),
             out: Out {
                 fd: out,
                 w: VectoredWriter::new(out)?,
@@ -316,7 +291,7 @@ impl<'a, 'o> Flow<'a, 'o> {
     }
 
     fn kernel_step(&mut self, st: &mut TransferStats) -> Result<(), Fail> {
-        let Src::Fd { fd, .. } = self.src else {
+        let Some(fd) = self.src.fd() else {
             self.path = Path::Through;
             self.home = Path::Through;
             return Ok(());
@@ -365,7 +340,7 @@ impl<'a, 'o> Flow<'a, 'o> {
             match self.next_block(true, st)? {
                 Got::Block(b, charge) => self.push(b, charge, st)?,
                 Got::WouldBlock => {
-                    if let Src::Fd { fd, .. } = self.src {
+                    if let Some(fd) = self.src.fd() {
                         st.calls.other += 1;
                         channel::wait_ready(fd, false).map_err(|e| (Side::Read, e))?;
                     }
@@ -429,10 +404,7 @@ impl<'a, 'o> Flow<'a, 'o> {
         if self.out.ready {
             return Ok(());
         }
-        let input = match self.src {
-            Src::Fd { fd, .. } if input_waits => Some(fd),
-            _ => None,
-        };
+        let input = self.src.fd().filter(|_| input_waits);
         st.calls.other += 1;
         let (_, w) =
             channel::poll_two(input, Some(self.out.fd), -1).map_err(|e| (Side::Write, e))?;
@@ -490,31 +462,14 @@ impl<'a, 'o> Flow<'a, 'o> {
     /// waited for if the cache has none now (only other transfers' buffers
     /// can be what stops it); otherwise a refusal is returned.
     fn next_block(&mut self, needed: bool, st: &mut TransferStats) -> Result<Got, Fail> {
-        let (fd, off, left, block, b_in) = match &mut self.src {
-            Src::Memory { pieces, next } => {
-                return Ok(match pieces.get(*next) {
-                    Some(b) => {
-                        *next += 1;
-                        Got::Block(b.clone(), None)
-                    }
-                    None => Got::Eof,
-                });
-            }
-            Src::Fd {
-                fd,
-                off,
-                left,
-                block,
-                b_in,
-                ..
-            } => (*fd, *off, *left, *block, *b_in),
-        };
-        let want = left.map_or(self.read_size(block, b_in), |l| {
-            self.read_size(block, b_in)
-                .min(l.min(usize::MAX as u64) as usize)
-        });
+        let want = self.src.want(self.read_size(self.block, self.b_in));
         if want == 0 {
             return Ok(Got::Eof);
+        }
+        match self.src.next(want).map_err(|e| (Side::Read, e))? {
+            Next::Block(b) => return Ok(Got::Block(b, None)),
+            Next::Eof => return Ok(Got::Eof),
+            Next::Read => {}
         }
         let mut t = match self.filling.take() {
             Some(t) => t,
@@ -537,54 +492,17 @@ impl<'a, 'o> Flow<'a, 'o> {
                 None => return Ok(Got::Refused),
             },
         };
-        let want = want.min(t.buf.capacity());
-        // A fixed input delivers whole blocks: fill this one (a variable
-        // one gives what one read brings).
-        loop {
-            let have = t.buf.len();
-            let room = &mut t.buf.spare_capacity_mut()[..want - have];
-            let r = match off.map(|o| o.checked_add(have as u64)) {
-                Some(None) => Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "the file range's offset passes the largest file offset",
-                )),
-                Some(Some(o)) => crate::sys::transfer::pread(fd, room, o),
-                None => crate::sys::transfer::read(fd, room),
-            };
-            st.calls.read += 1;
-            match r {
-                Ok(0) => break,
-                Ok(n) => t.buf.commit(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.filling = Some(t);
-                    return Ok(Got::WouldBlock);
-                }
-                Err(e) => return Err((Side::Read, e)),
-            }
-            if block == BlockType::Variable || t.buf.len() == want {
-                break;
-            }
+        let filled = self
+            .src
+            .fill(&mut t.buf, want, st)
+            .map_err(|e| (Side::Read, e))?;
+        if filled == Filled::WouldBlock {
+            self.filling = Some(t);
+            return Ok(Got::WouldBlock);
         }
         let n = t.buf.len();
-        if n == 0 {
-            if let (Some(l), Some(o)) = (left, off) {
-                return Err((
-                    Side::Read,
-                    io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("the file ends at offset {o}, {l} bytes before the range does"),
-                    ),
-                ));
-            }
+        if !self.src.advance(n).map_err(|e| (Side::Read, e))? {
             return Ok(Got::Eof);
-        }
-        if let Src::Fd { off, left, .. } = &mut self.src {
-            if let Some(o) = off.as_mut() {
-                *o = o.saturating_add(n as u64);
-            }
-            if let Some(l) = left.as_mut() {
-                *l -= n as u64;
-            }
         }
         Ok(Got::Block(t.buf.freeze(), Some(t.charge)))
     }

@@ -68,7 +68,6 @@
 
 mod between;
 pub mod cache;
-mod collect;
 pub mod endpoint;
 mod flow;
 mod kernel;
@@ -78,6 +77,8 @@ pub mod overlay;
 mod range;
 pub mod send;
 mod shared;
+mod sink;
+mod source;
 mod split;
 mod stats;
 #[cfg(test)]

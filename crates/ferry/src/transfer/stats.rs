@@ -206,6 +206,12 @@ pub struct TransferStats {
     /// Times reading ahead stopped because the transfer held its share of
     /// the cache ([`cache`](super::cache)'s domination rule).
     pub share_waits: u64,
+    /// Bytes ferry copied from one buffer in user space to another
+    /// (`memcpy`): the overlay's copies that make a block contiguous
+    /// ([`OverlayStats::bytes_copied`]) and blocks copied into a
+    /// [`Stream`](crate::Stream) sink's buffers. 0 where every block went
+    /// by reference.
+    pub memcpy_bytes: u64,
     by_method: [u64; 5],
     finished_by: Option<Method>,
 }
@@ -353,7 +359,9 @@ impl TransferError {
         &self.error
     }
 
-    /// The OS error code, if the error is one.
+    /// The OS error code, if the error is one (also behind a stream's
+    /// error naming its file, as a [`Stream`](crate::Stream) endpoint
+    /// reports one).
     ///
     /// ```
     /// # use ferry::transfer::{self, TransferOptions};
@@ -365,7 +373,7 @@ impl TransferError {
     /// assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
     /// ```
     pub fn raw_os_error(&self) -> Option<i32> {
-        self.error.raw_os_error()
+        crate::stream::os_error(&self.error)
     }
 
     /// Bytes known to have arrived at the output before the error.

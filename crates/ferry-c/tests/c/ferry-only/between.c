@@ -2,7 +2,8 @@
  * socket as fixed 512-byte records padded at the end (case 4), a ferry
  * buffer into a pipe, two plain descriptors by the kernel's path, and
  * the errors (a memory endpoint as destination, a pipe as a file range,
- * bad arguments, a reader that has gone). */
+ * bad arguments, a reader that has gone), and case switching into a
+ * non-blocking pipe whose reader is slow, in the stats. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -36,6 +37,23 @@ static void *drain(void *arg)
     ssize_t n;
     while ((n = read(d->fd, d->got + d->len, 4 * N - d->len)) > 0)
         d->len += (size_t)n;
+    CHECK(n == 0);
+    return NULL;
+}
+
+/* Reads fd to its end 16 KiB at a time, pausing 1 ms between reads. */
+static void *slow_drain(void *arg)
+{
+    struct drain d0 = *(struct drain *)arg, *d = arg;
+    (void)d0;
+    d->got = malloc(41 * N);
+    CHECK(d->got != NULL);
+    ssize_t n;
+    while ((n = read(d->fd, d->got + d->len, 16384)) > 0) {
+        d->len += (size_t)n;
+        CHECK(d->len <= 40 * (size_t)N);
+        usleep(1000);
+    }
     CHECK(n == 0);
     return NULL;
 }
@@ -141,7 +159,45 @@ int main(void)
         close(p[0]);
     }
 
-    /* 4. Errors. */
+    /* 4. A non-blocking pipe whose reader is slow: the transfer switches
+     * to buffering while the pipe is full, and the stats say so. */
+    {
+        char name[] = "between-big-XXXXXX";
+        int big = mkstemp(name);
+        CHECK(big >= 0);
+        unlink(name);
+        for (int i = 0; i < 40; i++)
+            CHECK(write(big, data, N) == N);
+        CHECK(lseek(big, 0, SEEK_SET) == 0);
+        int p[2];
+        CHECK(pipe(p) == 0);
+        CHECK(fcntl(p[1], F_SETFL, O_NONBLOCK) == 0);
+        struct drain d = {p[0], NULL, 0};
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, slow_drain, &d) == 0);
+        fy_endpoint *src = fy_endpoint_fd(big), *dst = fy_endpoint_fd(p[1]);
+        fy_between_stats st;
+        CHECK(fy_between(src, dst, FY_NO_PAD, &st) == 0);
+        fy_endpoint_free(src);
+        fy_endpoint_free(dst);
+        close(p[1]);
+        CHECK(pthread_join(t, NULL) == 0);
+        CHECK(d.len == 40 * (size_t)N);
+        for (int i = 0; i < 40; i++)
+            CHECK(memcmp(d.got + (size_t)i * N, data, N) == 0);
+        CHECK(st.transfer.bytes == 40 * (uint64_t)N);
+        /* From sendfile to buffering at the first full pipe (the file is
+         * smaller than the transfer's share, so it may be read ahead
+         * whole and never go back). */
+        CHECK(st.switches >= 1);
+        CHECK(st.peak_buffer_bytes > 0);
+        CHECK(st.memcpy_bytes == st.bytes_copied);
+        free(d.got);
+        close(p[0]);
+        close(big);
+    }
+
+    /* 5. Errors. */
     {
         int p[2];
         CHECK(pipe(p) == 0);

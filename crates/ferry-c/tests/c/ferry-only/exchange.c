@@ -1,7 +1,8 @@
 /* ferry/exchange.h: buffers exchanged, not bytes copied — round trips
  * through a pipe and a socketpair, a mapped file written piece by piece,
  * the end of input, and the errors: a pointer that is not a ferry buffer,
- * a double deallocate, a closed pipe (EPIPE, no SIGPIPE death). */
+ * a double deallocate, a closed pipe (EPIPE, no SIGPIPE death), a file
+ * past RLIMIT_FSIZE (EFBIG with the count that fit, no SIGXFSZ death). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <ferry/exchange.h>
@@ -189,6 +191,29 @@ int main(int argc, char **argv)
     CHECK(fy_uf_write(p[1], a, 10) == -1 && errno == EPIPE);
     CHECK(fy_uf_deallocate(a, 10) == -1 && errno == EINVAL);
     close(p[1]);
+
+    /* fy_uf_write_counted: all on success; past RLIMIT_FSIZE (default
+     * SIGXFSZ disposition) EFBIG with exactly the bytes that fit, and the
+     * program lives on. */
+    char tmpl[] = "/tmp/ferry-exchange-XXXXXX";
+    int lf = mkstemp(tmpl);
+    CHECK(lf >= 0);
+    unlink(tmpl);
+    size_t sent = 1;
+    a = fy_uf_allocate(5000);
+    memset(a, 'x', 5000);
+    CHECK(fy_uf_write_counted(lf, a, 5000, &sent) == 5000 && sent == 5000);
+    struct rlimit lim = {100000, RLIM_INFINITY};
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    unsigned char *big = fy_uf_allocate(300000);
+    memset(big, 'y', 300000);
+    errno = 0;
+    CHECK(fy_uf_write_counted(lf, big, 300000, &sent) == -1 && errno == EFBIG);
+    CHECK(sent == 100000 - 5000);
+    CHECK(lseek(lf, 0, SEEK_END) == 100000);
+    a = fy_uf_allocate(10);
+    CHECK(fy_uf_write_counted(lf, a, 10, NULL) == -1 && errno == EFBIG);
+    close(lf);
 
     printf("ok\n");
     return 0;
