@@ -17,6 +17,9 @@
 //!   (the library picks the buffer), [`exchange::get_buf`],
 //!   [`exchange::write_buf`] (ownership passes), [`exchange::map`], on a
 //!   pool with a per-process cap ([`exchange::Exchange`]).
+//! * module [`bulk`]: whole typed arrays read and written in one call,
+//!   in the file's byte order, after Titanium's bulk I/O extensions; and
+//!   bytes in memory viewed as typed arrays without a copy.
 //! * module [`transfer`]: whole inputs moved to outputs by the kernel's
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
@@ -76,6 +79,7 @@
 #![warn(missing_docs)]
 
 pub mod buf;
+pub mod bulk;
 pub mod exchange;
 #[cfg(all(test, loom))]
 mod loom_models;

@@ -87,6 +87,9 @@ pub fn os_error(e: &io::Error) -> Option<i32> {
     if let Some(s) = inner.downcast_ref::<StreamError>() {
         return s.source.raw_os_error();
     }
+    if let Some(b) = inner.downcast_ref::<crate::bulk::Incomplete>() {
+        return b.io_error().and_then(os_error);
+    }
     inner
         .downcast_ref::<crate::transfer::TransferError>()
         .and_then(|t| os_error(t.io_error()))

@@ -57,7 +57,7 @@ mod shared;
 mod tests;
 
 pub use blocks::{for_each_block, for_each_block_peek, split_after_line_end};
-pub(crate) use error::named;
+pub(crate) use error::{describe, named};
 pub use error::{os_error, StreamError};
 pub use inplace::Lines;
 pub use options::{Backend, Mode, OpenOptions};
