@@ -20,6 +20,9 @@
 //! * module [`bulk`]: whole typed arrays read and written in one call,
 //!   in the file's byte order, after Titanium's bulk I/O extensions; and
 //!   bytes in memory viewed as typed arrays without a copy.
+//! * module [`aio`]: asynchronous file requests (Titanium's `AsyncFile`)
+//!   that own their buffers until the kernel is done, with done/wait,
+//!   all/any, cancel and sticky errors, on io_uring or worker threads.
 //! * module [`transfer`]: whole inputs moved to outputs by the kernel's
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
@@ -78,6 +81,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod aio;
 pub mod buf;
 pub mod bulk;
 pub mod exchange;

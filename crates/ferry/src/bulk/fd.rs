@@ -15,35 +15,37 @@ const SCRATCH: usize = 256 << 10;
 
 impl ReadArray for File {
     fn read_array_in<T: Element>(&mut self, out: &mut [T], order: Endian) -> io::Result<()> {
-        read_fd(self.as_fd(), out, order)
+        read_fd(self.as_fd(), out, order, None)
     }
 }
 
 impl ReadArray for &File {
     fn read_array_in<T: Element>(&mut self, out: &mut [T], order: Endian) -> io::Result<()> {
-        read_fd(self.as_fd(), out, order)
+        read_fd(self.as_fd(), out, order, None)
     }
 }
 
 impl WriteArray for File {
     fn write_array_in<T: Element>(&mut self, items: &[T], order: Endian) -> io::Result<()> {
-        write_fd(self.as_fd(), items, order)
+        write_fd(self.as_fd(), items, order, None)
     }
 }
 
 impl WriteArray for &File {
     fn write_array_in<T: Element>(&mut self, items: &[T], order: Endian) -> io::Result<()> {
-        write_fd(self.as_fd(), items, order)
+        write_fd(self.as_fd(), items, order, None)
     }
 }
 
-/// Reads `out` from `fd` at its offset: `read` into the array's bytes
-/// until they are all there or the input ends. At a short end the offset
-/// is put back after the whole elements where the descriptor can seek.
+/// Reads `out` from `fd` at its offset (`at` `None`: `read`, and at a
+/// short end the offset is put back after the whole elements where the
+/// descriptor can seek) or at `at` (`pread`: no offset moves), into the
+/// array's bytes until they are all there or the input ends.
 pub(crate) fn read_fd<T: Element>(
     fd: BorrowedFd<'_>,
     out: &mut [T],
     order: Endian,
+    at: Option<u64>,
 ) -> io::Result<()> {
     let size = size_of::<T>();
     if size == 0 || out.is_empty() {
@@ -55,7 +57,11 @@ pub(crate) fn read_fd<T: Element>(
         let mut done = 0;
         let mut error = None;
         while done < bytes.len() {
-            match crate::sys::transfer::read(fd, &mut bytes[done..]) {
+            let r = match at {
+                Some(o) => crate::sys::transfer::pread(fd, &mut bytes[done..], o + done as u64),
+                None => crate::sys::transfer::read(fd, &mut bytes[done..]),
+            };
+            match r {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) => {
@@ -78,14 +84,15 @@ pub(crate) fn read_fd<T: Element>(
     Err(stopped(whole, of, partial, unread, error))
 }
 
-/// Writes `items` to `fd` at its offset in the byte order `order`: the
-/// array's own bytes where no swap is needed, else through a page-aligned
-/// scratch buffer a piece at a time. SIGPIPE and SIGXFSZ come back as
-/// `EPIPE` and `EFBIG`.
+/// Writes `items` to `fd` at its offset (or at `at`, with `pwrite`) in
+/// the byte order `order`: the array's own bytes where no swap is needed,
+/// else through a page-aligned scratch buffer a piece at a time. SIGPIPE
+/// and SIGXFSZ come back as `EPIPE` and `EFBIG`.
 pub(crate) fn write_fd<T: Element>(
     fd: BorrowedFd<'_>,
     items: &[T],
     order: Endian,
+    at: Option<u64>,
 ) -> io::Result<()> {
     let size = size_of::<T>();
     if size == 0 || items.is_empty() {
@@ -93,7 +100,7 @@ pub(crate) fn write_fd<T: Element>(
     }
     let kind = fileio::fd_info(fd)?.write;
     if order.is_native() || size == 1 {
-        return match fileio::write_all(fd, kind, bytemuck::cast_slice(items), None) {
+        return match fileio::write_all(fd, kind, bytemuck::cast_slice(items), at) {
             (_, None) => Ok(()),
             (n, Some(e)) => Err(stopped(n / size, items.len(), Vec::new(), false, Some(e))),
         };

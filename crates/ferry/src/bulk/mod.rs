@@ -41,6 +41,7 @@ mod order;
 mod stream;
 mod view;
 
+pub(crate) use fd::{read_fd, write_fd};
 pub use order::{Element, Endian};
 pub use view::ViewError;
 

@@ -87,6 +87,9 @@ pub fn os_error(e: &io::Error) -> Option<i32> {
     if let Some(s) = inner.downcast_ref::<StreamError>() {
         return s.source.raw_os_error();
     }
+    if let Some(r) = inner.downcast_ref::<crate::aio::RequestError>() {
+        return r.errno();
+    }
     if let Some(b) = inner.downcast_ref::<crate::bulk::Incomplete>() {
         return b.io_error().and_then(os_error);
     }

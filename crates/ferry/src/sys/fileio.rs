@@ -225,3 +225,17 @@ pub(crate) fn vmsplice_all(fd: BorrowedFd<'_>, data: &[u8]) -> (usize, Option<io
         unsafe { rustix::pipe::vmsplice(fd, &rest, rustix::pipe::SpliceFlags::empty()) }
     })
 }
+
+/// Closes `fd`, reporting the error `close` gives (which dropping an
+/// `OwnedFd` ignores): a file system that reports a failed write-back at
+/// close (NFS) says so here.
+pub(crate) fn close(fd: std::os::fd::OwnedFd) -> io::Result<()> {
+    let raw = std::os::fd::IntoRawFd::into_raw_fd(fd);
+    // SAFETY: `raw` was just taken out of its OwnedFd, which no longer
+    // closes it; it is closed once, here. EINTR is not retried: on Linux
+    // the descriptor is gone either way.
+    match unsafe { libc::close(raw) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}

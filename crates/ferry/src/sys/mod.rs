@@ -13,6 +13,7 @@ pub(crate) mod map;
 pub(crate) mod sigbus;
 pub(crate) mod sigguard;
 pub(crate) mod transfer;
+pub(crate) mod uring;
 pub(crate) mod vectored;
 pub(crate) mod zerocopy;
 
