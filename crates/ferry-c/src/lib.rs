@@ -9,6 +9,8 @@
 //! - `ferry/buf.h`: ferry's shared immutable buffers;
 //! - `ferry/exchange.h`: buffer exchange, fbufs' `uf_*` calls
 //!   (`fy_uf_read`, `fy_uf_write`, `fy_uf_allocate`, …);
+//! - `ferry/aio.h`: asynchronous file requests (Titanium's AsyncFile):
+//!   start, done/wait with timeouts, all/any, cancel, sticky errors;
 //! - `ferry/transfer.h`: `fy_transfer`, a whole input moved to an output
 //!   by the kernel's copy paths.
 //!
@@ -25,6 +27,7 @@
 // NUL-terminated string); C has no `unsafe` to mark that with.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod aio;
 pub mod asi;
 pub mod between;
 pub mod buf;

@@ -448,6 +448,15 @@ fn endpoints_and_between() {
     checks_itself("ferry-only/between.c", &[]);
 }
 
+/// ferry/aio.h on io_uring, on threads and on the automatic choice:
+/// round trips, the start-time end-of-file check, a FIFO as the slow
+/// device (timeouts, a sticky cancel, the buffer back), a sticky I/O
+/// error, any/all, close letting a write land, NULL handles.
+#[test]
+fn asynchronous_requests() {
+    checks_itself("ferry-only/aio.c", &[]);
+}
+
 /// ferry/exchange.h: round trips through a pipe, a socketpair (with an
 /// echo that writes back each buffer it reads) and a mapped file; a
 /// pointer that is not a ferry buffer, a double deallocate, a closed pipe.

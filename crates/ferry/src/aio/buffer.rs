@@ -6,30 +6,44 @@ use crate::bulk::{Element, Endian};
 use crate::sys::uring::Target;
 use crate::{Buf, BufMut};
 
-/// Memory a request owns. The bytes it exposes keep their address while
-/// the request holds the buffer (heap memory, never moved by moving the
-/// owner), so the kernel may use them until its completion.
-pub(crate) trait IoBuffer: Send + 'static {
-    /// The bytes a read fills (from the start): `None` for a buffer that
-    /// can only be written out.
+/// Memory a request can own: a read fills [`read_room`](Self::read_room),
+/// a write sends [`write_bytes`](Self::write_bytes).
+/// [`AsyncFile::read_buffer_at`](super::AsyncFile::read_buffer_at) and
+/// [`write_buffer_at`](super::AsyncFile::write_buffer_at) take any such
+/// buffer; ferry implements it for [`BufMut`] and [`Buf`].
+///
+/// # Safety
+///
+/// The kernel (or a worker thread) uses the bytes these methods return
+/// after they return, until the request's completion, with no borrow
+/// held. An implementor promises that the bytes stay at the same address,
+/// valid, and used by no one else for as long as the request owns the
+/// value — heap memory the value owns (moving the value does not move
+/// them), not memory inside the value itself; that the two methods return
+/// the same span each time; and that nothing else writes bytes a write
+/// sends.
+pub unsafe trait IoBuffer: Send + 'static {
+    /// The bytes a read fills, from the start; `None` for a buffer that
+    /// can only be written out (a read of it moves nothing).
     fn read_room(&mut self) -> Option<&mut [u8]>;
 
-    /// The bytes a write takes.
+    /// The bytes a write sends.
     fn write_bytes(&self) -> &[u8];
 
     /// The kernel has let go: `Some(n)` when the whole operation succeeded
     /// with `n` bytes (also after a cancel that came too late), `None`
     /// after an error or an effective cancel. Called exactly once, on
     /// whatever thread saw the completion.
-    fn finish(&mut self, outcome: Option<usize>);
-
-    /// The buffer as `Any`, for the request to hand back its own type.
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    fn finish(&mut self, outcome: Option<usize>) {
+        let _ = outcome;
+    }
 }
 
 /// A read into a `BufMut`'s spare capacity (all of it); a successful read
 /// commits the bytes.
-impl IoBuffer for BufMut {
+// SAFETY: the spare capacity is the BufMut's heap block, which moving the
+// BufMut does not move and which only its owner (the request) touches.
+unsafe impl IoBuffer for BufMut {
     fn read_room(&mut self) -> Option<&mut [u8]> {
         Some(self.spare_capacity_mut())
     }
@@ -43,14 +57,13 @@ impl IoBuffer for BufMut {
             self.commit(n);
         }
     }
-
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
-    }
 }
 
-/// A write of a `Buf` (immutable: the kernel reads bytes nobody writes).
-impl IoBuffer for Buf {
+/// A write of a `Buf`: immutable, so the kernel reads bytes nobody
+/// writes, whoever else holds the same block.
+// SAFETY: a Buf's bytes never change while it is visible (the memory
+// layer's rule) and live as long as the Buf.
+unsafe impl IoBuffer for Buf {
     fn read_room(&mut self) -> Option<&mut [u8]> {
         None
     }
@@ -58,21 +71,46 @@ impl IoBuffer for Buf {
     fn write_bytes(&self) -> &[u8] {
         self
     }
+}
 
-    fn finish(&mut self, _: Option<usize>) {}
+/// A request's buffer, type-erased: what the backends hold.
+pub(crate) trait Owned: Send {
+    fn read_room(&mut self) -> Option<&mut [u8]>;
+    fn write_bytes(&self) -> &[u8];
+    fn finish(&mut self, outcome: Option<usize>);
+    /// The value the request hands back, as `Any`.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
+/// Any [`IoBuffer`], handed back as itself.
+pub(crate) struct Plain<B>(pub(crate) B);
+
+impl<B: IoBuffer> Owned for Plain<B> {
+    fn read_room(&mut self) -> Option<&mut [u8]> {
+        self.0.read_room()
+    }
+
+    fn write_bytes(&self) -> &[u8] {
+        self.0.write_bytes()
+    }
+
+    fn finish(&mut self, outcome: Option<usize>) {
+        self.0.finish(outcome)
+    }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
-        self
+        Box::new(self.0)
     }
 }
 
 /// A typed array read from or written to a file in a byte order: read
 /// arrays are swapped into the machine's order when they arrive; written
 /// ones are swapped into the file's order before they go and back after.
+/// Handed back as the `Vec<T>`.
 pub(crate) struct Array<T: Element> {
-    pub(crate) items: Vec<T>,
-    pub(crate) order: Endian,
-    pub(crate) write: bool,
+    items: Vec<T>,
+    order: Endian,
+    write: bool,
 }
 
 impl<T: Element> Array<T> {
@@ -89,7 +127,7 @@ impl<T: Element> Array<T> {
     }
 }
 
-impl<T: Element + Send> IoBuffer for Array<T> {
+impl<T: Element + Send> Owned for Array<T> {
     fn read_room(&mut self) -> Option<&mut [u8]> {
         (!self.write).then(|| bytemuck::cast_slice_mut(&mut self.items[..]))
     }
@@ -109,7 +147,7 @@ impl<T: Element + Send> IoBuffer for Array<T> {
     }
 }
 
-impl Target for Box<dyn IoBuffer> {
+impl Target for Box<dyn Owned> {
     fn span(&mut self, write: bool) -> (*mut u8, usize) {
         if write {
             let b = self.write_bytes();

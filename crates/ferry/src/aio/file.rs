@@ -1,7 +1,7 @@
 //! [`AsyncFile`]: a file whose reads and writes are started now and
 //! finished later (the paper's `AsyncFile`, Figure 2).
 
-use super::buffer::{Array, IoBuffer};
+use super::buffer::{Array, IoBuffer, Owned, Plain};
 use super::request::{all_done, Pending, Request};
 use super::slot::{wait_until, Slot, State};
 use super::{threads, Backend, Op};
@@ -162,14 +162,14 @@ impl AsyncFile {
     /// `offset`. An `O_DIRECT` file needs it aligned as the device says.
     pub fn read_into_at(&self, offset: u64, buf: BufMut) -> io::Result<Request<BufMut>> {
         let len = buf.capacity() - buf.len();
-        self.start(Some(offset), false, len, Box::new(buf))
+        self.start(Some(offset), false, len, Box::new(Plain(buf)))
     }
 
     /// Starts writing all of `data` at `offset` (a `Buf` never changes, so
     /// the caller may keep clones of it meanwhile).
     pub fn write_at(&self, offset: u64, data: Buf) -> io::Result<Request<Buf>> {
         let len = data.len();
-        self.start(Some(offset), true, len, Box::new(data))
+        self.start(Some(offset), true, len, Box::new(Plain(data)))
     }
 
     /// Starts filling `items` with elements at `offset`, in the byte order
@@ -207,17 +207,40 @@ impl AsyncFile {
         )
     }
 
+    /// Starts filling `buf`'s [`read_room`](IoBuffer::read_room) (all of
+    /// it) at `offset`, or at the file position if `None` (which moves
+    /// past it at once): any buffer type the caller owns.
+    pub fn read_buffer_at<B: IoBuffer>(
+        &self,
+        offset: Option<u64>,
+        mut buf: B,
+    ) -> io::Result<Request<B>> {
+        let len = buf.read_room().map_or(0, |r| r.len());
+        self.start(offset, false, len, Box::new(Plain(buf)))
+    }
+
+    /// Starts writing `buf`'s [`write_bytes`](IoBuffer::write_bytes) at
+    /// `offset`, or at the file position if `None`.
+    pub fn write_buffer_at<B: IoBuffer>(
+        &self,
+        offset: Option<u64>,
+        buf: B,
+    ) -> io::Result<Request<B>> {
+        let len = buf.write_bytes().len();
+        self.start(offset, true, len, Box::new(Plain(buf)))
+    }
+
     /// [`read_at`](Self::read_at) at the file position, which moves past
     /// the bytes at once.
     pub fn read(&self, len: usize) -> io::Result<Request<BufMut>> {
         let buf = BufMut::try_with_capacity_aligned(len, crate::sys::page_size())?;
-        self.start(None, false, len, Box::new(buf))
+        self.start(None, false, len, Box::new(Plain(buf)))
     }
 
     /// [`write_at`](Self::write_at) at the file position.
     pub fn write(&self, data: Buf) -> io::Result<Request<Buf>> {
         let len = data.len();
-        self.start(None, true, len, Box::new(data))
+        self.start(None, true, len, Box::new(Plain(data)))
     }
 
     /// [`read_array_at`](Self::read_array_at) at the file position.
@@ -247,7 +270,7 @@ impl AsyncFile {
         offset: Option<u64>,
         write: bool,
         len: usize,
-        mut buf: Box<dyn IoBuffer>,
+        mut buf: Box<dyn Owned>,
     ) -> io::Result<Request<B>> {
         let at = if self.seekable {
             let mut pos = self.pos.lock();

@@ -75,6 +75,7 @@ mod request;
 mod slot;
 mod threads;
 
+pub use buffer::IoBuffer;
 pub use file::AsyncFile;
 pub use request::{all_done, any_done, Pending, Request};
 pub use slot::State;

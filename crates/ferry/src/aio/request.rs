@@ -1,7 +1,7 @@
 //! [`Request`]: the handle to one started operation (the paper's
 //! `AsyncFileRequest`), and waiting on many ([`all_done`], [`any_done`]).
 
-use super::buffer::IoBuffer;
+use super::buffer::Owned;
 use super::slot::{wait_until, Slot, State};
 use std::future::Future;
 use std::io;
@@ -111,7 +111,7 @@ impl<B: 'static> Request<B> {
     }
 }
 
-fn downcast<B: 'static>(b: Box<dyn IoBuffer>) -> B {
+fn downcast<B: 'static>(b: Box<dyn Owned>) -> B {
     let any: Box<dyn std::any::Any> = b.into_any();
     match any.downcast::<B>() {
         Ok(b) => *b,

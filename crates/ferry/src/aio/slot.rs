@@ -15,7 +15,7 @@
 //! a cancelled request is over for the caller at once, but its buffer
 //! comes back only when the kernel's completion for it arrives.
 
-use super::buffer::IoBuffer;
+use super::buffer::Owned;
 use parking_lot::{Condvar, Mutex};
 use std::io;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub(crate) struct SlotState {
     error: Option<(io::ErrorKind, Option<i32>, Arc<str>)>,
     /// The buffer, when no one else holds it (`None` while the kernel or
     /// a worker does, and after it was taken back).
-    pub(crate) buffer: Option<Box<dyn IoBuffer>>,
+    pub(crate) buffer: Option<Box<dyn Owned>>,
     /// The kernel or a worker still holds the buffer.
     pub(crate) held: bool,
     /// A cancel was asked for while the request was in flight (stays set
@@ -97,7 +97,7 @@ impl Slot {
 
     /// The backend is done with the buffer: `Ok(n)` whole success, or the
     /// error; the buffer comes back (finished) and waiters wake.
-    pub(crate) fn complete(&self, mut buf: Box<dyn IoBuffer>, r: io::Result<usize>) {
+    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, r: io::Result<usize>) {
         let waker = {
             let mut s = self.st.lock();
             let ok = r.as_ref().ok().copied();
@@ -185,7 +185,7 @@ impl Slot {
     }
 
     /// Waits until the kernel has let go of the buffer and takes it.
-    pub(crate) fn take_buffer(&self, timeout: Option<Duration>) -> Option<Box<dyn IoBuffer>> {
+    pub(crate) fn take_buffer(&self, timeout: Option<Duration>) -> Option<Box<dyn Owned>> {
         let ready = wait_until(timeout, || !self.st.lock().held);
         if !ready {
             return None;

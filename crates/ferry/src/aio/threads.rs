@@ -11,7 +11,7 @@
 //! a `pread` of a regular file runs to its end, as the kernel's own
 //! requests do.
 
-use super::buffer::IoBuffer;
+use super::buffer::Owned;
 use super::slot::{Canceller, Slot};
 use super::Op;
 use parking_lot::{Condvar, Mutex};
@@ -26,7 +26,7 @@ const WORKERS: usize = 4;
 struct Job {
     slot: Arc<Slot>,
     op: Op,
-    buf: Box<dyn IoBuffer>,
+    buf: Box<dyn Owned>,
     id: u64,
 }
 
@@ -89,7 +89,7 @@ pub(crate) fn pool() -> io::Result<&'static Threads> {
 }
 
 impl Threads {
-    pub(crate) fn start(&self, slot: Arc<Slot>, op: Op, buf: Box<dyn IoBuffer>) {
+    pub(crate) fn start(&self, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>) {
         let id = {
             let mut n = self.next.lock();
             *n += 1;
@@ -133,7 +133,7 @@ fn worker(s: &Shared, w: usize) {
 
 /// Runs one operation to its end: all of it, the input's end (an
 /// `UnexpectedEof` error), an I/O error, or a cancel (`ECANCELED`).
-fn run(slot: &Slot, op: &Op, buf: &mut dyn IoBuffer, wake: BorrowedFd<'_>) -> io::Result<usize> {
+fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::Result<usize> {
     let fd = op.fd.as_fd();
     let total = if op.write {
         buf.write_bytes().len()
