@@ -527,3 +527,41 @@ fn quick_stream_bench_runs_its_scenarios_and_cleans_up() {
         "scratch files left behind"
     );
 }
+
+/// `ferry bench bulk --quick`: every configuration runs, its output is
+/// checked against the chunks sorted (a wrong pass is an error), cached
+/// and O_DIRECT (in a directory on a disk file system), and the scratch
+/// files go away.
+#[test]
+fn quick_bulk_bench_runs_every_configuration() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = ferry(&["bench", "bulk", "--quick", "--runs", "5", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    for c in ["raf", "ds", "dsb", "bulkraf", "bulkds", "async"] {
+        assert!(out.contains(&format!("| {c} |")), "no row {c}: {out}");
+    }
+    assert!(out.contains("target: bulkraf vs raf"), "{out}");
+    let (code, out, err) = ferry(&[
+        "bench", "bulk", "--quick", "--runs", "5", "--direct", "--chunks", "64K", "--dir", d,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("| async |") && out.contains("| bulkraf |"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("| raf |"),
+        "per-element reads cannot be O_DIRECT: {out}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch left"
+    );
+    let (code, _, err) = ferry(&[
+        "bench", "bulk", "--quick", "--runs", "5", "--chunks", "1000",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("multiple of 4 KiB"), "{err}");
+}

@@ -4,6 +4,7 @@
 mod asf;
 mod asf_c;
 mod buf;
+mod bulk;
 mod fbufs;
 mod files;
 mod lock_contention;
@@ -98,6 +99,11 @@ enum Which {
     /// against read_buf+write_buf (rw) and of a mapping written against
     /// map+write_buf (maprw), 1 KiB to 1 MiB buffers, into a pipe.
     Fbufs(fbufs::FbufsArgs),
+    /// The Titanium paper's experiment: an external sort's first pass
+    /// (read a chunk of big-endian i64, sort it, write it) per element,
+    /// buffered per element, in bulk on a file and on a stream, and
+    /// asynchronously double-buffered; cached or O_DIRECT input.
+    Bulk(bulk::BulkArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
@@ -108,5 +114,6 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::AsfC(a) => asf_c::run(a),
         Which::Stream(a) => stream::run(a),
         Which::Fbufs(a) => fbufs::run(a),
+        Which::Bulk(a) => bulk::run(a),
     }
 }

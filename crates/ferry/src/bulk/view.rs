@@ -3,7 +3,7 @@
 
 use super::{Element, Endian};
 use crate::stream::Region;
-use crate::Buf;
+use crate::{Buf, BufMut};
 use std::fmt;
 use std::mem::{align_of, size_of};
 
@@ -145,5 +145,38 @@ impl Region<'_> {
     /// The region's bytes copied into a `Vec<T>` in this machine's order.
     pub fn to_array<T: Element>(&self, order: Endian) -> Result<Vec<T>, ViewError> {
         copy_to_array(self, order)
+    }
+}
+
+impl BufMut {
+    /// The buffer's bytes (its length, not its spare capacity) as a
+    /// mutable typed array, in place — for sorting or swapping the
+    /// elements a read brought into a page-aligned buffer. Same rules as
+    /// [`Buf::as_array`], except that any byte order is allowed (the
+    /// caller swaps with [`Element::to_native`]).
+    ///
+    /// ```
+    /// use ferry::bulk::{Element, Endian};
+    /// let mut m = ferry::BufMut::with_capacity_aligned(16, 4096);
+    /// m.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 1]);
+    /// let a = m.as_array_mut::<u32>().unwrap();
+    /// u32::to_native(a, Endian::Big);
+    /// a.sort();
+    /// assert_eq!(a, &[1, 2]);
+    /// ```
+    pub fn as_array_mut<T: Element>(&mut self) -> Result<&mut [T], ViewError> {
+        let size = size_of::<T>();
+        if size == 0 {
+            return Err(ViewError::ZeroSized);
+        }
+        let len = self.len();
+        if !len.is_multiple_of(size) {
+            return Err(ViewError::Length { len, size });
+        }
+        let addr = self.as_ptr() as usize;
+        bytemuck::try_cast_slice_mut(self.as_mut_slice()).map_err(|_| ViewError::Misaligned {
+            addr,
+            align: align_of::<T>(),
+        })
     }
 }
