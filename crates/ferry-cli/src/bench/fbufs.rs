@@ -28,6 +28,9 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct FbufsArgs {
+    /// The file's page-cache layout: large folios or 4 KiB pages.
+    #[arg(long, value_enum, default_value = "large")]
+    layout: super::files::Layout,
     #[command(flatten)]
     c: super::Common,
 }
@@ -68,6 +71,7 @@ pub fn run(a: FbufsArgs) -> Result<(), String> {
     a.c.check("fbufs")?;
     let size = if a.c.quick { FILE / 16 } else { FILE };
     let scratch = make_file(size, a.c.dir.as_deref(), Content::Random, "fbufs")?;
+    super::files::lay_out(&scratch.path, a.layout)?;
     let file = open_warm(&scratch)?;
     let file = &file;
     let mut per_op: Vec<(usize, [f64; 4])> = Vec::new();
@@ -138,7 +142,8 @@ pub fn run(a: FbufsArgs) -> Result<(), String> {
         per_op.push((s, [m[0], m[1], m[2], m[3]]));
     }
     println!(
-        "ferry bench fbufs — per-operation cost (µs), medians of {} interleaved runs{}",
+        "ferry bench fbufs — per-operation cost (µs), {} page-cache layout, medians of {} interleaved runs{}",
+        a.layout.name(),
         a.c.runs,
         if a.c.quick {
             " (--quick: figures mean nothing)"

@@ -25,6 +25,11 @@ pub struct StreamArgs {
     /// file-unix, file-pipe, file-file, ftp, veth).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// The input file's page-cache layout: large folios (a file written in
+    /// large writes and read back) or 4 KiB pages (as a log or a pipe's
+    /// output lands).
+    #[arg(long, value_enum, default_value = "large")]
+    layout: super::files::Layout,
     #[command(flatten)]
     c: super::Common,
 }
@@ -503,6 +508,7 @@ pub fn run(a: StreamArgs) -> Result<(), String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
     let input = make_file(size, Some(&dir), Content::Random, "stream")?;
+    super::files::lay_out(&input.path, a.layout)?;
     let mut f = std::fs::File::open(&input.path).map_err(|e| e.to_string())?;
     let pid = std::process::id();
     let ctx = Ctx {

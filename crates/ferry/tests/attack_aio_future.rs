@@ -1,0 +1,94 @@
+//! Attacks on `Request` as a `Future` mixed with its other methods.
+
+use ferry::aio::{AsyncFile, Backend};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+fn file_with(b: Backend, n: usize) -> (tempfile::TempDir, AsyncFile) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, vec![5u8; n]).unwrap();
+    let f = AsyncFile::with_options(&p, std::fs::File::options().read(true), b).unwrap();
+    (dir, f)
+}
+
+/// `Request` is `Unpin`, so safe code can poll it in place (as
+/// `futures::FutureExt::now_or_never(&mut r)` or a `select!` on `&mut r`
+/// does) and keep it. Polling it to `Ready` takes the buffer out of the
+/// slot; a later `into_inner` then reaches `unreachable!` in
+/// request.rs: a panic from safe code instead of an error or a
+/// documented panic.
+#[test]
+fn into_inner_after_the_future_was_polled_ready_does_not_panic() {
+    for b in [Backend::IoUring, Backend::Threads] {
+        let (_d, f) = file_with(b, 4096);
+        let mut r = f.read_at(0, 4096).unwrap();
+        assert!(r.wait(Some(Duration::from_secs(5))).unwrap());
+        let mut cx = Context::from_waker(Waker::noop());
+        let first = Pin::new(&mut r).poll(&mut cx);
+        assert!(matches!(first, Poll::Ready(Ok(_))));
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _ = r.try_into_inner(Some(Duration::ZERO));
+        }));
+        assert!(
+            caught.is_ok(),
+            "{b:?}: try_into_inner after a Ready poll panics (unreachable! in request.rs)"
+        );
+    }
+}
+
+/// Polling a finished request twice: the second poll must not panic (it
+/// answers an error, which is allowed of a Future polled after Ready).
+#[test]
+fn a_second_poll_after_ready_is_an_error_not_a_panic() {
+    for b in [Backend::IoUring, Backend::Threads] {
+        let (_d, f) = file_with(b, 4096);
+        let mut r = f.read_at(0, 4096).unwrap();
+        assert!(r.wait(Some(Duration::from_secs(5))).unwrap());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(matches!(Pin::new(&mut r).poll(&mut cx), Poll::Ready(Ok(_))));
+        assert!(matches!(
+            Pin::new(&mut r).poll(&mut cx),
+            Poll::Ready(Err(_))
+        ));
+    }
+}
+
+/// A waker that drops the request it wakes (the last handle) on the
+/// reaper thread: nothing may deadlock or free early.
+#[test]
+fn a_waker_that_drops_its_own_request() {
+    use std::sync::{Arc, Mutex};
+    struct W(
+        Mutex<Option<ferry::aio::Request<ferry::BufMut>>>,
+        std::sync::mpsc::Sender<()>,
+    );
+    impl std::task::Wake for W {
+        fn wake(self: Arc<Self>) {
+            drop(self.0.lock().unwrap().take());
+            let _ = self.1.send(());
+        }
+    }
+    for b in [Backend::IoUring, Backend::Threads] {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let f = AsyncFile::from_fd(std::os::fd::OwnedFd::from(r), b).unwrap();
+        let mut req = f.read(8).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let wk = Arc::new(W(Mutex::new(None), tx));
+        let waker = Waker::from(wk.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(Pin::new(&mut req).poll(&mut cx).is_pending());
+        *wk.0.lock().unwrap() = Some(req);
+        std::io::Write::write_all(&mut w, b"12345678").unwrap();
+        assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok(), "{b:?}");
+        // The backend still works after it.
+        let (_d, g) = file_with(b, 10);
+        assert!(g
+            .read_at(0, 10)
+            .unwrap()
+            .wait(Some(Duration::from_secs(5)))
+            .unwrap());
+    }
+}
