@@ -68,6 +68,7 @@ fn backend_of(b: c_int) -> Option<Backend> {
     }
 }
 
+/// Any negative time waits for ever.
 fn timeout_of(ms: c_long) -> Option<Duration> {
     (ms >= 0).then(|| Duration::from_millis(ms as u64))
 }
@@ -203,11 +204,21 @@ fn req<'a>(r: *const FyAioReq) -> Option<&'a Request<CBuffer>> {
     unsafe { r.as_ref() }.map(|r| &r.0)
 }
 
+/// 1 only once the buffer is the program's again (the header's promise):
+/// a cleared cancel whose completion has not come is still in flight
+/// for the program's memory.
+fn released(r: &Request<CBuffer>, got: c_int, timeout: Option<Duration>) -> c_int {
+    if got == 1 && !r.wait_released(timeout) {
+        return 0;
+    }
+    got
+}
+
 /// `fy_aio_done(r)`.
 #[no_mangle]
 pub extern "C" fn fy_aio_done(r: *const FyAioReq) -> c_int {
     ffi_guard(-1, libc::EIO, || match req(r) {
-        Some(r) => answer(r.done()),
+        Some(r) => released(r, answer(r.done()), Some(Duration::ZERO)),
         None => {
             set_errno(libc::EINVAL);
             -1
@@ -219,7 +230,10 @@ pub extern "C" fn fy_aio_done(r: *const FyAioReq) -> c_int {
 #[no_mangle]
 pub extern "C" fn fy_aio_wait(r: *const FyAioReq, timeout_ms: c_long) -> c_int {
     ffi_guard(-1, libc::EIO, || match req(r) {
-        Some(r) => answer(r.wait(timeout_of(timeout_ms))),
+        Some(r) => {
+            let t = timeout_of(timeout_ms);
+            released(r, answer(r.wait(t)), t)
+        }
         None => {
             set_errno(libc::EINVAL);
             -1

@@ -14,29 +14,21 @@ fn file_with(b: Backend, n: usize) -> (tempfile::TempDir, AsyncFile) {
     (dir, f)
 }
 
-/// `Request` is `Unpin`, so safe code can poll it in place (as
+/// `Request` was `Unpin`, so safe code could poll it in place (as
 /// `futures::FutureExt::now_or_never(&mut r)` or a `select!` on `&mut r`
-/// does) and keep it. Polling it to `Ready` takes the buffer out of the
-/// slot; a later `into_inner` then reaches `unreachable!` in
-/// request.rs: a panic from safe code instead of an error or a
-/// documented panic.
+/// does) and keep it; polling it to `Ready` took the buffer out, and a
+/// later `into_inner` reached `unreachable!` in request.rs — a panic from
+/// safe code. It is not `Unpin` now: polling pins it, so that call order
+/// does not compile. Checked here at compile time (the trait call is
+/// ambiguous, an error, for an `Unpin` type).
 #[test]
-fn into_inner_after_the_future_was_polled_ready_does_not_panic() {
-    for b in [Backend::IoUring, Backend::Threads] {
-        let (_d, f) = file_with(b, 4096);
-        let mut r = f.read_at(0, 4096).unwrap();
-        assert!(r.wait(Some(Duration::from_secs(5))).unwrap());
-        let mut cx = Context::from_waker(Waker::noop());
-        let first = Pin::new(&mut r).poll(&mut cx);
-        assert!(matches!(first, Poll::Ready(Ok(_))));
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            let _ = r.try_into_inner(Some(Duration::ZERO));
-        }));
-        assert!(
-            caught.is_ok(),
-            "{b:?}: try_into_inner after a Ready poll panics (unreachable! in request.rs)"
-        );
+fn a_request_is_not_unpin() {
+    trait AmbiguousIfUnpin<A> {
+        fn check() {}
     }
+    impl<T: ?Sized> AmbiguousIfUnpin<()> for T {}
+    impl<T: ?Sized + Unpin> AmbiguousIfUnpin<u8> for T {}
+    <ferry::aio::Request<ferry::BufMut> as AmbiguousIfUnpin<_>>::check();
 }
 
 /// Polling a finished request twice: the second poll must not panic (it
@@ -45,14 +37,12 @@ fn into_inner_after_the_future_was_polled_ready_does_not_panic() {
 fn a_second_poll_after_ready_is_an_error_not_a_panic() {
     for b in [Backend::IoUring, Backend::Threads] {
         let (_d, f) = file_with(b, 4096);
-        let mut r = f.read_at(0, 4096).unwrap();
+        let r = f.read_at(0, 4096).unwrap();
         assert!(r.wait(Some(Duration::from_secs(5))).unwrap());
+        let mut r = std::pin::pin!(r);
         let mut cx = Context::from_waker(Waker::noop());
-        assert!(matches!(Pin::new(&mut r).poll(&mut cx), Poll::Ready(Ok(_))));
-        assert!(matches!(
-            Pin::new(&mut r).poll(&mut cx),
-            Poll::Ready(Err(_))
-        ));
+        assert!(matches!(r.as_mut().poll(&mut cx), Poll::Ready(Ok(_))));
+        assert!(matches!(r.as_mut().poll(&mut cx), Poll::Ready(Err(_))));
     }
 }
 
@@ -62,7 +52,7 @@ fn a_second_poll_after_ready_is_an_error_not_a_panic() {
 fn a_waker_that_drops_its_own_request() {
     use std::sync::{Arc, Mutex};
     struct W(
-        Mutex<Option<ferry::aio::Request<ferry::BufMut>>>,
+        Mutex<Option<Pin<Box<ferry::aio::Request<ferry::BufMut>>>>>,
         std::sync::mpsc::Sender<()>,
     );
     impl std::task::Wake for W {
@@ -74,12 +64,12 @@ fn a_waker_that_drops_its_own_request() {
     for b in [Backend::IoUring, Backend::Threads] {
         let (r, mut w) = std::io::pipe().unwrap();
         let f = AsyncFile::from_fd(std::os::fd::OwnedFd::from(r), b).unwrap();
-        let mut req = f.read(8).unwrap();
+        let mut req = Box::pin(f.read(8).unwrap());
         let (tx, rx) = std::sync::mpsc::channel();
         let wk = Arc::new(W(Mutex::new(None), tx));
         let waker = Waker::from(wk.clone());
         let mut cx = Context::from_waker(&waker);
-        assert!(Pin::new(&mut req).poll(&mut cx).is_pending());
+        assert!(req.as_mut().poll(&mut cx).is_pending());
         *wk.0.lock().unwrap() = Some(req);
         std::io::Write::write_all(&mut w, b"12345678").unwrap();
         assert!(rx.recv_timeout(Duration::from_secs(5)).is_ok(), "{b:?}");

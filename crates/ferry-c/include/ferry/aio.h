@@ -26,7 +26,9 @@
  *   fy_aio_done(r), fy_aio_wait(r, ms)   1 done, 0 still in flight (or the
  *       time ran out), -1 with errno: the request's error, or ECANCELED —
  *       sticky: every later call that includes r says it again, until
- *       fy_aio_clear(r). ms -1 waits for ever, 0 only looks.
+ *       fy_aio_clear(r). ms -1 (any negative) waits for ever, 0 only
+ *       looks. A cleared request answers 1 only once the kernel has let
+ *       go of its buffer (so 1 always means the buffer is yours).
  *   fy_aio_all(reqs, n, ms)   1 when all are done, 0 timed out, -1 the
  *       first sticky error among them (in array order).
  *   fy_aio_any(reqs, n, ms)   the index of the first done, -2 timed out

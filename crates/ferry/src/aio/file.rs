@@ -2,12 +2,12 @@
 //! finished later (the paper's `AsyncFile`, Figure 2).
 
 use super::buffer::{Array, IoBuffer, Owned, Plain};
+use super::lock::Mutex;
 use super::request::{all_done, Pending, Request};
 use super::slot::{wait_until, Slot, State};
-use super::{threads, Backend, Op};
+use super::{threads, Backend, Done, Op};
 use crate::bulk::{Element, Endian, ReadArray, WriteArray};
 use crate::{Buf, BufMut};
-use parking_lot::Mutex;
 use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
@@ -21,7 +21,7 @@ use std::time::Duration;
 #[derive(Clone, Copy)]
 enum Engine {
     Ring(&'static crate::sys::uring::Ring),
-    Threads(&'static threads::Threads),
+    Threads,
 }
 
 /// A file for asynchronous requests. See the [module docs](super).
@@ -34,6 +34,70 @@ pub struct AsyncFile {
     pos: Mutex<u64>,
     /// Requests started and maybe not over (pruned as they end).
     pending: Mutex<Vec<Weak<Slot>>>,
+    /// A socket.
+    socket: bool,
+    /// A block device (its length is not `st_size`).
+    block: bool,
+    /// Requests on a descriptor that cannot seek, one at a time.
+    chain: Arc<Mutex<Chain>>,
+}
+
+/// Requests on a pipe, socket or terminal waiting their turn: they run
+/// one at a time, in the order they were started (the bytes of two reads
+/// or two writes never interleave).
+#[derive(Default)]
+struct Chain {
+    busy: bool,
+    waiting: std::collections::VecDeque<Box<dyn FnOnce() + Send>>,
+}
+
+/// Starts the next request waiting in `c`, or marks it idle.
+fn next_in_chain(c: &Mutex<Chain>) {
+    let next = {
+        let mut g = c.lock();
+        match g.waiting.pop_front() {
+            Some(f) => Some(f),
+            None => {
+                g.busy = false;
+                None
+            }
+        }
+    };
+    if let Some(f) = next {
+        f();
+    }
+}
+
+/// Hands an operation to its engine. A request cancelled before its turn
+/// ends here without I/O; the ring is not used in a child after `fork`
+/// (it is the parent's) nor for writes into pipes, which run on threads
+/// that hold SIGPIPE back (the kernel would send it to whichever thread
+/// ran the write).
+fn launch(engine: Engine, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Done) {
+    if slot.st.lock().cancel_asked {
+        drop(op);
+        done(buf, Err(io::Error::from_raw_os_error(libc::ECANCELED)));
+        return;
+    }
+    let pipe_write = op.write && !op.seekable && !op.socket;
+    match engine {
+        Engine::Ring(r) if r.usable() && !pipe_write => {
+            let id = r.start(op.fd, op.offset, op.write, op.socket, buf, done);
+            slot.set_canceller(Arc::new(RingCancel(r)), id);
+            // A cancel before the canceller was set found none: pass it
+            // on now.
+            if slot.st.lock().cancel_asked {
+                r.cancel(id);
+            }
+        }
+        _ => match threads::pool() {
+            Ok(t) => t.start(slot, op, buf, done),
+            Err(e) => {
+                drop(op);
+                done(buf, Err(e));
+            }
+        },
+    }
 }
 
 impl std::fmt::Debug for AsyncFile {
@@ -80,8 +144,10 @@ impl AsyncFile {
         AsyncFile::from_fd_named(f.into(), &path.display().to_string(), backend)
     }
 
-    /// A descriptor already open (a file, or a pipe or socket, whose
-    /// requests then go in order at its own position).
+    /// A descriptor already open: a file, or a pipe, socket or terminal,
+    /// whose requests then run one at a time, in the order they were
+    /// started, at its own position (only the sequential requests apply:
+    /// an offset is `ESPIPE`).
     pub fn from_fd(fd: OwnedFd, backend: Backend) -> io::Result<AsyncFile> {
         use std::os::fd::AsRawFd;
         let name = format!("fd {}", fd.as_raw_fd());
@@ -101,6 +167,8 @@ impl AsyncFile {
             ft,
             rustix::fs::FileType::RegularFile | rustix::fs::FileType::BlockDevice
         );
+        let socket = ft == rustix::fs::FileType::Socket;
+        let block = ft == rustix::fs::FileType::BlockDevice;
         let engine = engine(backend)?;
         let pos = if seekable {
             crate::sys::transfer::tell(fd.as_fd())?
@@ -114,6 +182,9 @@ impl AsyncFile {
             seekable,
             pos: Mutex::new(pos),
             pending: Mutex::new(Vec::new()),
+            socket,
+            block,
+            chain: Arc::new(Mutex::new(Chain::default())),
         })
     }
 
@@ -122,12 +193,16 @@ impl AsyncFile {
     pub fn backend(&self) -> Backend {
         match self.engine {
             Engine::Ring(_) => Backend::IoUring,
-            Engine::Threads(_) => Backend::Threads,
+            Engine::Threads => Backend::Threads,
         }
     }
 
-    /// The file's length now.
+    /// The file's length now (a block device's size).
     pub fn len(&self) -> io::Result<u64> {
+        if self.block {
+            // Requests use explicit offsets: the descriptor's own may move.
+            return Ok(rustix::fs::seek(&*self.fd, rustix::fs::SeekFrom::End(0))?);
+        }
         Ok(rustix::fs::fstat(&*self.fd)?.st_size as u64)
     }
 
@@ -272,6 +347,19 @@ impl AsyncFile {
         len: usize,
         mut buf: Box<dyn Owned>,
     ) -> io::Result<Request<B>> {
+        if !self.seekable && offset.is_some() {
+            let msg = format!(
+                "{}: a pipe, socket or terminal has no offsets (use the sequential requests)",
+                self.name
+            );
+            return Err(io::Error::new(
+                io::ErrorKind::NotSeekable,
+                super::RequestError {
+                    msg: msg.into(),
+                    errno: Some(libc::ESPIPE),
+                },
+            ));
+        }
         let at = if self.seekable {
             let mut pos = self.pos.lock();
             let at = offset.unwrap_or(*pos);
@@ -320,6 +408,7 @@ impl AsyncFile {
             offset: at,
             write,
             seekable: self.seekable,
+            socket: self.socket,
         };
         {
             let mut p = self.pending.lock();
@@ -333,24 +422,34 @@ impl AsyncFile {
             });
             p.push(Arc::downgrade(&slot));
         }
-        match self.engine {
-            Engine::Threads(t) => t.start(slot.clone(), op, buf),
-            Engine::Ring(r) => {
-                let s = slot.clone();
-                let id = r.start(op.fd, op.offset, write, buf, move |b, res| {
-                    s.complete(b, res)
-                });
-                slot.set_canceller(Arc::new(RingCancel(r)), id);
-                // A cancel before the canceller was set found none: pass
-                // it on now.
-                if slot.st.lock().cancel_asked {
-                    r.cancel(id);
-                }
+        let chain = (!self.seekable).then(|| self.chain.clone());
+        let s = slot.clone();
+        let done: Done = Box::new(move |b, r| {
+            s.complete(b, r);
+            if let Some(c) = chain {
+                next_in_chain(&c);
+            }
+        });
+        let engine = self.engine;
+        let sl = slot.clone();
+        let launch = move || launch(engine, sl, op, buf, done);
+        if self.seekable {
+            launch();
+        } else {
+            // One request at a time, in the order they were started.
+            let mut c = self.chain.lock();
+            if c.busy {
+                c.waiting.push_back(Box::new(launch));
+            } else {
+                c.busy = true;
+                drop(c);
+                launch();
             }
         }
         Ok(Request {
             slot,
             _buf: PhantomData,
+            _pin: std::marker::PhantomPinned,
         })
     }
 
@@ -424,12 +523,12 @@ impl super::slot::Canceller for RingCancel {
 fn engine(backend: Backend) -> io::Result<Engine> {
     let forced = std::env::var_os("FERRY_AIO").is_some_and(|v| v == "threads");
     match backend {
-        Backend::Threads => Ok(Engine::Threads(threads::pool()?)),
+        Backend::Threads => threads::pool().map(|_| Engine::Threads),
         Backend::IoUring => Ok(Engine::Ring(crate::sys::uring::ring()?)),
-        Backend::Auto if forced => Ok(Engine::Threads(threads::pool()?)),
+        Backend::Auto if forced => threads::pool().map(|_| Engine::Threads),
         Backend::Auto => match crate::sys::uring::ring() {
             Ok(r) => Ok(Engine::Ring(r)),
-            Err(_) => Ok(Engine::Threads(threads::pool()?)),
+            Err(_) => threads::pool().map(|_| Engine::Threads),
         },
     }
 }

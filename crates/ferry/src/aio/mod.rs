@@ -71,6 +71,7 @@
 
 mod buffer;
 mod file;
+mod lock;
 mod request;
 mod slot;
 mod threads;
@@ -103,7 +104,12 @@ pub(crate) struct Op {
     pub(crate) offset: Option<u64>,
     pub(crate) write: bool,
     pub(crate) seekable: bool,
+    /// A socket (writes as `send(MSG_NOSIGNAL)`).
+    pub(crate) socket: bool,
 }
+
+/// What a backend calls when it is done with an operation's buffer.
+pub(crate) type Done = Box<dyn FnOnce(Box<dyn buffer::Owned>, std::io::Result<usize>) + Send>;
 
 /// The error a cancelled request reports (of kind `Interrupted`).
 #[derive(Debug)]

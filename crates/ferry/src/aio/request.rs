@@ -16,9 +16,13 @@ use std::time::Duration;
 /// `Vec<T>` of elements) until the kernel is done with it.
 ///
 /// Timeouts: `None` waits for ever, `Some(Duration::ZERO)` only looks.
+///
+/// A request is not `Unpin`: polling it as a future pins it, so a request
+/// whose future gave its buffer away cannot be asked for it again.
 pub struct Request<B> {
     pub(crate) slot: Arc<Slot>,
     pub(crate) _buf: PhantomData<fn() -> B>,
+    pub(crate) _pin: std::marker::PhantomPinned,
 }
 
 impl<B> std::fmt::Debug for Request<B> {
@@ -91,6 +95,13 @@ impl<B: 'static> Request<B> {
         !self.slot.st.lock().held
     }
 
+    /// Waits up to `timeout` until the kernel has let go of the buffer
+    /// (for a cancelled request, until its completion arrives); whether
+    /// it has.
+    pub fn wait_released(&self, timeout: Option<Duration>) -> bool {
+        wait_until(timeout, || self.is_released())
+    }
+
     /// The buffer back, waiting for the kernel to let go of it if it has
     /// not (for a cancelled request, until its completion arrives).
     /// After an error or a cancel its contents are whatever arrived.
@@ -125,7 +136,7 @@ impl<B: 'static> Future for Request<B> {
     type Output = io::Result<B>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<B>> {
-        let this = self.get_mut();
+        let this = self.as_ref().get_ref();
         match this.slot.set_waker(cx.waker()) {
             Ok(false) => Poll::Pending,
             Ok(true) => match this.slot.take_buffer(Some(Duration::ZERO)) {

@@ -16,7 +16,7 @@
 //! comes back only when the kernel's completion for it arrives.
 
 use super::buffer::Owned;
-use parking_lot::{Condvar, Mutex};
+use super::lock::{Condvar, Mutex};
 use std::io;
 use std::sync::Arc;
 use std::task::Waker;
@@ -214,15 +214,20 @@ pub(crate) fn wait_until(timeout: Option<Duration>, mut ready: impl FnMut() -> b
         if ready() {
             return true;
         }
-        let mut g = NOTIFY.lock();
+        let g = NOTIFY.lock();
         if *g != seen {
             continue;
         }
         match deadline {
-            None | Some(None) => NOTIFIED.wait(&mut g),
+            None | Some(None) => drop(NOTIFIED.wait(g)),
             Some(Some(d)) => {
-                if Instant::now() >= d || NOTIFIED.wait_until(&mut g, d).timed_out() {
+                if Instant::now() >= d {
                     drop(g);
+                    return ready();
+                }
+                let (g, timed_out) = NOTIFIED.wait_until(g, d);
+                drop(g);
+                if timed_out {
                     return ready();
                 }
             }

@@ -1,133 +1,193 @@
-//! The thread-pool backend: a few worker threads run each request's
+//! The thread-pool backend: worker threads run each request's
 //! `pread`/`pwrite` (or `read`/`write` on a descriptor that cannot seek)
 //! to the end. Used where io_uring is missing or refused, or asked for
-//! (`FERRY_AIO=threads`).
+//! (`FERRY_AIO=threads`), and for writes into pipes (see `file.rs`).
 //!
-//! A worker takes the buffer out of the request for the length of the
-//! operation and puts it back when done, so no memory is shared with the
-//! caller meanwhile. A cancel before a worker starts the request ends it
-//! without any I/O; a cancel while a worker waits on a pipe or socket
-//! wakes it (it waits in `poll` on the descriptor and its own eventfd);
-//! a `pread` of a regular file runs to its end, as the kernel's own
-//! requests do.
+//! A worker takes the buffer for the length of the operation and hands it
+//! back when done, so no memory is shared with the caller meanwhile. A
+//! cancel before a worker starts the request ends it without any I/O; a
+//! cancel while a worker waits on a pipe or socket wakes it (it waits in
+//! `poll` on the descriptor and its own eventfd); a `pread` of a regular
+//! file runs to its end, as the kernel's own requests do.
+//!
+//! Workers are started as requests need them: one that waits on an idle
+//! pipe does not hold up anyone else's request. They block SIGPIPE and
+//! SIGXFSZ for good: a write into a pipe without a reader or past
+//! `RLIMIT_FSIZE` is an error, never the death of the process. A child
+//! after `fork` gets a pool of its own (the parent's workers are not in
+//! it).
 
 use super::buffer::Owned;
+use super::lock::{Condvar, Mutex};
 use super::slot::{Canceller, Slot};
-use super::Op;
-use parking_lot::{Condvar, Mutex};
+use super::{Done, Op};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-/// Worker threads: I/O waits, so more than the cores.
-const WORKERS: usize = 4;
+/// The most workers a pool starts.
+const MAX_WORKERS: usize = 256;
 
 struct Job {
     slot: Arc<Slot>,
     op: Op,
     buf: Box<dyn Owned>,
+    done: Done,
     id: u64,
+}
+
+struct Worker {
+    /// The request it runs.
+    running: Option<u64>,
+    /// Its wake-up for a cancel.
+    wake: Arc<OwnedFd>,
 }
 
 struct Shared {
     queue: Mutex<VecDeque<Job>>,
     more: Condvar,
-    /// Request ids running on each worker, and each worker's eventfd.
-    running: Mutex<Vec<Option<u64>>>,
-    wake: Vec<OwnedFd>,
+    workers: Mutex<Vec<Worker>>,
+    /// Workers waiting for a job.
+    idle: Mutex<usize>,
 }
 
 pub(crate) struct Threads {
     shared: Arc<Shared>,
     next: Mutex<u64>,
+    pid: u32,
 }
 
 impl Canceller for Shared {
     fn cancel(&self, id: u64) {
         // Still queued: the worker that takes it sees the cancel and does
         // no I/O. Running: wake its worker out of poll.
-        let running = self.running.lock();
-        if let Some(w) = running.iter().position(|r| *r == Some(id)) {
-            let _ = rustix::io::write(&self.wake[w], &1u64.to_ne_bytes());
+        let workers = self.workers.lock();
+        if let Some(w) = workers.iter().find(|w| w.running == Some(id)) {
+            let _ = rustix::io::write(&*w.wake, &1u64.to_ne_bytes());
         }
     }
 }
 
-/// The process's pool, started at first use.
+/// This process's pool, made at first use (and anew in a child after
+/// `fork`).
 pub(crate) fn pool() -> io::Result<&'static Threads> {
-    static POOL: OnceLock<Threads> = OnceLock::new();
-    if let Some(p) = POOL.get() {
-        return Ok(p);
-    }
-    let mut wake = Vec::new();
-    for _ in 0..WORKERS {
-        wake.push(rustix::event::eventfd(
-            0,
-            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
-        )?);
-    }
-    let shared = Arc::new(Shared {
-        queue: Mutex::new(VecDeque::new()),
-        more: Condvar::new(),
-        running: Mutex::new(vec![None; WORKERS]),
-        wake,
-    });
-    let pool = POOL.get_or_init(|| {
-        for w in 0..WORKERS {
-            let s = shared.clone();
-            let _ = std::thread::Builder::new()
-                .name(format!("ferry-aio-{w}"))
-                .spawn(move || worker(&s, w));
+    static POOL: Mutex<Option<&'static Threads>> = Mutex::new(None);
+    let mut p = POOL.lock();
+    let me = std::process::id();
+    if let Some(t) = *p {
+        if t.pid == me {
+            return Ok(t);
         }
-        Threads {
-            shared,
-            next: Mutex::new(1),
-        }
-    });
-    Ok(pool)
+    }
+    let t: &'static Threads = Box::leak(Box::new(Threads {
+        shared: Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            more: Condvar::new(),
+            workers: Mutex::new(Vec::new()),
+            idle: Mutex::new(0),
+        }),
+        next: Mutex::new(1),
+        pid: me,
+    }));
+    *p = Some(t);
+    Ok(t)
 }
 
 impl Threads {
-    pub(crate) fn start(&self, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>) {
+    /// Queues an operation; `done` gets the buffer back (after the
+    /// operation let go of the descriptor) on a worker thread.
+    /// A pool that cannot start a first worker fails the request with
+    /// that error.
+    pub(crate) fn start(&self, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Done) {
         let id = {
             let mut n = self.next.lock();
             *n += 1;
             *n
         };
+        // One lock at a time (a worker takes the queue's, then the idle
+        // count's).
+        let queued = self.shared.queue.lock().len() + 1;
+        let idle = *self.shared.idle.lock();
+        let workers = self.shared.workers.lock().len();
+        if idle < queued && workers < MAX_WORKERS {
+            if let Err(e) = self.add_worker() {
+                if workers == 0 {
+                    drop(op);
+                    done(buf, Err(e));
+                    return;
+                }
+            }
+        }
         slot.set_canceller(self.shared.clone(), id);
-        self.shared
-            .queue
-            .lock()
-            .push_back(Job { slot, op, buf, id });
+        self.shared.queue.lock().push_back(Job {
+            slot,
+            op,
+            buf,
+            done,
+            id,
+        });
         self.shared.more.notify_one();
+    }
+
+    fn add_worker(&self) -> io::Result<()> {
+        let wake = Arc::new(rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )?);
+        let w = {
+            let mut ws = self.shared.workers.lock();
+            ws.push(Worker {
+                running: None,
+                wake: wake.clone(),
+            });
+            ws.len() - 1
+        };
+        let s = self.shared.clone();
+        std::thread::Builder::new()
+            .name(format!("ferry-aio-{w}"))
+            .spawn(move || worker(&s, w, &wake))?;
+        Ok(())
     }
 }
 
-fn worker(s: &Shared, w: usize) {
+fn worker(s: &Shared, w: usize, wake: &OwnedFd) {
+    crate::sys::sigguard::block_for_thread(&[libc::SIGPIPE, libc::SIGXFSZ]);
     loop {
-        let mut job = {
+        let job = {
             let mut q = s.queue.lock();
             loop {
                 if let Some(j) = q.pop_front() {
                     break j;
                 }
-                s.more.wait(&mut q);
+                *s.idle.lock() += 1;
+                q = s.more.wait(q);
+                *s.idle.lock() -= 1;
             }
         };
-        if job.slot.st.lock().cancel_asked {
-            job.slot
-                .complete(job.buf, Err(io::Error::from_raw_os_error(libc::ECANCELED)));
+        let Job {
+            slot,
+            op,
+            mut buf,
+            done,
+            id,
+        } = job;
+        if slot.st.lock().cancel_asked {
+            drop(op);
+            done(buf, Err(io::Error::from_raw_os_error(libc::ECANCELED)));
             continue;
         }
-        s.running.lock()[w] = Some(job.id);
+        s.workers.lock()[w].running = Some(id);
         // A cancel between the look above and this point: seen by the
-        // first wait below (the eventfd), or the next look.
-        let r = run(&job.slot, &job.op, &mut *job.buf, s.wake[w].as_fd());
-        s.running.lock()[w] = None;
+        // first wait below (the eventfd), or the look at the top of `run`.
+        let r = run(&slot, &op, &mut *buf, wake.as_fd());
+        s.workers.lock()[w].running = None;
         let mut drained = [0u8; 8];
-        let _ = rustix::io::read(&s.wake[w], &mut drained);
-        job.slot.complete(job.buf, r);
+        let _ = rustix::io::read(wake, &mut drained);
+        // The descriptor first: whoever sees the completion may close it.
+        drop(op);
+        drop(slot);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(buf, r)));
     }
 }
 
@@ -153,6 +213,7 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
             let b = &buf.write_bytes()[done..];
             match at {
                 Some(o) => rustix::io::pwrite(fd, b, o),
+                None if op.socket => rustix::net::send(fd, b, rustix::net::SendFlags::NOSIGNAL),
                 None => rustix::io::write(fd, b),
             }
         } else {

@@ -79,8 +79,10 @@ pub(crate) fn read_fd<T: Element>(
     }
     let bytes: &[u8] = bytemuck::cast_slice(out);
     let partial = bytes[whole * size..done].to_vec();
-    let unread =
-        partial.is_empty() || crate::sys::transfer::seek_by(fd, -(partial.len() as i64)).is_ok();
+    // A `pread` moved no offset: the partial bytes are still there.
+    let unread = partial.is_empty()
+        || at.is_some()
+        || crate::sys::transfer::seek_by(fd, -(partial.len() as i64)).is_ok();
     Err(stopped(whole, of, partial, unread, error))
 }
 
@@ -105,8 +107,13 @@ pub(crate) fn write_fd<T: Element>(
             (n, Some(e)) => Err(stopped(n / size, items.len(), Vec::new(), false, Some(e))),
         };
     }
+    let mut off = at;
     swapped_write(items, |piece| {
-        match fileio::write_all(fd, kind, piece, None) {
+        let r = fileio::write_all(fd, kind, piece, off);
+        if let Some(o) = off.as_mut() {
+            *o += r.0 as u64;
+        }
+        match r {
             (_, None) => Ok(()),
             (n, Some(e)) => Err((n, e)),
         }

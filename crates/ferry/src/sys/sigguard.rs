@@ -108,3 +108,20 @@ impl Drop for SignalGuard {
         }
     }
 }
+
+/// Blocks `signals` in the calling thread for good: for a library thread
+/// (a worker, the io_uring reaper) whose writes must end in `EPIPE` or
+/// `EFBIG`, never in the death of the process. A signal a write raises
+/// stays pending on that thread, never delivered.
+pub(crate) fn block_for_thread(signals: &[libc::c_int]) {
+    let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set; sigaddset with valid signal
+    // numbers; pthread_sigmask with a valid set and no old set.
+    unsafe {
+        libc::sigemptyset(set.as_mut_ptr());
+        for &s in signals {
+            libc::sigaddset(set.as_mut_ptr(), s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, set.as_ptr(), std::ptr::null_mut());
+    }
+}

@@ -41,6 +41,10 @@ struct Op {
     /// seek, read or written at its own position).
     offset: Option<u64>,
     write: bool,
+    /// A socket: writes go as `send(MSG_NOSIGNAL)` (no SIGPIPE).
+    socket: bool,
+    /// A cancel was asked for: the operation is not continued or retried.
+    cancelled: bool,
     done: usize,
     /// Waiting in a poll for a non-blocking descriptor to be ready (it
     /// said `EAGAIN`); the read or write is issued again after.
@@ -119,13 +123,16 @@ pub(crate) fn ring() -> io::Result<&'static Ring> {
 impl Ring {
     /// Starts a read (`write` false: into `buf`'s span, all of it) or a
     /// write (from it) on `fd` at `offset`; `done` gets the buffer back
-    /// with the outcome (all bytes, or the error) on the reaper thread.
-    /// Returns the operation's id, for [`cancel`](Self::cancel).
+    /// with the outcome (all bytes, or the error) on the reaper thread,
+    /// after the operation has let go of the descriptor. Returns the
+    /// operation's id, for [`cancel`](Self::cancel). Only where
+    /// [`usable`](Self::usable).
     pub(crate) fn start<B: Target, F: FnOnce(B, io::Result<usize>) + Send + 'static>(
         &self,
         fd: Arc<OwnedFd>,
         offset: Option<u64>,
         write: bool,
+        socket: bool,
         buf: B,
         done: F,
     ) -> u64 {
@@ -138,12 +145,14 @@ impl Ring {
             fd,
             offset,
             write,
+            socket,
+            cancelled: false,
             done: 0,
             polling: false,
             target: Box::new(Pending { buf, done }),
         };
         if op.target.span(write).1 == 0 {
-            op.target.finish(Ok(0));
+            finish(op, Ok(0));
             return id;
         }
         let sqe = sqe_of(id, &mut op);
@@ -152,16 +161,44 @@ impl Ring {
         id
     }
 
-    /// Asks the kernel to stop operation `id` (nothing if it is over).
+    /// False in a child after `fork`: the ring, its operations and its
+    /// reaper are the parent's, and a child's submissions would be matched
+    /// to the parent's operations.
+    pub(crate) fn usable(&self) -> bool {
+        self.same_process().is_ok()
+    }
+
+    /// Asks the kernel to stop operation `id` (nothing if it is over):
+    /// an operation between two of its pieces (a short transfer's rest, a
+    /// retry after a poll) is not continued either.
     pub(crate) fn cancel(&self, id: u64) {
+        if self.same_process().is_err() {
+            return;
+        }
+        if let Some(op) = self.table.lock().get_mut(&id) {
+            op.cancelled = true;
+        }
         let sqe = opcode::AsyncCancel::new(id).build().user_data(NOT_AN_OP);
         self.push(sqe);
     }
 
+    /// The ring is this process's (not a parent's, inherited by `fork`).
+    fn same_process(&self) -> io::Result<()> {
+        if self.pid == std::process::id() {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "ferry's io_uring is its parent's: not usable in a child after fork()",
+        ))
+    }
+
     /// Queues one entry and submits it (making room by submitting what is
-    /// queued when the queue is full).
+    /// queued when the queue is full). A write the kernel runs at once in
+    /// this thread past `RLIMIT_FSIZE` says EFBIG, not SIGXFSZ.
     fn push(&self, sqe: io_uring::squeue::Entry) {
         let _g = self.sq.lock();
+        let _xfsz = super::transfer::fsize_limited().then(super::sigguard::SignalGuard::sigxfsz);
         loop {
             // SAFETY: the submission queue is only touched under `sq`,
             // which this thread holds; the entry's memory (an operation's
@@ -197,6 +234,8 @@ impl Ring {
     /// The reaper: waits for completions and hands each operation's
     /// memory back (or continues a short one).
     fn reap(&self) {
+        // Writes this thread continues run here: never a signal death.
+        super::sigguard::block_for_thread(&[libc::SIGPIPE, libc::SIGXFSZ]);
         loop {
             // SAFETY: io_uring_enter with nothing to submit, waiting for
             // one completion; no argument pointer.
@@ -233,9 +272,8 @@ impl Ring {
             // The poll is over (ready, or an error the operation itself
             // will meet): issue the operation again; a cancel stops it.
             op.polling = false;
-            if res == -libc::ECANCELED {
-                op.target
-                    .finish(Err(io::Error::from_raw_os_error(libc::ECANCELED)));
+            if res == -libc::ECANCELED || op.cancelled {
+                finish(op, cancelled());
                 return;
             }
             let sqe = sqe_of(id, &mut op);
@@ -245,7 +283,9 @@ impl Ring {
         }
         let outcome = if res < 0 {
             match -res {
+                libc::EINTR if op.cancelled => Some(cancelled()),
                 libc::EINTR => None,
+                libc::EAGAIN if op.cancelled => Some(cancelled()),
                 libc::EAGAIN => {
                     // A non-blocking descriptor with nothing now: wait in
                     // a poll rather than spin.
@@ -278,7 +318,8 @@ impl Ring {
             (op.done >= total).then_some(Ok(op.done))
         };
         match outcome {
-            Some(r) => op.target.finish(r),
+            Some(r) => finish(op, r),
+            None if op.cancelled => finish(op, cancelled()),
             None => {
                 // The rest of the same buffer, still in the table.
                 let sqe = sqe_of(id, &mut op);
@@ -287,6 +328,20 @@ impl Ring {
             }
         }
     }
+}
+
+/// The outcome of a cancelled operation.
+fn cancelled() -> io::Result<usize> {
+    Err(io::Error::from_raw_os_error(libc::ECANCELED))
+}
+
+/// Hands an operation's buffer back, after letting go of its descriptor
+/// (so that a caller who sees the completion can close the file). A panic
+/// in the caller's code is kept from the reaper thread.
+fn finish(op: Op, r: io::Result<usize>) {
+    let Op { fd, target, .. } = op;
+    drop(fd);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.finish(r)));
 }
 
 /// The entry for the rest of `op` (from `op.done`).
@@ -299,7 +354,11 @@ fn sqe_of(id: u64, op: &mut Op) -> io_uring::squeue::Entry {
     let fd = types::Fd(op.fd.as_raw_fd());
     // -1: the descriptor's own position (a pipe or socket).
     let off = op.offset.map_or(u64::MAX, |o| o + op.done as u64);
-    let e = if op.write {
+    let e = if op.write && op.socket {
+        opcode::Send::new(fd, ptr, len)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+    } else if op.write {
         opcode::Write::new(fd, ptr, len).offset(off).build()
     } else {
         opcode::Read::new(fd, ptr, len).offset(off).build()

@@ -103,7 +103,6 @@ pub(super) fn into_stream(
     opts: &TransferOptions<'_>,
     st: &mut TransferStats,
 ) -> Result<(), Fail> {
-    let pending_before = out.pending_write();
     let mut source = Source::of(src, input.block);
     let mut accepted: u64 = 0;
     let r = if direct && source.fd().is_some() {
@@ -126,10 +125,10 @@ pub(super) fn into_stream(
         st.calls.other += 1;
         out.flush().map_err(|e| (Side::Write, e))
     });
-    // The stream's own unwritten bytes go out first: ours are what is
-    // left unwritten past them.
-    let unwritten = out.pending_write().saturating_sub(pending_before);
-    let arrived = accepted.saturating_sub(unwritten);
+    // The stream's own unwritten bytes go out first, so what it still
+    // holds unwritten is ours first: the last `accepted` bytes of its
+    // queue.
+    let arrived = accepted.saturating_sub(out.pending_write());
     st.moved(Method::ReadWrite, arrived as usize);
     if !(direct && source.fd().is_some()) {
         st.memcpy_bytes += arrived;

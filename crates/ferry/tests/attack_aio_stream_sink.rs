@@ -1,0 +1,52 @@
+//! `Endpoint::stream` as a sink: "bytes count as moved once they reached
+//! the stream's file (what the stream still holds unwritten after a
+//! failure does not count)". sink.rs `into_stream` counts
+//! `accepted - (pending_after - pending_before)`: it assumes the stream's
+//! own earlier unwritten bytes all went out before the failure. When the
+//! file refuses bytes while the stream's *own* earlier bytes are still
+//! going out, the transfer is credited with bytes that were the stream's.
+//! One test in this binary: RLIMIT_FSIZE is the process's.
+
+use ferry::transfer::endpoint::Endpoint;
+use ferry::transfer::{between, TransferOptions};
+use ferry::{Buf, OpenOptions, Stream};
+use std::io::Write;
+
+/// A stream holding 10 000 bytes of its own ('S'), unwritten; a file
+/// limit of 4096 bytes; a transfer of 50 000 bytes ('M') into it. The
+/// file ends with 4096 'S' and no 'M': the error must say 0 bytes moved.
+#[test]
+fn a_failure_while_the_streams_own_bytes_go_out_counts_none_of_ours() {
+    // SAFETY: one test in this binary; EFBIG instead of the signal.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("out");
+    let out = Stream::open(&p, &OpenOptions::write_truncate().buffer_size(1 << 20)).unwrap();
+    (&out).write_all(&[b'S'; 10_000]).unwrap();
+    assert_eq!(out.pending_write(), 10_000);
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(4096),
+            maximum: None,
+        },
+    )
+    .unwrap();
+    let r = between(
+        &Endpoint::memory(Buf::from(vec![b'M'; 50_000])),
+        &Endpoint::stream(&out),
+        &TransferOptions::new(),
+    );
+    let on_disk = std::fs::read(&p).unwrap();
+    let ours = on_disk.iter().filter(|&&b| b == b'M').count();
+    let e = r.expect_err("the file limit stops it");
+    assert_eq!(
+        e.bytes() as usize,
+        ours,
+        "{e}: the transfer says {} bytes reached the file; {} of its bytes are there (file: {} bytes)",
+        e.bytes(),
+        ours,
+        on_disk.len()
+    );
+    out.discard_unwritten();
+}
