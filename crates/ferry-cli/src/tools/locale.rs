@@ -224,3 +224,63 @@ pub fn collate_is_c() -> bool {
         matches!(name, b"C" | b"POSIX") || name.starts_with(b"C.")
     }
 }
+
+/// The locale's decimal point and thousands separator, as GNU sort takes
+/// them (single bytes; `None` for no separator, as in the C locale).
+pub fn numeric_separators() -> (u8, Option<u8>) {
+    // SAFETY: localeconv's result is read at once, before any other call
+    // could change it; its strings are NUL-terminated.
+    unsafe {
+        let lc = libc::localeconv();
+        if lc.is_null() {
+            return (b'.', None);
+        }
+        let dp = CStr::from_ptr((*lc).decimal_point).to_bytes();
+        let ts = CStr::from_ptr((*lc).thousands_sep).to_bytes();
+        (
+            if dp.len() == 1 { dp[0] } else { b'.' },
+            if ts.len() == 1 { Some(ts[0]) } else { None },
+        )
+    }
+}
+
+/// The C library's `strtod` of the key (a NUL-terminated copy); whether it
+/// converted anything.
+pub fn strtod(s: &[u8]) -> (f64, bool) {
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    let Ok(c) = std::ffi::CString::new(&s[..end]) else {
+        return (0.0, false);
+    };
+    let mut e: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated string and a pointer to receive its end.
+    let v = unsafe { libc::strtod(c.as_ptr(), &mut e) };
+    (v, e.cast_const() != c.as_ptr())
+}
+
+/// The collation order of `x` and `y` (`strcoll` on the NUL-separated
+/// pieces, as gnulib's `memcoll0`).
+pub fn collate(x: &[u8], y: &[u8]) -> std::cmp::Ordering {
+    if x == y {
+        return std::cmp::Ordering::Equal;
+    }
+    let mut xs = x.split(|&c| c == 0);
+    let mut ys = y.split(|&c| c == 0);
+    loop {
+        match (xs.next(), ys.next()) {
+            (Some(a), Some(b)) => {
+                let (ca, cb) = (
+                    std::ffi::CString::new(a).unwrap_or_default(),
+                    std::ffi::CString::new(b).unwrap_or_default(),
+                );
+                // SAFETY: two NUL-terminated strings.
+                let d = unsafe { libc::strcoll(ca.as_ptr(), cb.as_ptr()) };
+                if d != 0 {
+                    return d.cmp(&0);
+                }
+            }
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (None, None) => return std::cmp::Ordering::Equal,
+        }
+    }
+}

@@ -264,6 +264,44 @@ const WC: Spec = Spec {
 };
 
 /// The spec of tool `name`, if it has one.
+const SORT: Spec = Spec {
+    short_values: "koStTy",
+    long: &[
+        ("ignore-leading-blanks", No),
+        ("check", Optional),
+        ("compress-program", Required),
+        ("debug", No),
+        ("dictionary-order", No),
+        ("ignore-case", No),
+        ("files0-from", Required),
+        ("general-numeric-sort", No),
+        ("ignore-nonprinting", No),
+        ("key", Required),
+        ("merge", No),
+        ("month-sort", No),
+        ("numeric-sort", No),
+        ("human-numeric-sort", No),
+        ("version-sort", No),
+        ("random-sort", No),
+        ("random-source", Required),
+        ("sort", Required),
+        ("output", Required),
+        ("reverse", No),
+        ("stable", No),
+        ("batch-size", Required),
+        ("buffer-size", Required),
+        ("field-separator", Required),
+        ("temporary-directory", Required),
+        ("unique", No),
+        ("zero-terminated", No),
+        ("parallel", Required),
+        ("help", No),
+        ("version", No),
+    ],
+    aliases: &[],
+    usage_status: 2,
+};
+
 pub fn spec(name: &str) -> Option<&'static Spec> {
     Some(match name {
         "cat" => &CAT,
@@ -272,6 +310,7 @@ pub fn spec(name: &str) -> Option<&'static Spec> {
         "cut" => &CUT,
         "diff" => &DIFF,
         "grep" => &GREP,
+        "sort" => &SORT,
         "wc" => &WC,
         _ => return None,
     })

@@ -1,0 +1,609 @@
+//! `ferry sort`: GNU sort. The inputs are read whole through alloc
+//! streams, lines are slices of them (nothing copied per line), sorted by
+//! GNU's comparison — keys, numeric orders, the last resort — stably, on
+//! `--parallel` threads, and written through one buffered output.
+//!
+//! Options: `-b -d -f -g -h -i -M -n -r` (global and per key), `-k`,
+//! `-t`, `-u`, `-s`, `-c`/`-C`/`--check=…`, `-m`, `-o`, `-z`, `-S`,
+//! `-T`, `--parallel`, `--sort=…`. Inputs are held in memory: `-S` and
+//! `-T` are checked and accepted, and runs spilled to temporary files are
+//! not written yet.
+
+mod compare;
+mod key;
+
+use super::common::{self, Tool};
+use compare::Cmp;
+use key::Key;
+use std::cmp::Ordering;
+use std::ffi::OsString;
+use std::io::{self, Read};
+
+const HELP: &str = "Usage: ferry sort [OPTION]... [FILE]...
+Write sorted concatenation of all FILE(s) to standard output.
+
+With no FILE, or when FILE is -, read standard input.
+
+Mandatory arguments to long options are mandatory for short options too.
+Ordering options:
+
+  -b, --ignore-leading-blanks  ignore leading blanks
+  -d, --dictionary-order      consider only blanks and alphanumeric characters
+  -f, --ignore-case           fold lower case to upper case characters
+  -g, --general-numeric-sort  compare according to general numerical value
+  -i, --ignore-nonprinting    consider only printable characters
+  -M, --month-sort            compare (unknown) < 'JAN' < ... < 'DEC'
+  -h, --human-numeric-sort    compare human readable numbers (e.g., 2K 1G)
+  -n, --numeric-sort          compare according to string numerical value
+  -r, --reverse               reverse the result of comparisons
+      --sort=WORD             sort according to WORD:
+                                general-numeric -g, human-numeric -h, month -M,
+                                numeric -n
+
+Other options:
+
+  -c, --check, --check=diagnose-first  check for sorted input; do not sort
+  -C, --check=quiet, --check=silent  like -c, but do not report first bad line
+  -k, --key=KEYDEF          sort via a key; KEYDEF gives location and type
+  -m, --merge               merge already sorted files; do not sort
+  -o, --output=FILE         write result to FILE instead of standard output
+  -s, --stable              stabilize sort by disabling last-resort comparison
+  -S, --buffer-size=SIZE    use SIZE for main memory buffer
+  -t, --field-separator=SEP  use SEP instead of non-blank to blank transition
+  -T, --temporary-directory=DIR  use DIR for temporaries, not $TMPDIR or /tmp
+      --parallel=N          change the number of sorts run concurrently to N
+  -u, --unique              with -c, check for strict ordering;
+                              without -c, output only the first of an equal run
+  -z, --zero-terminated     line delimiter is NUL, not newline
+      --help        display this help and exit
+      --version     output version information and exit
+
+KEYDEF is F[.C][OPTS][,F[.C][OPTS]] for start and stop position, where F is a
+field number and C a character position in the field; both are origin 1, and
+the stop position defaults to the line's end.  OPTS is one or more
+single-letter ordering options [bdfghiMnr], which override global ordering
+options for that key.  If no key is given, use the entire line as the key.
+";
+
+/// How `-c` reports.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Diagnose,
+    Quiet,
+}
+
+struct Opts {
+    global: Key,
+    keys: Vec<Key>,
+    tab: Option<u8>,
+    unique: bool,
+    stable: bool,
+    check: Option<Check>,
+    merge: bool,
+    output: Option<OsString>,
+    eol: u8,
+    parallel: usize,
+    files: Vec<OsString>,
+}
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    let charset = super::locale::init();
+    let _ = charset;
+    let mut o = match parse(t, args) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    // Keys without options of their own take the global ones; with no
+    // key and some global option, the whole line is a key with them.
+    for k in &mut o.keys {
+        if k.has_no_options() {
+            k.inherit(&o.global);
+        }
+    }
+    if o.keys.is_empty() && !o.global.has_no_options() {
+        let mut k = o.global.clone();
+        k.sword = None;
+        k.eword = None;
+        o.keys.push(k);
+    }
+    for k in o.keys.iter().chain(std::iter::once(&o.global)) {
+        if let Some(opts) = k.incompatible() {
+            t.error(format_args!("options '-{opts}' are incompatible"));
+            return 2;
+        }
+    }
+    let (decimal_point, thousands_sep) = super::locale::numeric_separators();
+    let cmp = Cmp {
+        keys: o.keys.clone(),
+        tab: o.tab,
+        last_resort: !(o.stable || o.unique),
+        reverse: o.global.reverse,
+        locale: !super::locale::collate_is_c(),
+        decimal_point,
+        thousands_sep,
+    };
+    if o.files.is_empty() {
+        o.files.push("-".into());
+    }
+    if let Some(mode) = o.check {
+        if o.files.len() > 1 {
+            t.error(format_args!(
+                "extra operand {} not allowed with -{}",
+                common::quote_always(&common::os_to_string(&o.files[1])),
+                if mode == Check::Quiet { 'C' } else { 'c' }
+            ));
+            return 2;
+        }
+        return check(t, &o, &cmp, mode);
+    }
+    // Read everything first: -o may name an input.
+    let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(o.files.len());
+    for f in &o.files {
+        match read_input(f) {
+            Ok(b) => inputs.push(b),
+            Err(e) => {
+                t.error(format_args!(
+                    "cannot read: {}: {}",
+                    common::os_to_string(f),
+                    common::describe(&e)
+                ));
+                return 2;
+            }
+        }
+    }
+    let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
+    let sorted: Vec<&[u8]> = if o.merge {
+        merge(per_file, &cmp)
+    } else {
+        let mut all: Vec<&[u8]> = per_file.into_iter().flatten().collect();
+        sort_lines(&mut all, &cmp, o.parallel);
+        all
+    };
+    match write_out(&o, &cmp, &sorted) {
+        Ok(()) => 0,
+        Err((Some(n), e)) => {
+            t.error(format_args!("open failed: {n}: {}", common::describe(&e)));
+            2
+        }
+        Err((None, e)) => {
+            if common::is_broken_pipe(&e) {
+                common::die_of_sigpipe();
+            }
+            // GNU's words: its stdio buffer (a 4 KiB block) fills and is
+            // written while sorting's output goes on, or is flushed at
+            // the end; then close_stdout's "write error".
+            let total: usize = sorted.iter().map(|l| l.len() + 1).sum();
+            let name = match &o.output {
+                Some(p) => shell_name(&common::os_to_string(p)),
+                None => "'standard output'".to_string(),
+            };
+            let when = if total <= 4096 { "fflush" } else { "write" };
+            t.error(format_args!(
+                "{when} failed: {name}: {}",
+                common::describe(&e)
+            ));
+            t.error(format_args!("write error"));
+            2
+        }
+    }
+}
+
+/// A file name as GNU's `quotef` shows it: bare when it needs no quotes.
+fn shell_name(n: &str) -> String {
+    if !n.is_empty()
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%^".contains(&b))
+    {
+        n.to_string()
+    } else {
+        common::shell_quote(n)
+    }
+}
+
+/// Parses the command line, GNU's way; `Err(status)` after reporting.
+fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
+    use lexopt::prelude::*;
+    let mut o = Opts {
+        global: Key::default(),
+        keys: Vec::new(),
+        tab: None,
+        unique: false,
+        stable: false,
+        check: None,
+        merge: false,
+        output: None,
+        eol: b'\n',
+        parallel: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        files: Vec::new(),
+    };
+    let mut p = lexopt::Parser::from_args(args);
+    let fail = |msg: String| {
+        t.error(format_args!("{msg}"));
+        Err(2)
+    };
+    let value = |p: &mut lexopt::Parser| -> Result<String, i32> {
+        match p.value() {
+            Ok(v) => Ok(common::os_to_string(&v)),
+            Err(e) => {
+                t.bad_option(e);
+                Err(2)
+            }
+        }
+    };
+    while let Some(arg) = common::next_arg_of(t, &mut p, 2)? {
+        if let Some(code) = common::common_arg(t, &arg, HELP) {
+            return Err(code);
+        }
+        match arg {
+            Short(c @ ('b' | 'd' | 'f' | 'g' | 'h' | 'i' | 'M' | 'n' | 'r' | 'R' | 'V')) => {
+                if let Err(m) = o.global.set_option(c as u8, true) {
+                    return fail(m);
+                }
+                if c == 'b' {
+                    o.global.skip_end_blanks = true;
+                }
+            }
+            Long("ignore-leading-blanks") => {
+                o.global.skip_start_blanks = true;
+                o.global.skip_end_blanks = true;
+            }
+            Long(
+                l @ ("dictionary-order"
+                | "ignore-case"
+                | "general-numeric-sort"
+                | "ignore-nonprinting"
+                | "month-sort"
+                | "numeric-sort"
+                | "human-numeric-sort"
+                | "reverse"),
+            ) => {
+                let c = match l {
+                    "dictionary-order" => b'd',
+                    "ignore-case" => b'f',
+                    "general-numeric-sort" => b'g',
+                    "ignore-nonprinting" => b'i',
+                    "month-sort" => b'M',
+                    "numeric-sort" => b'n',
+                    "human-numeric-sort" => b'h',
+                    _ => b'r',
+                };
+                let _ = o.global.set_option(c, true);
+            }
+            Long("sort") => {
+                let v = value(&mut p)?;
+                // argmatch: any unambiguous abbreviation.
+                const WORDS: [(&str, u8); 6] = [
+                    ("general-numeric", b'g'),
+                    ("human-numeric", b'h'),
+                    ("month", b'M'),
+                    ("numeric", b'n'),
+                    ("random", b'R'),
+                    ("version", b'V'),
+                ];
+                let hits: Vec<_> = WORDS
+                    .iter()
+                    .filter(|(w, _)| w.starts_with(v.as_str()))
+                    .collect();
+                let c = match hits.as_slice() {
+                    [(_, b'R' | b'V')] => {
+                        return fail(format!("--sort={v} is not supported by ferry sort"))
+                    }
+                    [(_, c)] => *c,
+                    _ => {
+                        let how = if hits.is_empty() {
+                            "invalid"
+                        } else {
+                            "ambiguous"
+                        };
+                        t.error(format_args!("{how} argument '{v}' for '--sort'"));
+                        eprintln!("Valid arguments are:\n  - 'general-numeric'\n  - 'human-numeric'\n  - 'month'\n  - 'numeric'\n  - 'random'\n  - 'version'");
+                        t.hint();
+                        // GNU's argmatch failure: status 1, not sort's 2.
+                        return Err(1);
+                    }
+                };
+                let _ = o.global.set_option(c, true);
+            }
+            Short('k') | Long("key") => {
+                let v = value(&mut p)?;
+                match key::parse(&v) {
+                    Ok(k) => o.keys.push(k),
+                    Err(m) => return fail(m),
+                }
+            }
+            Short('t') | Long("field-separator") => {
+                let v = match p.value() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        t.bad_option(e);
+                        return Err(2);
+                    }
+                };
+                use std::os::unix::ffi::OsStrExt;
+                let b = v.as_bytes();
+                let sep = match b {
+                    [] => return fail("empty tab".into()),
+                    [c] => *c,
+                    b"\\0" => 0,
+                    _ => {
+                        return fail(format!(
+                            "multi-character tab '{}'",
+                            String::from_utf8_lossy(b)
+                        ))
+                    }
+                };
+                if o.tab.is_some_and(|t| t != sep) {
+                    return fail("incompatible tabs".into());
+                }
+                o.tab = Some(sep);
+            }
+            Short('u') | Long("unique") => o.unique = true,
+            Short('s') | Long("stable") => o.stable = true,
+            Short('c') => o.check = Some(Check::Diagnose),
+            Short('C') => o.check = Some(Check::Quiet),
+            Long("check") => {
+                o.check = Some(match p.optional_value().map(|v| common::os_to_string(&v)) {
+                    None => Check::Diagnose,
+                    Some(v) if "diagnose-first".starts_with(v.as_str()) && !v.is_empty() => {
+                        Check::Diagnose
+                    }
+                    Some(v)
+                        if ("quiet".starts_with(v.as_str())
+                            || "silent".starts_with(v.as_str()))
+                            && !v.is_empty() =>
+                    {
+                        Check::Quiet
+                    }
+                    Some(v) => {
+                        t.error(format_args!("invalid argument '{v}' for '--check'"));
+                        eprintln!(
+                            "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'"
+                        );
+                        t.hint();
+                        return Err(1);
+                    }
+                })
+            }
+            Short('m') | Long("merge") => o.merge = true,
+            Short('o') | Long("output") => {
+                let v = match p.value() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        t.bad_option(e);
+                        return Err(2);
+                    }
+                };
+                if o.output.as_ref().is_some_and(|x| *x != v) {
+                    return fail("multiple output files specified".into());
+                }
+                o.output = Some(v);
+            }
+            Short('z') | Long("zero-terminated") => o.eol = 0,
+            Short('S') | Long("buffer-size") => {
+                let v = value(&mut p)?;
+                if let Err(why) = buffer_size(&v) {
+                    t.error(format_args!("{why} -S argument '{v}'"));
+                    return Err(2);
+                }
+            }
+            Short('T') | Long("temporary-directory") => {
+                let _ = value(&mut p)?;
+            }
+            Long("parallel") => {
+                let v = value(&mut p)?;
+                match v.trim().parse::<usize>() {
+                    Ok(0) => return fail("number in parallel must be nonzero".into()),
+                    Ok(n) => o.parallel = n.min(64),
+                    Err(_) => {
+                        t.error(format_args!("invalid number after '--parallel': '{v}'"));
+                        return Err(2);
+                    }
+                }
+            }
+            Long(
+                l @ ("debug" | "files0-from" | "compress-program" | "batch-size" | "random-source"
+                | "random-sort" | "version-sort"),
+            ) => return fail(format!("--{l} is not supported by ferry sort")),
+            Value(v) => o.files.push(v),
+            other => {
+                t.bad_option(other.unexpected());
+                return Err(2);
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// `-S`'s argument in bytes (a number with an optional b, K, M, G, T, P,
+/// E suffix — K by default — or a percentage of memory), as GNU accepts
+/// it; otherwise the start of GNU's message ("invalid", "invalid suffix
+/// in").
+fn buffer_size(v: &str) -> Result<u64, &'static str> {
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return Err("invalid");
+    }
+    let n: u64 = v[..digits].parse().map_err(|_| "invalid")?;
+    let mult: u64 = match &v[digits..] {
+        "" | "K" | "k" => 1 << 10,
+        "b" => 1,
+        "%" => return if n <= 100 { Ok(n) } else { Err("invalid") },
+        "M" | "m" => 1 << 20,
+        "G" | "g" => 1 << 30,
+        "T" | "t" => 1 << 40,
+        "P" | "p" => 1 << 50,
+        "E" | "e" => 1 << 60,
+        _ => return Err("invalid suffix in"),
+    };
+    Ok(n.saturating_mul(mult))
+}
+
+/// All of one input.
+fn read_input(f: &OsString) -> io::Result<Vec<u8>> {
+    let s = if f == "-" {
+        ferry::Stream::stdin()
+    } else {
+        ferry::Stream::open(f, &common::stream_options(ferry::OpenOptions::read_only()))
+    };
+    let mut s = s.map_err(common::os_only)?;
+    let mut v = Vec::new();
+    s.read_to_end(&mut v).map_err(common::os_only)?;
+    Ok(v)
+}
+
+/// The lines of `b` (a last line without its terminator is a line).
+fn lines_of(b: &[u8], eol: u8) -> Vec<&[u8]> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    for i in memchr::memchr_iter(eol, b) {
+        v.push(&b[start..i]);
+        start = i + 1;
+    }
+    if start < b.len() {
+        v.push(&b[start..]);
+    }
+    v
+}
+
+/// Sorts stably: on `threads` threads, each sorting a part, then merged
+/// pairwise (earlier parts first on ties, so the whole stays stable).
+fn sort_lines(lines: &mut Vec<&[u8]>, cmp: &Cmp, threads: usize) {
+    let threads = threads.min(lines.len() / 50_000).max(1);
+    if threads == 1 {
+        lines.sort_by(|a, b| cmp.lines(a, b));
+        return;
+    }
+    let per = lines.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for part in lines.chunks_mut(per) {
+            s.spawn(move || part.sort_by(|a, b| cmp.lines(a, b)));
+        }
+    });
+    let mut runs: Vec<Vec<&[u8]>> = lines.chunks(per).map(|c| c.to_vec()).collect();
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            match it.next() {
+                Some(b) => next.push(merge_two(a, b, cmp)),
+                None => next.push(a),
+            }
+        }
+        runs = next;
+    }
+    *lines = runs.pop().unwrap_or_default();
+}
+
+fn merge_two<'a>(a: Vec<&'a [u8]>, b: Vec<&'a [u8]>, cmp: &Cmp) -> Vec<&'a [u8]> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if cmp.lines(a[i], b[j]) != Ordering::Greater {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// `-m`: merges inputs taken as sorted, the earliest input first on ties.
+fn merge<'a>(inputs: Vec<Vec<&'a [u8]>>, cmp: &Cmp) -> Vec<&'a [u8]> {
+    let mut at = vec![0usize; inputs.len()];
+    let mut out = Vec::with_capacity(inputs.iter().map(Vec::len).sum());
+    loop {
+        let mut best: Option<usize> = None;
+        for (k, v) in inputs.iter().enumerate() {
+            if at[k] < v.len() {
+                best = match best {
+                    Some(b) if cmp.lines(inputs[b][at[b]], v[at[k]]) != Ordering::Greater => {
+                        Some(b)
+                    }
+                    _ => Some(k),
+                };
+            }
+        }
+        let Some(b) = best else {
+            return out;
+        };
+        out.push(inputs[b][at[b]]);
+        at[b] += 1;
+    }
+}
+
+/// Writes the lines (the first of each equal run with `-u`) to the output.
+fn write_out(o: &Opts, cmp: &Cmp, lines: &[&[u8]]) -> Result<(), (Option<String>, io::Error)> {
+    let file;
+    let mut out = match &o.output {
+        Some(p) => {
+            file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(p)
+                .map_err(|e| (Some(common::os_to_string(p)), e))?;
+            ferry::transfer::OrderedOut::new(std::os::fd::AsFd::as_fd(&file))
+        }
+        None => super::output::stdout(),
+    };
+    let mut prev: Option<&[u8]> = None;
+    for &l in lines {
+        if o.unique {
+            if let Some(p) = prev {
+                if cmp.same(p, l) {
+                    continue;
+                }
+            }
+            prev = Some(l);
+        }
+        out.write(l).map_err(|e| (None, e))?;
+        out.byte(o.eol).map_err(|e| (None, e))?;
+    }
+    out.flush().map_err(|e| (None, e))
+}
+
+/// `-c`/`-C`: 0 if the input is in order (strictly, with `-u`), 1 with
+/// GNU's report of the first line out of order.
+fn check(t: &Tool, o: &Opts, cmp: &Cmp, mode: Check) -> i32 {
+    let f = &o.files[0];
+    let data = match read_input(f) {
+        Ok(b) => b,
+        Err(e) => {
+            t.error(format_args!(
+                "cannot read: {}: {}",
+                common::os_to_string(f),
+                common::describe(&e)
+            ));
+            return 2;
+        }
+    };
+    let lines = lines_of(&data, o.eol);
+    for (i, w) in lines.windows(2).enumerate() {
+        let d = cmp.lines(w[0], w[1]);
+        let bad = if o.unique {
+            d != Ordering::Less
+        } else {
+            d == Ordering::Greater
+        };
+        if bad {
+            if mode == Check::Diagnose {
+                let mut msg = format!(
+                    "{}: {}:{}: disorder: ",
+                    t.name,
+                    common::os_to_string(f),
+                    i + 2
+                )
+                .into_bytes();
+                msg.extend_from_slice(w[1]);
+                msg.push(b'\n');
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), &msg);
+            }
+            return 1;
+        }
+    }
+    0
+}
