@@ -351,3 +351,101 @@ fn many_lines_on_two_threads() {
         same("sort", &a, None, c.path(), &[]);
     }
 }
+
+/// Inputs larger than -S: runs on disk, merged; the same output as GNU's
+/// with the same -S, every ordering; no temporary file left behind.
+#[test]
+fn inputs_larger_than_the_buffer_go_through_runs_on_disk() {
+    let c = Corpus::new();
+    std::fs::write(c.file("big"), without_nan(&table(40_000, 77, false))).unwrap();
+    let tmp = c.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for o in [
+        &["-S", "100K"][..],
+        &["-S", "64K", "-n", "-k2"],
+        &["-S", "200K", "-u"],
+        &["-S", "150K", "-s", "-k1,1f"],
+        &["-S", "90K", "-r", "-k2,2g"],
+        &["-S", "64K", "-z"],
+        &["-S", "100K", "-u", "-k1,1"],
+    ] {
+        let mut a = s(o);
+        a.extend(s(&["-T", "tmp", "big", "text2", "-"]));
+        same("sort", &a, Some(b"from stdin\nz 1\n"), c.path(), &[]);
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "{o:?}: temporary files left"
+        );
+    }
+    // A temporary directory that cannot be written: status 2, the output
+    // file untouched.
+    std::fs::write(c.file("out"), b"kept\n").unwrap();
+    let r = gnu::run(
+        env!("CARGO_BIN_EXE_ferry"),
+        &s(&[
+            "sort",
+            "-S",
+            "64K",
+            "-T",
+            "/nonexistent-dir",
+            "-o",
+            "out",
+            "big",
+        ]),
+        None,
+        c.path(),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("/nonexistent-dir"), "{}", r.stderr);
+    assert_eq!(std::fs::read(c.file("out")).unwrap(), b"kept\n");
+}
+
+/// A temporary file system that fills (a 256 KiB tmpfs, mounted here
+/// where the test may mount: root; skipped, saying so, elsewhere): status
+/// 2 and a message naming the temporary file and ENOSPC, as GNU's does;
+/// the output file is left as it was and nothing stays behind.
+#[test]
+fn a_full_temporary_disk_is_a_clear_error() {
+    let c = Corpus::new();
+    let tiny = c.path().join("tiny");
+    std::fs::create_dir(&tiny).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&tiny)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a tmpfs here (not root, or not allowed): skipped");
+        return;
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _u = Unmount(tiny.clone());
+    std::fs::write(c.file("big"), table(40_000, 78, false)).unwrap();
+    std::fs::write(c.file("out"), b"kept\n").unwrap();
+    for prog in [env!("CARGO_BIN_EXE_ferry"), "sort"] {
+        let mut a = if prog == "sort" { vec![] } else { s(&["sort"]) };
+        a.extend(s(&["-S", "100K", "-T", "tiny", "-o", "out", "big"]));
+        let r = gnu::run(prog, &a, None, c.path(), &[]);
+        assert_eq!(r.code, 2, "{prog}: {}", r.stderr);
+        assert!(r.stderr.contains("tiny/sort"), "{prog}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("No space left on device"),
+            "{prog}: {}",
+            r.stderr
+        );
+        assert_eq!(std::fs::read(c.file("out")).unwrap(), b"kept\n", "{prog}");
+        assert_eq!(
+            std::fs::read_dir(&tiny).unwrap().count(),
+            0,
+            "{prog}: left behind"
+        );
+    }
+}

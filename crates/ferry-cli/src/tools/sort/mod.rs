@@ -5,11 +5,12 @@
 //!
 //! Options: `-b -d -f -g -h -i -M -n -r` (global and per key), `-k`,
 //! `-t`, `-u`, `-s`, `-c`/`-C`/`--check=…`, `-m`, `-o`, `-z`, `-S`,
-//! `-T`, `--parallel`, `--sort=…`. Inputs are held in memory: `-S` and
-//! `-T` are checked and accepted, and runs spilled to temporary files are
-//! not written yet.
+//! `-T`, `--parallel`, `--sort=…`. Inputs larger than the buffer (`-S`,
+//! by default a quarter of memory) are sorted in runs on disk and merged
+//! ([`external`]).
 
 mod compare;
+mod external;
 mod key;
 
 use super::common::{self, Tool};
@@ -84,6 +85,10 @@ struct Opts {
     eol: u8,
     parallel: usize,
     files: Vec<OsString>,
+    /// `-S`, in bytes.
+    buffer: u64,
+    /// `-T`.
+    temp: Option<OsString>,
 }
 
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
@@ -136,43 +141,37 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
         return check(t, &o, &cmp, mode);
     }
-    // Read everything first: -o may name an input.
-    let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(o.files.len());
-    for f in &o.files {
-        match read_input(f) {
-            Ok(b) => inputs.push(b),
-            Err(e) => {
-                t.error(format_args!(
-                    "cannot read: {}: {}",
-                    common::os_to_string(f),
-                    common::describe(&e)
-                ));
-                return 2;
+    let result = if o.merge {
+        // Read everything first: -o may name an input.
+        let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(o.files.len());
+        for f in &o.files {
+            match read_input(f) {
+                Ok(b) => inputs.push(b),
+                Err(e) => return cannot_read(t, &common::os_to_string(f), &e),
             }
         }
-    }
-    let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
-    let sorted: Vec<&[u8]> = if o.merge {
-        merge(per_file, &cmp)
+        let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
+        let merged = merge(per_file, &cmp);
+        write_out(&o, |emit| emit_lines(&merged, &cmp, o.unique, emit))
     } else {
-        let mut all: Vec<&[u8]> = per_file.into_iter().flatten().collect();
-        sort_lines(&mut all, &cmp, o.parallel);
-        all
+        match sort_input(t, &o, &cmp) {
+            Ok(r) => r,
+            Err(code) => return code,
+        }
     };
-    match write_out(&o, &cmp, &sorted) {
-        Ok(()) => 0,
-        Err((Some(n), e)) => {
+    match result {
+        Ok(_) => 0,
+        Err((Some(n), e, _)) => {
             t.error(format_args!("open failed: {n}: {}", common::describe(&e)));
             2
         }
-        Err((None, e)) => {
+        Err((None, e, total)) => {
             if common::is_broken_pipe(&e) {
                 common::die_of_sigpipe();
             }
             // GNU's words: its stdio buffer (a 4 KiB block) fills and is
             // written while sorting's output goes on, or is flushed at
             // the end; then close_stdout's "write error".
-            let total: usize = sorted.iter().map(|l| l.len() + 1).sum();
             let name = match &o.output {
                 Some(p) => shell_name(&common::os_to_string(p)),
                 None => "'standard output'".to_string(),
@@ -186,6 +185,95 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             2
         }
     }
+}
+
+fn cannot_read(t: &Tool, name: &str, e: &io::Error) -> i32 {
+    t.error(format_args!("cannot read: {name}: {}", common::describe(e)));
+    2
+}
+
+/// What writing the output gave: bytes written, or the error (with the
+/// output's name for an open failure) and the bytes written before it.
+type OutResult = Result<u64, (Option<String>, io::Error, u64)>;
+
+/// Sorts the inputs: in memory when they fit the buffer, else in runs on
+/// disk merged (`external`). `Err(status)` after a message.
+fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
+    // The buffer holds a piece, its sorted copy on its way to disk, and
+    // the next piece being read.
+    let limit = (o.buffer / 3).clamp(1 << 16, usize::MAX as u64) as usize;
+    let mut pieces = external::Pieces::new(&o.files, o.eol, limit);
+    let fail = |f: external::Fail| match f {
+        external::Fail::Read(n, e) => cannot_read(t, &n, &e),
+        external::Fail::Temp(n, e) => {
+            t.error(format_args!("write failed: {n}: {}", common::describe(&e)));
+            2
+        }
+    };
+    let first = pieces.next_piece().map_err(fail)?;
+    let second = match first {
+        Some(_) => pieces.next_piece().map_err(fail)?,
+        None => None,
+    };
+    let Some(second) = second else {
+        // Everything in one piece: sorted in memory.
+        let data = first.unwrap_or_default();
+        let mut lines = lines_of(&data, o.eol);
+        sort_lines(&mut lines, cmp, o.parallel);
+        return Ok(write_out(o, |emit| emit_lines(&lines, cmp, o.unique, emit)));
+    };
+    let dir = external::temp_dir(o.temp.as_ref());
+    let mut runs = Vec::new();
+    let mut pending = None;
+    let mut next = first;
+    let mut after = Some(second);
+    while let Some(piece) = next.take() {
+        let mut lines = lines_of(&piece, o.eol);
+        sort_lines(&mut lines, cmp, o.parallel);
+        let started =
+            external::start_run(&dir, &lines, o.eol, o.unique.then_some(cmp)).map_err(fail)?;
+        drop(lines);
+        drop(piece);
+        if let Some((run, af, req)) = pending.take() {
+            external::finish_run(&run, af, req).map_err(fail)?;
+            runs.push(run);
+        }
+        pending = Some(started);
+        // The next piece is read while the run is written.
+        next = match after.take() {
+            Some(p) => Some(p),
+            None => pieces.next_piece().map_err(fail)?,
+        };
+    }
+    if let Some((run, af, req)) = pending.take() {
+        external::finish_run(&run, af, req).map_err(fail)?;
+        runs.push(run);
+    }
+    Ok(write_out(o, |emit| {
+        external::merge_runs(runs, o.eol, cmp, o.unique, emit).map_err(|(n, e)| (n, e, 0))
+    }))
+}
+
+/// Emits `lines`, the first of each equal run only with `unique`.
+fn emit_lines(
+    lines: &[&[u8]],
+    cmp: &Cmp,
+    unique: bool,
+    emit: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+) -> Result<(), (Option<String>, io::Error, u64)> {
+    let mut prev: Option<&[u8]> = None;
+    for &l in lines {
+        if unique {
+            if let Some(p) = prev {
+                if cmp.same(p, l) {
+                    continue;
+                }
+            }
+            prev = Some(l);
+        }
+        emit(l).map_err(|e| (None, e, 0))?;
+    }
+    Ok(())
 }
 
 /// A file name as GNU's `quotef` shows it: bare when it needs no quotes.
@@ -215,6 +303,8 @@ fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
         eol: b'\n',
         parallel: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
         files: Vec::new(),
+        buffer: default_buffer(),
+        temp: None,
     };
     let mut p = lexopt::Parser::from_args(args);
     let fail = |msg: String| {
@@ -381,14 +471,21 @@ fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
             Short('z') | Long("zero-terminated") => o.eol = 0,
             Short('S') | Long("buffer-size") => {
                 let v = value(&mut p)?;
-                if let Err(why) = buffer_size(&v) {
-                    t.error(format_args!("{why} -S argument '{v}'"));
-                    return Err(2);
+                match buffer_size(&v) {
+                    Ok(n) => o.buffer = n,
+                    Err(why) => {
+                        t.error(format_args!("{why} -S argument '{v}'"));
+                        return Err(2);
+                    }
                 }
             }
-            Short('T') | Long("temporary-directory") => {
-                let _ = value(&mut p)?;
-            }
+            Short('T') | Long("temporary-directory") => match p.value() {
+                Ok(v) => o.temp = Some(v),
+                Err(e) => {
+                    t.bad_option(e);
+                    return Err(2);
+                }
+            },
             Long("parallel") => {
                 let v = value(&mut p)?;
                 match v.trim().parse::<usize>() {
@@ -427,7 +524,8 @@ fn buffer_size(v: &str) -> Result<u64, &'static str> {
     let mult: u64 = match &v[digits..] {
         "" | "K" | "k" => 1 << 10,
         "b" => 1,
-        "%" => return if n <= 100 { Ok(n) } else { Err("invalid") },
+        "%" if n <= 100 => return Ok(physical_memory() / 100 * n),
+        "%" => return Err("invalid"),
         "M" | "m" => 1 << 20,
         "G" | "g" => 1 << 30,
         "T" | "t" => 1 << 40,
@@ -436,6 +534,23 @@ fn buffer_size(v: &str) -> Result<u64, &'static str> {
         _ => return Err("invalid suffix in"),
     };
     Ok(n.saturating_mul(mult))
+}
+
+/// The buffer without `-S`: a quarter of the machine's memory (GNU takes
+/// a share of it too), at least 64 MiB.
+fn default_buffer() -> u64 {
+    (physical_memory() / 4).max(64 << 20)
+}
+
+fn physical_memory() -> u64 {
+    // SAFETY: sysconf queries, no side effects.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
 }
 
 /// All of one input.
@@ -535,8 +650,14 @@ fn merge<'a>(inputs: Vec<Vec<&'a [u8]>>, cmp: &Cmp) -> Vec<&'a [u8]> {
     }
 }
 
-/// Writes the lines (the first of each equal run with `-u`) to the output.
-fn write_out(o: &Opts, cmp: &Cmp, lines: &[&[u8]]) -> Result<(), (Option<String>, io::Error)> {
+/// Opens the output (only now: an input may be the output) and writes
+/// the lines `feed` gives, each with its terminator.
+fn write_out(
+    o: &Opts,
+    feed: impl FnOnce(
+        &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<(), (Option<String>, io::Error, u64)>,
+) -> OutResult {
     let file;
     let mut out = match &o.output {
         Some(p) => {
@@ -545,25 +666,21 @@ fn write_out(o: &Opts, cmp: &Cmp, lines: &[&[u8]]) -> Result<(), (Option<String>
                 .create(true)
                 .truncate(true)
                 .open(p)
-                .map_err(|e| (Some(common::os_to_string(p)), e))?;
+                .map_err(|e| (Some(common::os_to_string(p)), e, 0))?;
             ferry::transfer::OrderedOut::new(std::os::fd::AsFd::as_fd(&file))
         }
         None => super::output::stdout(),
     };
-    let mut prev: Option<&[u8]> = None;
-    for &l in lines {
-        if o.unique {
-            if let Some(p) = prev {
-                if cmp.same(p, l) {
-                    continue;
-                }
-            }
-            prev = Some(l);
-        }
-        out.write(l).map_err(|e| (None, e))?;
-        out.byte(o.eol).map_err(|e| (None, e))?;
-    }
-    out.flush().map_err(|e| (None, e))
+    let mut total = 0u64;
+    let eol = o.eol;
+    let r = feed(&mut |l: &[u8]| {
+        total += l.len() as u64 + 1;
+        out.write(l)?;
+        out.byte(eol)
+    });
+    r.map_err(|(n, e, _)| (n, e, total))?;
+    out.flush().map_err(|e| (None, e, total))?;
+    Ok(total)
 }
 
 /// `-c`/`-C`: 0 if the input is in order (strictly, with `-u`), 1 with
