@@ -295,6 +295,10 @@ const SORT: Spec = Spec {
         ("unique", No),
         ("zero-terminated", No),
         ("parallel", Required),
+        // ferry's own: binary records.
+        ("record-size", Required),
+        ("key-bytes", Required),
+        ("key-offset", Required),
         ("help", No),
         ("version", No),
     ],

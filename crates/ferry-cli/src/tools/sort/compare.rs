@@ -10,6 +10,9 @@ use std::cmp::Ordering;
 
 /// Everything a comparison needs.
 pub struct Cmp {
+    /// Binary records: the key's offset and length; the byte order of
+    /// those, then input order (stable), decides.
+    pub record_key: Option<(usize, usize)>,
     pub keys: Vec<Key>,
     pub tab: Option<u8>,
     /// Whole lines compared when the keys tie.
@@ -26,6 +29,10 @@ pub struct Cmp {
 impl Cmp {
     /// The order of lines `a` and `b`.
     pub fn lines(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if let Some((o, k)) = self.record_key {
+            let d = a[o..o + k].cmp(&b[o..o + k]);
+            return if self.reverse { d.reverse() } else { d };
+        }
         // No key: the whole lines are the comparison (GNU's too, with -s
         // or -u).
         if !self.keys.is_empty() {
@@ -44,6 +51,9 @@ impl Cmp {
 
     /// Equal for `-u`: by the keys, or whole lines if there is none.
     pub fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        if self.record_key.is_some() {
+            return self.lines(a, b) == Ordering::Equal;
+        }
         if self.keys.is_empty() {
             a == b || self.text(a, b) == Ordering::Equal
         } else {

@@ -23,12 +23,52 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+/// How an input divides into the units sorted: lines ending in a byte,
+/// or fixed-size binary records (`--record-size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    Lines(u8),
+    Records(usize),
+}
+
+impl Framing {
+    /// The units of `b` (a last line without its terminator is a line; a
+    /// record is whole — `Pieces` checks).
+    pub fn split(self, b: &[u8]) -> Vec<&[u8]> {
+        match self {
+            Framing::Lines(eol) => {
+                let mut v = Vec::new();
+                let mut start = 0;
+                for i in memchr::memchr_iter(eol, b) {
+                    v.push(&b[start..i]);
+                    start = i + 1;
+                }
+                if start < b.len() {
+                    v.push(&b[start..]);
+                }
+                v
+            }
+            Framing::Records(n) => b.chunks(n).collect(),
+        }
+    }
+
+    /// The terminator written after each unit (none for records).
+    pub fn terminator(self) -> Option<u8> {
+        match self {
+            Framing::Lines(eol) => Some(eol),
+            Framing::Records(_) => None,
+        }
+    }
+}
+
 /// An error of the external sort: where, and what.
 pub enum Fail {
     /// Reading an input (its name).
     Read(String, io::Error),
     /// Writing a temporary file (its name).
     Temp(String, io::Error),
+    /// An input of records whose size is not a whole number of them.
+    Partial(String, u64, usize),
 }
 
 /// One sorted run on disk.
@@ -43,19 +83,28 @@ pub struct Pieces<'a> {
     next: usize,
     cur: Option<(Stream, String)>,
     carry: Vec<u8>,
-    eol: u8,
+    framing: Framing,
     limit: usize,
+    /// Bytes of the current input read so far.
+    read: u64,
 }
 
 impl<'a> Pieces<'a> {
-    pub fn new(files: &'a [OsString], eol: u8, limit: usize) -> Pieces<'a> {
+    pub fn new(files: &'a [OsString], framing: Framing, limit: usize) -> Pieces<'a> {
+        let limit = limit.max(1 << 16);
+        let limit = match framing {
+            // Whole records, at least one.
+            Framing::Records(n) => (limit / n).max(1).saturating_mul(n),
+            Framing::Lines(_) => limit,
+        };
         Pieces {
             files,
             next: 0,
             cur: None,
             carry: Vec::new(),
-            eol,
-            limit: limit.max(1 << 16),
+            framing,
+            limit,
+            read: 0,
         }
     }
 
@@ -79,6 +128,7 @@ impl<'a> Pieces<'a> {
                 let s =
                     s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
                 self.cur = Some((s, name));
+                self.read = 0;
             }
             let Some((s, name)) = self.cur.as_mut() else {
                 break;
@@ -90,12 +140,22 @@ impl<'a> Pieces<'a> {
                 Ok(n) => n,
                 Err(e) => return Err(Fail::Read(name.clone(), super::super::common::os_only(e))),
             };
+            self.read += got as u64;
             if got < room {
                 // This input is done: its last line ends here.
-                self.cur = None;
-                if buf.last().is_some_and(|&c| c != self.eol) {
-                    buf.push(self.eol);
+                match self.framing {
+                    Framing::Lines(eol) => {
+                        if buf.last().is_some_and(|&c| c != eol) {
+                            buf.push(eol);
+                        }
+                    }
+                    Framing::Records(n) => {
+                        if self.read % n as u64 != 0 {
+                            return Err(Fail::Partial(name.clone(), self.read, n));
+                        }
+                    }
                 }
+                self.cur = None;
             }
             if buf.len() >= self.limit {
                 break;
@@ -104,8 +164,17 @@ impl<'a> Pieces<'a> {
         if buf.is_empty() {
             return Ok(None);
         }
+        let eol = match self.framing {
+            Framing::Records(n) => {
+                // Whole records; the rest waits for the next piece.
+                let whole = buf.len() / n * n;
+                self.carry = buf.split_off(whole);
+                return Ok((!buf.is_empty()).then_some(buf));
+            }
+            Framing::Lines(eol) => eol,
+        };
         // Keep the unfinished last line for the next piece.
-        match memchr::memrchr(self.eol, &buf) {
+        match memchr::memrchr(eol, &buf) {
             Some(i) if i + 1 < buf.len() => self.carry = buf.split_off(i + 1),
             Some(_) => {}
             None => {
@@ -127,10 +196,11 @@ impl<'a> Pieces<'a> {
 pub fn start_run(
     dir: &Path,
     lines: &[&[u8]],
-    eol: u8,
+    framing: Framing,
     unique: Option<&Cmp>,
 ) -> Result<(Run, AsyncFile, Request<Buf>), Fail> {
     let (file, name) = temp_file(dir)?;
+    let term = framing.terminator();
     let total: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut out = BufMut::try_with_capacity_aligned(total.max(1), 4096)
         .map_err(|e| Fail::Temp(name.clone(), e))?;
@@ -143,7 +213,9 @@ pub fn start_run(
         }
         prev = Some(l);
         out.extend_from_slice(l);
-        out.extend_from_slice(&[eol]);
+        if let Some(t) = term {
+            out.extend_from_slice(&[t]);
+        }
     }
     let dup = file.try_clone().map_err(|e| Fail::Temp(name.clone(), e))?;
     let af =
@@ -221,7 +293,7 @@ impl Eq for Head<'_> {}
 /// equal run only with `unique`.
 pub fn merge_runs(
     runs: Vec<Run>,
-    eol: u8,
+    framing: Framing,
     cmp: &Cmp,
     unique: bool,
     mut emit: impl FnMut(&[u8]) -> io::Result<()>,
@@ -237,20 +309,15 @@ pub fn merge_runs(
     }
     let mut sources: Vec<Source<'_>> = streams
         .iter_mut()
-        .map(|s| {
-            if eol == b'\n' {
-                Source::Lines(s.buf_lines())
-            } else {
-                Source::Other(s)
-            }
+        .map(|s| match framing {
+            Framing::Lines(b'\n') => Source::Lines(s.buf_lines()),
+            Framing::Lines(eol) => Source::Other(s, eol),
+            Framing::Records(n) => Source::Records(s, n),
         })
         .collect();
     let mut heap = BinaryHeap::with_capacity(sources.len());
     for k in 0..sources.len() {
-        if let Some(line) = sources[k]
-            .next(eol)
-            .map_err(|e| (Some(names[k].clone()), e))?
-        {
+        if let Some(line) = sources[k].next().map_err(|e| (Some(names[k].clone()), e))? {
             heap.push(Head { line, run: k, cmp });
         }
     }
@@ -264,10 +331,7 @@ pub fn merge_runs(
             }
         }
         let k = h.run;
-        if let Some(line) = sources[k]
-            .next(eol)
-            .map_err(|e| (Some(names[k].clone()), e))?
-        {
+        if let Some(line) = sources[k].next().map_err(|e| (Some(names[k].clone()), e))? {
             heap.push(Head { line, run: k, cmp });
         }
     }
@@ -278,11 +342,13 @@ pub fn merge_runs(
 /// ending in `\n`), or read one by one (`-z`).
 enum Source<'s> {
     Lines(ferry::stream::Lines<'s>),
-    Other(&'s mut Stream),
+    Other(&'s mut Stream, u8),
+    /// Records: `salloc` regions of the stream, by reference.
+    Records(&'s mut Stream, usize),
 }
 
 impl Source<'_> {
-    fn next(&mut self, eol: u8) -> io::Result<Option<Buf>> {
+    fn next(&mut self) -> io::Result<Option<Buf>> {
         match self {
             Source::Lines(it) => match it.next() {
                 Some(Ok(b)) => {
@@ -292,7 +358,14 @@ impl Source<'_> {
                 Some(Err(e)) => Err(e),
                 None => Ok(None),
             },
-            Source::Other(s) => read_line(s, eol),
+            Source::Other(s, eol) => read_line(s, *eol),
+            Source::Records(s, n) => {
+                let r = s.salloc(*n)?;
+                if r.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(r.into_buf()))
+            }
         }
     }
 }

@@ -89,6 +89,11 @@ struct Opts {
     buffer: u64,
     /// `-T`.
     temp: Option<OsString>,
+    /// `--record-size`, `--key-bytes`, `--key-offset`: fixed-size binary
+    /// records sorted by a byte range.
+    record: Option<usize>,
+    key_bytes: Option<usize>,
+    key_offset: usize,
 }
 
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
@@ -98,6 +103,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         Ok(o) => o,
         Err(code) => return code,
     };
+    let user_keys = !o.keys.is_empty();
     // Keys without options of their own take the global ones; with no
     // key and some global option, the whole line is a key with them.
     for k in &mut o.keys {
@@ -117,8 +123,32 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             return 2;
         }
     }
+    if let Some(n) = o.record {
+        let k = o.key_bytes.unwrap_or(n - o.key_offset.min(n));
+        if o.key_offset.checked_add(k).is_none_or(|end| end > n) {
+            t.error(format_args!(
+                "a key of {k} bytes at offset {} passes the end of a {n}-byte record",
+                o.key_offset
+            ));
+            return 2;
+        }
+        if user_keys || o.tab.is_some() || o.check.is_some() || o.merge {
+            t.error(format_args!(
+                "--record-size sorts by --key-bytes/--key-offset: not with -k, -t, -c or -m"
+            ));
+            return 2;
+        }
+        o.key_bytes = Some(k);
+        o.keys.clear();
+    } else if o.key_bytes.is_some() || o.key_offset != 0 {
+        t.error(format_args!(
+            "--key-bytes and --key-offset need --record-size"
+        ));
+        return 2;
+    }
     let (decimal_point, thousands_sep) = super::locale::numeric_separators();
     let cmp = Cmp {
+        record_key: o.record.map(|_| (o.key_offset, o.key_bytes.unwrap_or(0))),
         keys: o.keys.clone(),
         tab: o.tab,
         last_resort: !(o.stable || o.unique),
@@ -202,11 +232,18 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     // The buffer holds a piece, its sorted copy on its way to disk, and
     // the next piece being read.
     let limit = (o.buffer / 3).clamp(1 << 16, usize::MAX as u64) as usize;
-    let mut pieces = external::Pieces::new(&o.files, o.eol, limit);
+    let framing = o.framing();
+    let mut pieces = external::Pieces::new(&o.files, framing, limit);
     let fail = |f: external::Fail| match f {
         external::Fail::Read(n, e) => cannot_read(t, &n, &e),
         external::Fail::Temp(n, e) => {
             t.error(format_args!("write failed: {n}: {}", common::describe(&e)));
+            2
+        }
+        external::Fail::Partial(n, len, rec) => {
+            t.error(format_args!(
+                "{n}: {len} bytes are not a whole number of {rec}-byte records"
+            ));
             2
         }
     };
@@ -218,7 +255,7 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     let Some(second) = second else {
         // Everything in one piece: sorted in memory.
         let data = first.unwrap_or_default();
-        let mut lines = lines_of(&data, o.eol);
+        let mut lines = framing.split(&data);
         sort_lines(&mut lines, cmp, o.parallel);
         return Ok(write_out(o, |emit| emit_lines(&lines, cmp, o.unique, emit)));
     };
@@ -228,10 +265,10 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     let mut next = first;
     let mut after = Some(second);
     while let Some(piece) = next.take() {
-        let mut lines = lines_of(&piece, o.eol);
+        let mut lines = framing.split(&piece);
         sort_lines(&mut lines, cmp, o.parallel);
         let started =
-            external::start_run(&dir, &lines, o.eol, o.unique.then_some(cmp)).map_err(fail)?;
+            external::start_run(&dir, &lines, framing, o.unique.then_some(cmp)).map_err(fail)?;
         drop(lines);
         drop(piece);
         if let Some((run, af, req)) = pending.take() {
@@ -250,7 +287,7 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
         runs.push(run);
     }
     Ok(write_out(o, |emit| {
-        external::merge_runs(runs, o.eol, cmp, o.unique, emit).map_err(|(n, e)| (n, e, 0))
+        external::merge_runs(runs, framing, cmp, o.unique, emit).map_err(|(n, e)| (n, e, 0))
     }))
 }
 
@@ -288,6 +325,15 @@ fn shell_name(n: &str) -> String {
     }
 }
 
+impl Opts {
+    fn framing(&self) -> external::Framing {
+        match self.record {
+            Some(n) => external::Framing::Records(n),
+            None => external::Framing::Lines(self.eol),
+        }
+    }
+}
+
 /// Parses the command line, GNU's way; `Err(status)` after reporting.
 fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
     use lexopt::prelude::*;
@@ -305,6 +351,9 @@ fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
         files: Vec::new(),
         buffer: default_buffer(),
         temp: None,
+        record: None,
+        key_bytes: None,
+        key_offset: 0,
     };
     let mut p = lexopt::Parser::from_args(args);
     let fail = |msg: String| {
@@ -497,6 +546,20 @@ fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
                     }
                 }
             }
+            Long(l @ ("record-size" | "key-bytes" | "key-offset")) => {
+                let l = l.to_string();
+                let v = value(&mut p)?;
+                let n = match v.trim().parse::<usize>() {
+                    Ok(n) => n,
+                    Err(_) => return fail(format!("invalid --{l} argument '{v}'")),
+                };
+                match l.as_str() {
+                    "record-size" if n == 0 => return fail("a record size of 0".into()),
+                    "record-size" => o.record = Some(n),
+                    "key-bytes" => o.key_bytes = Some(n),
+                    _ => o.key_offset = n,
+                }
+            }
             Long(
                 l @ ("debug" | "files0-from" | "compress-program" | "batch-size" | "random-source"
                 | "random-sort" | "version-sort"),
@@ -672,11 +735,14 @@ fn write_out(
         None => super::output::stdout(),
     };
     let mut total = 0u64;
-    let eol = o.eol;
+    let term = o.framing().terminator();
     let r = feed(&mut |l: &[u8]| {
-        total += l.len() as u64 + 1;
+        total += l.len() as u64 + u64::from(term.is_some());
         out.write(l)?;
-        out.byte(eol)
+        match term {
+            Some(t) => out.byte(t),
+            None => Ok(()),
+        }
     });
     r.map_err(|(n, e, _)| (n, e, total))?;
     out.flush().map_err(|e| (None, e, total))?;
