@@ -565,3 +565,26 @@ fn quick_bulk_bench_runs_every_configuration() {
     assert_eq!(code, 1);
     assert!(err.contains("multiple of 4 KiB"), "{err}");
 }
+
+/// `ferry bench sort --quick`: ferry sort beside GNU sort (text, in memory
+/// and through runs) and binary records beside the I/O floor; scratch
+/// files go away.
+#[test]
+fn quick_sort_bench_runs_every_scenario() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = ferry(&["bench", "sort", "--quick", "--runs", "5", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    for what in [
+        "text in memory ≥ 2× GNU sort",
+        "text through runs on disk ≥ 2× GNU sort",
+        "within 1.5× of the I/O floor",
+    ] {
+        assert!(out.contains(what), "no line {what}: {out}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "scratch left"
+    );
+}

@@ -10,6 +10,7 @@ mod files;
 mod lock_contention;
 mod measure;
 mod report;
+mod sort;
 mod stream;
 mod stream_ops;
 
@@ -104,6 +105,10 @@ enum Which {
     /// buffered per element, in bulk on a file and on a stream, and
     /// asynchronously double-buffered; cached or O_DIRECT input.
     Bulk(bulk::BulkArgs),
+    /// ferry sort against GNU sort (text in memory and through runs on
+    /// disk, same -S and --parallel) and binary records against the I/O
+    /// floor (the bytes copied twice).
+    Sort(sort::SortArgs),
 }
 
 pub fn run(args: BenchArgs) -> Result<(), String> {
@@ -115,5 +120,6 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::Stream(a) => stream::run(a),
         Which::Fbufs(a) => fbufs::run(a),
         Which::Bulk(a) => bulk::run(a),
+        Which::Sort(a) => sort::run_bench(a),
     }
 }

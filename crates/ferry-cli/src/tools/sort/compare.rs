@@ -49,6 +49,21 @@ impl Cmp {
         }
     }
 
+    /// Where the order is the bytes of one range of each line, compared
+    /// as unsigned bytes (then the line, for the last resort): that
+    /// range's offset and length (`usize::MAX`: to the end). `None` for
+    /// keys, options or a locale's collation. A reversed order is not
+    /// one (the prefix would have to be reversed too).
+    pub fn byte_key(&self) -> Option<(usize, usize)> {
+        if self.reverse {
+            return None;
+        }
+        if let Some(k) = self.record_key {
+            return Some(k);
+        }
+        (self.keys.is_empty() && !self.locale).then_some((0, usize::MAX))
+    }
+
     /// Equal for `-u`: by the keys, or whole lines if there is none.
     pub fn same(&self, a: &[u8], b: &[u8]) -> bool {
         if self.record_key.is_some() {
@@ -64,7 +79,16 @@ impl Cmp {
     /// The order by the keys alone.
     pub fn keys_only(&self, a: &[u8], b: &[u8]) -> Ordering {
         for k in &self.keys {
-            let (x, y) = (key::span(a, k, self.tab), key::span(b, k, self.tab));
+            let (mut x, mut y) = (key::span(a, k, self.tab), key::span(b, k, self.tab));
+            // GNU folds (and drops ignored bytes) before any ordering, a
+            // numeric one too: `-k1hf` reads "6e11" as "6E11", exa.
+            let (fx, fy);
+            if k.fold && k.order() != Order::Text {
+                fx = x.to_ascii_uppercase();
+                fy = y.to_ascii_uppercase();
+                x = &fx;
+                y = &fy;
+            }
             let d = match k.order() {
                 Order::Numeric => self.numeric(x, y),
                 Order::General => general(x, y),

@@ -150,7 +150,7 @@ impl<'a> Pieces<'a> {
                         }
                     }
                     Framing::Records(n) => {
-                        if self.read % n as u64 != 0 {
+                        if !self.read.is_multiple_of(n as u64) {
                             return Err(Fail::Partial(name.clone(), self.read, n));
                         }
                     }

@@ -645,38 +645,67 @@ fn lines_of(b: &[u8], eol: u8) -> Vec<&[u8]> {
 
 /// Sorts stably: on `threads` threads, each sorting a part, then merged
 /// pairwise (earlier parts first on ties, so the whole stays stable).
+/// Where the order is plain bytes (the whole line in the C locale with
+/// no ordering option, or a record's key), each line is sorted with its
+/// first eight bytes as a big-endian integer beside it: most comparisons
+/// end there, without touching the line.
 fn sort_lines(lines: &mut Vec<&[u8]>, cmp: &Cmp, threads: usize) {
-    let threads = threads.min(lines.len() / 50_000).max(1);
-    if threads == 1 {
-        lines.sort_by(|a, b| cmp.lines(a, b));
+    if let Some((off, len)) = cmp.byte_key() {
+        let prefix = |l: &[u8]| -> u64 {
+            let k = &l[off.min(l.len())..(off + len).min(l.len())];
+            let mut b = [0u8; 8];
+            let n = k.len().min(8);
+            b[..n].copy_from_slice(&k[..n]);
+            u64::from_be_bytes(b)
+        };
+        let mut keyed: Vec<(u64, &[u8])> = lines.iter().map(|&l| (prefix(l), l)).collect();
+        let by =
+            |a: &(u64, &[u8]), b: &(u64, &[u8])| a.0.cmp(&b.0).then_with(|| cmp.lines(a.1, b.1));
+        sort_parts(&mut keyed, threads, &by);
+        lines.clear();
+        lines.extend(keyed.into_iter().map(|(_, l)| l));
         return;
     }
-    let per = lines.len().div_ceil(threads);
+    sort_parts(lines, threads, &|a: &&[u8], b: &&[u8]| cmp.lines(a, b));
+}
+
+/// A stable sort of `v` by `by` on up to `threads` threads.
+fn sort_parts<T: Copy + Send + Sync>(
+    v: &mut Vec<T>,
+    threads: usize,
+    by: &(impl Fn(&T, &T) -> Ordering + Sync),
+) {
+    let threads = threads.min(v.len() / 50_000).max(1);
+    if threads == 1 {
+        v.sort_by(by);
+        return;
+    }
+    let per = v.len().div_ceil(threads);
     std::thread::scope(|s| {
-        for part in lines.chunks_mut(per) {
-            s.spawn(move || part.sort_by(|a, b| cmp.lines(a, b)));
+        for part in v.chunks_mut(per) {
+            s.spawn(move || part.sort_by(by));
         }
     });
-    let mut runs: Vec<Vec<&[u8]>> = lines.chunks(per).map(|c| c.to_vec()).collect();
+    let mut runs: Vec<Vec<T>> = v.chunks(per).map(|c| c.to_vec()).collect();
     while runs.len() > 1 {
         let mut next = Vec::with_capacity(runs.len().div_ceil(2));
         let mut it = runs.into_iter();
         while let Some(a) = it.next() {
             match it.next() {
-                Some(b) => next.push(merge_two(a, b, cmp)),
+                Some(b) => next.push(merge_parts(a, b, by)),
                 None => next.push(a),
             }
         }
         runs = next;
     }
-    *lines = runs.pop().unwrap_or_default();
+    *v = runs.pop().unwrap_or_default();
 }
 
-fn merge_two<'a>(a: Vec<&'a [u8]>, b: Vec<&'a [u8]>, cmp: &Cmp) -> Vec<&'a [u8]> {
+fn merge_parts<T: Copy>(a: Vec<T>, b: Vec<T>, by: &impl Fn(&T, &T) -> Ordering) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        if cmp.lines(a[i], b[j]) != Ordering::Greater {
+        if by(&a[i], &b[j]) != Ordering::Greater {
             out.push(a[i]);
             i += 1;
         } else {
