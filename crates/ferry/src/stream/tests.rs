@@ -202,6 +202,10 @@ fn std_interfaces_share_the_offset() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "parking_lot_core's futex syscall fails nightly Miri's c-variadic argument check (2026-11): the wait is the dependency's; this test runs natively, under ASan, and the lock under loom"
+)]
 fn threads_share_a_memory_stream() {
     let s = SharedStream::new(Stream::memory());
     let n = iters(2000);
