@@ -402,6 +402,37 @@ fn inputs_larger_than_the_buffer_go_through_runs_on_disk() {
     assert_eq!(std::fs::read(c.file("out")).unwrap(), b"kept\n");
 }
 
+/// Large inputs read by mapping, a piece at a time, where a piece ends
+/// inside a line (the line starts the next piece), one line is longer
+/// than a whole piece, and the last line has no newline; beside small
+/// files gathered into one piece: GNU's output in memory and through runs.
+#[test]
+fn mapped_pieces_end_on_whole_lines() {
+    let c = Corpus::new();
+    let mut big = without_nan(&table(60_000, 91, false));
+    let long: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let at = big.len() / 2;
+    let at = at + big[at..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    big.splice(at..at, long.iter().copied().chain([b'\n']));
+    big.extend_from_slice(b"no newline at the end");
+    // Large enough to be mapped (ferry maps files of 1 MiB or more).
+    assert!(big.len() > 1 << 20, "{}", big.len());
+    std::fs::write(c.file("bigger"), &big).unwrap();
+    std::fs::write(c.file("one"), b"b\na\n").unwrap();
+    for o in [
+        &[][..],
+        &["-S", "64K"],
+        &["-S", "100K", "-r", "-k2"],
+        &["-S", "64K", "-u"],
+    ] {
+        for files in [&["one", "bigger", "one"][..], &["bigger", "one"]] {
+            let mut a = s(o);
+            a.extend(s(files));
+            same("sort", &a, None, c.path(), &[]);
+        }
+    }
+}
+
 /// A temporary file system that fills (a 256 KiB tmpfs, mounted here
 /// where the test may mount: root; skipped, saying so, elsewhere): status
 /// 2 and a message naming the temporary file and ENOSPC, as GNU's does;

@@ -145,3 +145,94 @@ fn bad_records_are_clear_errors() {
     let (code, _, err) = ferry(&["--record-size", "0", "odd"], d);
     assert_eq!(code, 2, "{err}");
 }
+
+/// Keys longer than the twelve bytes packed beside each record (the rest
+/// compared as bytes), reversed or not, in memory and through many runs;
+/// several inputs at once — a large mapped file, a small one gathered
+/// with the next, and standard input — sorted as their concatenation.
+#[test]
+fn long_keys_and_several_inputs_sort_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Keys of 20 bytes whose first 12 are mostly equal: the tail decides.
+    let mut big = records(30_000, 40, 4, 20, 7);
+    for r in big.chunks_mut(40) {
+        r[4..16].fill(b'k');
+    }
+    let small = records(300, 40, 4, 20, 9);
+    let piped = records(500, 40, 4, 20, 11);
+    std::fs::write(d.join("big"), &big).unwrap();
+    std::fs::write(d.join("small"), &small).unwrap();
+    let all = [big.clone(), small.clone(), piped.clone()].concat();
+    for (extra, rev) in [
+        (&[][..], false),
+        (&["-r"][..], true),
+        (&["-S", "64K"][..], false),
+        (&["-S", "64K", "-r", "--parallel=2"][..], true),
+    ] {
+        let mut a = vec![
+            "--record-size",
+            "40",
+            "--key-bytes",
+            "20",
+            "--key-offset",
+            "4",
+        ];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["small", "big", "-"]);
+        let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .arg("sort")
+            .args(&a)
+            .current_dir(d)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut o = o;
+        let mut sin = o.stdin.take().unwrap();
+        let p = piped.clone();
+        let w = std::thread::spawn(move || std::io::Write::write_all(&mut sin, &p));
+        let out = o.wait_with_output().unwrap();
+        w.join().unwrap().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let inputs = [small.clone(), big.clone(), piped.clone()].concat();
+        assert!(
+            out.stdout == expected(&inputs, 40, 4, 20, rev, false),
+            "{extra:?}: wrong order"
+        );
+        assert_eq!(out.stdout.len(), all.len());
+    }
+}
+
+/// A large input (read by mapping, piece by piece) whose last record is
+/// cut short: an error naming it and its size, and nothing written.
+#[test]
+fn a_partial_record_at_the_end_of_a_large_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut data = records(40_000, 100, 0, 10, 3);
+    data.truncate(data.len() - 37);
+    std::fs::write(d.join("cut"), &data).unwrap();
+    for extra in [&[][..], &["-S", "64K"][..]] {
+        let mut a = vec!["--record-size", "100", "--key-bytes", "10"];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["-o", "out", "cut"]);
+        let (code, out, err) = ferry(&a, d);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains(&format!(
+                "cut: {} bytes are not a whole number of 100-byte records",
+                data.len()
+            )),
+            "{extra:?}: {err}"
+        );
+        assert!(!d.join("out").exists(), "{extra:?}: output written");
+    }
+}

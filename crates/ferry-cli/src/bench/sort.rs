@@ -33,6 +33,9 @@ pub struct SortArgs {
     /// The -S for the records.
     #[arg(long, default_value = "256M")]
     records_buffer: String,
+    /// Only these cases (comma-separated: memory, external, records).
+    #[arg(long, value_delimiter = ',', value_parser = ["memory", "external", "records"])]
+    only: Vec<String>,
     /// --parallel for both sorts.
     #[arg(long, default_value_t = 2)]
     parallel: usize,
@@ -145,8 +148,9 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
         }
     );
     let mut report = Vec::new();
-    for (what, file, size, buffer, recs) in [
+    for (case, what, file, size, buffer, recs) in [
         (
+            "memory",
             "text in memory",
             path("text"),
             text,
@@ -154,6 +158,7 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
             false,
         ),
         (
+            "external",
             "text through runs on disk",
             path("ext"),
             external,
@@ -161,6 +166,7 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
             false,
         ),
         (
+            "records",
             "100-byte records, 10-byte keys",
             path("rec"),
             records,
@@ -168,6 +174,9 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
             true,
         ),
     ] {
+        if !a.only.is_empty() && !a.only.iter().any(|o| o == case) {
+            continue;
+        }
         a.c.say(&format!("{what}: writing {} MiB", size >> 20));
         generate(&file, size, recs)?;
         let warm_it = |p: &Path| -> Result<(), String> {

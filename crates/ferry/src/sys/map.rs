@@ -487,7 +487,20 @@ fn map_anonymous(len: usize) -> *mut u8 {
             rustix::mm::MapFlags::PRIVATE,
         )
     };
-    r.map_or(std::ptr::null_mut(), |p| p.cast())
+    let Ok(p) = r else {
+        return std::ptr::null_mut();
+    };
+    // A large buffer gets transparent huge pages where THP is `madvise`
+    // (common, and this machine's setting): each first touch of 2 MiB is
+    // one fault instead of 512, and copies into and out of it walk one
+    // page table entry per 2 MiB (in a virtual machine a miss in the TLB
+    // walks two levels of tables). Measured in `ferry sort`'s run writes.
+    if len >= 2 << 20 {
+        // SAFETY: the mapping just made, of `len` bytes, not yet shared;
+        // MADV_HUGEPAGE changes no contents, only how pages are allocated.
+        let _ = unsafe { rustix::mm::madvise(p, len, rustix::mm::Advice::LinuxHugepage) };
+    }
+    p.cast()
 }
 
 /// Zeroed memory for `layout` (whose size is not zero); null if refused.

@@ -87,6 +87,8 @@ pub struct Pieces<'a> {
     limit: usize,
     /// Bytes of the current input read so far.
     read: u64,
+    /// A piece's memory given back, to hold the next.
+    spare: Vec<u8>,
 }
 
 impl<'a> Pieces<'a> {
@@ -105,30 +107,129 @@ impl<'a> Pieces<'a> {
             framing,
             limit,
             read: 0,
+            spare: Vec::new(),
         }
     }
 
-    /// The next piece: whole lines (the last one terminated), at most
-    /// the limit unless one line is longer; `None` at the end.
-    pub fn next_piece(&mut self) -> Result<Option<Vec<u8>>, Fail> {
-        let mut buf = std::mem::take(&mut self.carry);
-        loop {
-            if self.cur.is_none() {
-                if self.next == self.files.len() {
-                    break;
+    /// The next piece: whole lines (the last one terminated, or the
+    /// input's last line without its terminator), at most the limit
+    /// unless one line is longer; `None` at the end. A piece of one
+    /// mapped input is its pages, by reference (no copy); pieces of
+    /// streams that are not mapped, and small inputs gathered into one
+    /// piece, are read into memory.
+    pub fn next_piece(&mut self) -> Result<Option<Piece>, Fail> {
+        if let (false, Some((s, name))) = (self.carry.is_empty(), self.cur.as_ref()) {
+            // The unfinished line or record read last is the current
+            // input's: on a mapped input, read it again from there.
+            if s.is_mapped() {
+                let back = -(self.carry.len() as i64);
+                s.seek_to(std::io::SeekFrom::Current(back))
+                    .map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
+                self.read -= self.carry.len() as u64;
+                self.carry.clear();
+            }
+        }
+        if self.carry.is_empty() {
+            if let Some(p) = self.mapped_piece()? {
+                return Ok(Some(Piece::Mapped(p)));
+            }
+        }
+        Ok(self.read_piece()?.map(Piece::Owned))
+    }
+
+    /// Opens the next input if none is open; false when there is none.
+    fn open_next(&mut self) -> Result<bool, Fail> {
+        if self.cur.is_some() {
+            return Ok(true);
+        }
+        if self.next == self.files.len() {
+            return Ok(false);
+        }
+        let f = &self.files[self.next];
+        self.next += 1;
+        let name = super::super::common::os_to_string(f);
+        let s = if f == "-" {
+            Stream::stdin()
+        } else {
+            Stream::open(f, &ferry::OpenOptions::read_only())
+        };
+        let s = s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
+        self.cur = Some((s, name));
+        self.read = 0;
+        Ok(true)
+    }
+
+    /// A piece of the current input by reference, where it is mapped and
+    /// has at least half a piece left; `None` (nothing taken) otherwise.
+    fn mapped_piece(&mut self) -> Result<Option<Buf>, Fail> {
+        if !self.open_next()? {
+            return Ok(None);
+        }
+        let Some((s, name)) = self.cur.as_mut() else {
+            return Ok(None);
+        };
+        if !s.is_mapped() {
+            return Ok(None);
+        }
+        let io = |e: io::Error| Fail::Read(name.clone(), super::super::common::os_only(e));
+        let at = s.position();
+        let r = s.salloc(self.limit).map_err(io)?;
+        let done = r.len() < self.limit;
+        if done && r.len() < self.limit / 2 && self.next < self.files.len() {
+            // A small input: read with the next into one piece.
+            drop(r);
+            s.seek_to(std::io::SeekFrom::Start(at)).map_err(io)?;
+            return Ok(None);
+        }
+        let b = r.into_buf();
+        if b.is_empty() {
+            self.cur = None;
+            return self.mapped_piece();
+        }
+        let b = match self.framing {
+            Framing::Records(n) => {
+                let total = self.read + b.len() as u64;
+                if done && !total.is_multiple_of(n as u64) {
+                    return Err(Fail::Partial(name.clone(), total, n));
                 }
-                let f = &self.files[self.next];
-                self.next += 1;
-                let name = super::super::common::os_to_string(f);
-                let s = if f == "-" {
-                    Stream::stdin()
-                } else {
-                    Stream::open(f, &ferry::OpenOptions::read_only())
-                };
-                let s =
-                    s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
-                self.cur = Some((s, name));
-                self.read = 0;
+                b
+            }
+            Framing::Lines(_) if done => b,
+            Framing::Lines(eol) => match memchr::memrchr(eol, &b) {
+                Some(i) => {
+                    // The unfinished last line starts the next piece.
+                    let back = (b.len() - i - 1) as i64;
+                    s.seek_to(std::io::SeekFrom::Current(-back)).map_err(io)?;
+                    b.slice(..i + 1)
+                }
+                None => {
+                    // One line longer than a piece: read as before.
+                    drop(b);
+                    s.seek_to(std::io::SeekFrom::Start(at)).map_err(io)?;
+                    return Ok(None);
+                }
+            },
+        };
+        self.read += b.len() as u64;
+        if done {
+            self.cur = None;
+        }
+        Ok(Some(b))
+    }
+
+    /// The next piece read into memory.
+    fn read_piece(&mut self) -> Result<Option<Vec<u8>>, Fail> {
+        let mut buf = std::mem::take(&mut self.spare);
+        buf.clear();
+        if buf.capacity() < self.carry.len() {
+            buf = std::mem::take(&mut self.carry);
+        } else {
+            buf.extend_from_slice(&self.carry);
+            self.carry.clear();
+        }
+        loop {
+            if !self.open_next()? {
+                break;
             }
             let Some((s, name)) = self.cur.as_mut() else {
                 break;
@@ -182,12 +283,46 @@ impl<'a> Pieces<'a> {
                 self.carry = buf;
                 let more = self.limit;
                 self.limit = self.limit.saturating_mul(2);
-                let r = self.next_piece();
+                let r = self.read_piece();
                 self.limit = more;
                 return r;
             }
         }
         Ok(Some(buf))
+    }
+}
+
+impl Pieces<'_> {
+    /// Gives a piece's memory back: the next piece is read into it (no
+    /// new pages to fault in).
+    pub fn recycle(&mut self, piece: Piece) {
+        if let Piece::Owned(v) = piece {
+            if v.capacity() > self.spare.capacity() {
+                self.spare = v;
+            }
+        }
+    }
+}
+
+/// A piece of the input: read into memory, or a mapped input's pages.
+pub enum Piece {
+    Owned(Vec<u8>),
+    Mapped(Buf),
+}
+
+impl std::ops::Deref for Piece {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Piece::Owned(v) => v,
+            Piece::Mapped(b) => b,
+        }
+    }
+}
+
+impl Default for Piece {
+    fn default() -> Piece {
+        Piece::Owned(Vec::new())
     }
 }
 
@@ -198,12 +333,11 @@ pub fn start_run(
     lines: &[&[u8]],
     framing: Framing,
     unique: Option<&Cmp>,
+    spare: Option<BufMut>,
 ) -> Result<(Run, AsyncFile, Request<Buf>), Fail> {
-    let (file, name) = temp_file(dir)?;
     let term = framing.terminator();
     let total: usize = lines.iter().map(|l| l.len() + 1).sum();
-    let mut out = BufMut::try_with_capacity_aligned(total.max(1), 4096)
-        .map_err(|e| Fail::Temp(name.clone(), e))?;
+    let mut out = buffer(spare, total).map_err(|e| Fail::Temp(dir.display().to_string(), e))?;
     let mut prev: Option<&[u8]> = None;
     for &l in lines {
         if let (Some(c), Some(p)) = (unique, prev) {
@@ -217,23 +351,79 @@ pub fn start_run(
             out.extend_from_slice(&[t]);
         }
     }
+    start_run_of(dir, out.freeze())
+}
+
+/// Writes `data` (a sorted run) into a new temporary file in `dir`,
+/// started asynchronously; the request gives the buffer back.
+pub fn start_run_of(dir: &Path, data: Buf) -> Result<(Run, AsyncFile, Request<Buf>), Fail> {
+    let (file, name) = temp_file(dir)?;
     let dup = file.try_clone().map_err(|e| Fail::Temp(name.clone(), e))?;
     let af =
         AsyncFile::from_fd(dup.into(), Backend::Auto).map_err(|e| Fail::Temp(name.clone(), e))?;
     let req = af
-        .write_at(0, out.freeze())
+        .write_at(0, data)
         .map_err(|e| Fail::Temp(name.clone(), e))?;
     Ok((Run { file, name }, af, req))
 }
 
-/// Waits for a run's write; its error names the file.
-pub fn finish_run(run: &Run, af: AsyncFile, req: Request<Buf>) -> Result<(), Fail> {
+impl Run {
+    /// The run as a stream read from its start: its pages mapped where
+    /// the file allows it (a read-only descriptor, reopened through
+    /// `/proc/self/fd`, once the writable one is closed: a mapping is
+    /// taken under a read lease, which no writer may hold), else read
+    /// into the stream's buffers.
+    pub fn into_stream(self) -> Result<(Stream, String), (Option<String>, io::Error)> {
+        use std::os::fd::AsRawFd;
+        let Run { file, name } = self;
+        let fail = |e| (Some(name.clone()), e);
+        let file = match File::open(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            Ok(ro) => {
+                drop(file);
+                let dup = ro.try_clone().map_err(fail)?;
+                if let Ok(s) =
+                    Stream::from_fd_with(dup.into(), &name, ferry::stream::Backend::Mapped)
+                {
+                    return Ok((s, name));
+                }
+                ro
+            }
+            Err(_) => file,
+        };
+        let s = Stream::from_fd(file.into()).map_err(fail)?;
+        s.seek_to(std::io::SeekFrom::Start(0)).map_err(fail)?;
+        Ok((s, name))
+    }
+}
+
+/// Waits for a run's write; its error names the file. The run's memory
+/// comes back for the next run where no one else holds it.
+pub fn finish_run(run: &Run, af: AsyncFile, req: Request<Buf>) -> Result<Option<BufMut>, Fail> {
     let r = req.wait(None);
-    drop(req);
+    let spare = req.into_inner().try_into_mut().ok();
     let c = af.close();
     r.and(c)
-        .map(|_| ())
+        .map(|_| spare)
         .map_err(|e| Fail::Temp(run.name.clone(), super::super::common::os_only(e)))
+}
+
+/// An empty page-aligned buffer of at least `len` bytes: `spare` if it is
+/// large enough.
+pub fn buffer(spare: Option<BufMut>, len: usize) -> io::Result<BufMut> {
+    match spare {
+        Some(mut b) if b.capacity() >= len => {
+            b.clear();
+            Ok(b)
+        }
+        // Rounded up: the next run, a few lines longer, fits too.
+        _ => BufMut::try_with_capacity_aligned(
+            len.checked_next_multiple_of(1 << 20)
+                .and_then(|n| n.checked_add(1 << 20))
+                .unwrap_or(len)
+                .max(1),
+            4096,
+        ),
+    }
 }
 
 /// A temporary file in `dir`, unlinked at once (its name kept for
@@ -301,11 +491,9 @@ pub fn merge_runs(
     let mut streams: Vec<Stream> = Vec::with_capacity(runs.len());
     let mut names: Vec<String> = Vec::with_capacity(runs.len());
     for r in runs {
-        let s = Stream::from_fd(r.file.into()).map_err(|e| (Some(r.name.clone()), e))?;
-        s.seek_to(std::io::SeekFrom::Start(0))
-            .map_err(|e| (Some(r.name.clone()), e))?;
+        let (s, name) = r.into_stream()?;
         streams.push(s);
-        names.push(r.name);
+        names.push(name);
     }
     let mut sources: Vec<Source<'_>> = streams
         .iter_mut()

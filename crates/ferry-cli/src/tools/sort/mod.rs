@@ -9,9 +9,11 @@
 //! by default a quarter of memory) are sorted in runs on disk and merged
 //! ([`external`]).
 
+mod blocks;
 mod compare;
 mod external;
 mod key;
+mod records;
 
 use super::common::{self, Tool};
 use compare::Cmp;
@@ -182,7 +184,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
         let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
         let merged = merge(per_file, &cmp);
-        write_out(&o, |emit| emit_lines(&merged, &cmp, o.unique, emit))
+        emit_lines(&o, &merged, &cmp, o.unique)
     } else {
         match sort_input(t, &o, &cmp) {
             Ok(r) => r,
@@ -231,8 +233,20 @@ type OutResult = Result<u64, (Option<String>, io::Error, u64)>;
 fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     // The buffer holds a piece, its sorted copy on its way to disk, and
     // the next piece being read.
-    let limit = (o.buffer / 3).clamp(1 << 16, usize::MAX as u64) as usize;
+    let mut limit = (o.buffer / 3).clamp(1 << 16, usize::MAX as u64) as usize;
     let framing = o.framing();
+    let records = match (framing, cmp.record_key) {
+        (external::Framing::Records(size), Some((off, len))) => {
+            limit = limit.min(records::MAX_PIECE_RECORDS.saturating_mul(size));
+            Some(records::Layout {
+                size,
+                off,
+                len,
+                reverse: cmp.reverse,
+            })
+        }
+        _ => None,
+    };
     let mut pieces = external::Pieces::new(&o.files, framing, limit);
     let fail = |f: external::Fail| match f {
         external::Fail::Read(n, e) => cannot_read(t, &n, &e),
@@ -255,24 +269,41 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     let Some(second) = second else {
         // Everything in one piece: sorted in memory.
         let data = first.unwrap_or_default();
+        if let Some(l) = records {
+            let order = records::order(&data, l, o.parallel);
+            return Ok(write_out(o, |emit| {
+                records::write_sorted(&data, l, &order, o.unique, emit).map_err(|(n, e)| (n, e, 0))
+            }));
+        }
         let mut lines = framing.split(&data);
         sort_lines(&mut lines, cmp, o.parallel);
-        return Ok(write_out(o, |emit| emit_lines(&lines, cmp, o.unique, emit)));
+        return Ok(emit_lines(o, &lines, cmp, o.unique));
     };
     let dir = external::temp_dir(o.temp.as_ref());
     let mut runs = Vec::new();
     let mut pending = None;
+    // A run's memory, back from the kernel, for the run after next.
+    let mut spare = None;
     let mut next = first;
     let mut after = Some(second);
     while let Some(piece) = next.take() {
-        let mut lines = framing.split(&piece);
-        sort_lines(&mut lines, cmp, o.parallel);
-        let started =
-            external::start_run(&dir, &lines, framing, o.unique.then_some(cmp)).map_err(fail)?;
-        drop(lines);
-        drop(piece);
+        let started = match records {
+            Some(l) => {
+                let order = records::order(&piece, l, o.parallel);
+                let sorted = records::gather(&piece, l, &order, o.unique, spare.take())
+                    .map_err(|e| fail(external::Fail::Temp(dir.display().to_string(), e)))?;
+                external::start_run_of(&dir, sorted).map_err(fail)?
+            }
+            None => {
+                let mut lines = framing.split(&piece);
+                sort_lines(&mut lines, cmp, o.parallel);
+                let u = o.unique.then_some(cmp);
+                external::start_run(&dir, &lines, framing, u, spare.take()).map_err(fail)?
+            }
+        };
+        pieces.recycle(piece);
         if let Some((run, af, req)) = pending.take() {
-            external::finish_run(&run, af, req).map_err(fail)?;
+            spare = external::finish_run(&run, af, req).map_err(fail)?;
             runs.push(run);
         }
         pending = Some(started);
@@ -287,30 +318,43 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
         runs.push(run);
     }
     Ok(write_out(o, |emit| {
-        external::merge_runs(runs, framing, cmp, o.unique, emit).map_err(|(n, e)| (n, e, 0))
+        match records {
+            Some(l) => records::merge(runs, l, o.unique, emit),
+            None => external::merge_runs(runs, framing, cmp, o.unique, emit),
+        }
+        .map_err(|(n, e)| (n, e, 0))
     }))
 }
 
-/// Emits `lines`, the first of each equal run only with `unique`.
-fn emit_lines(
-    lines: &[&[u8]],
-    cmp: &Cmp,
-    unique: bool,
-    emit: &mut dyn FnMut(&[u8]) -> io::Result<()>,
-) -> Result<(), (Option<String>, io::Error, u64)> {
-    let mut prev: Option<&[u8]> = None;
-    for &l in lines {
-        if unique {
-            if let Some(p) = prev {
-                if cmp.same(p, l) {
-                    continue;
+/// Writes `lines`, each with its terminator (the first of each equal run
+/// only with `unique`): gathered into blocks on a second thread while
+/// this one writes them.
+fn emit_lines(o: &Opts, lines: &[&[u8]], cmp: &Cmp, unique: bool) -> OutResult {
+    let term = o.framing().terminator();
+    write_bytes(o, |emit| {
+        blocks::through_writer(
+            |out| {
+                let mut prev: Option<&[u8]> = None;
+                for &l in lines {
+                    if unique {
+                        if let Some(p) = prev {
+                            if cmp.same(p, l) {
+                                continue;
+                            }
+                        }
+                        prev = Some(l);
+                    }
+                    out.put(l)?;
+                    if let Some(t) = term {
+                        out.put(&[t])?;
+                    }
                 }
-            }
-            prev = Some(l);
-        }
-        emit(l).map_err(|e| (None, e, 0))?;
-    }
-    Ok(())
+                Ok(())
+            },
+            emit,
+        )
+        .map_err(|(n, e)| (n, e, 0))
+    })
 }
 
 /// A file name as GNU's `quotef` shows it: bare when it needs no quotes.
@@ -750,6 +794,26 @@ fn write_out(
         &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> Result<(), (Option<String>, io::Error, u64)>,
 ) -> OutResult {
+    let term = o.framing().terminator();
+    write_bytes(o, |emit| {
+        feed(&mut |l: &[u8]| {
+            emit(l)?;
+            match term {
+                Some(t) => emit(&[t]),
+                None => Ok(()),
+            }
+        })
+    })
+}
+
+/// Opens the output (only now: an input may be the output) and writes
+/// the bytes `feed` gives, as they are.
+fn write_bytes(
+    o: &Opts,
+    feed: impl FnOnce(
+        &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> Result<(), (Option<String>, io::Error, u64)>,
+) -> OutResult {
     let file;
     let mut out = match &o.output {
         Some(p) => {
@@ -764,14 +828,9 @@ fn write_out(
         None => super::output::stdout(),
     };
     let mut total = 0u64;
-    let term = o.framing().terminator();
     let r = feed(&mut |l: &[u8]| {
-        total += l.len() as u64 + u64::from(term.is_some());
-        out.write(l)?;
-        match term {
-            Some(t) => out.byte(t),
-            None => Ok(()),
-        }
+        total += l.len() as u64;
+        out.write(l)
     });
     r.map_err(|(n, e, _)| (n, e, total))?;
     out.flush().map_err(|e| (None, e, total))?;
