@@ -426,9 +426,30 @@ pub fn buffer(spare: Option<BufMut>, len: usize) -> io::Result<BufMut> {
     }
 }
 
-/// A temporary file in `dir`, unlinked at once (its name kept for
-/// messages).
+/// A temporary file in `dir` that no name ever reaches (`O_TMPFILE`), so
+/// that nothing is left behind whenever the program stops, Ctrl-C
+/// included; where the file system has no such files, a named one
+/// unlinked at once. The name returned is for messages.
 fn temp_file(dir: &Path) -> Result<(File, String), Fail> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let unnamed = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    match unnamed {
+        Ok(f) => {
+            let name = format!("{} (an unnamed temporary file)", dir.join("sort").display());
+            return Ok((f, name));
+        }
+        // No O_TMPFILE here (EOPNOTSUPP; EISDIR from kernels that ignore
+        // the flag): a named file. Other errors are the directory's.
+        Err(e) if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
+            return Err(Fail::Temp(dir.join("sortXXXXXX").display().to_string(), e));
+        }
+        Err(_) => {}
+    }
     let t = tempfile::Builder::new()
         .prefix("sort")
         .tempfile_in(dir)

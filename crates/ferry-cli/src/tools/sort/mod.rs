@@ -13,6 +13,7 @@ mod blocks;
 mod compare;
 mod external;
 mod key;
+mod progress;
 mod records;
 
 use super::common::{self, Tool};
@@ -184,9 +185,12 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
         let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
         let merged = merge(per_file, &cmp);
-        emit_lines(&o, &merged, &cmp, o.unique)
+        emit_lines(&o, &merged, &cmp, o.unique, &progress::Progress::none())
     } else {
-        match sort_input(t, &o, &cmp) {
+        let bar = progress::Progress::new(&o.files);
+        let r = sort_input(t, &o, &cmp, &bar);
+        bar.finish();
+        match r {
             Ok(r) => r,
             Err(code) => return code,
         }
@@ -230,7 +234,7 @@ type OutResult = Result<u64, (Option<String>, io::Error, u64)>;
 
 /// Sorts the inputs: in memory when they fit the buffer, else in runs on
 /// disk merged (`external`). `Err(status)` after a message.
-fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
+fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result<OutResult, i32> {
     // The buffer holds a piece, its sorted copy on its way to disk, and
     // the next piece being read.
     let mut limit = (o.buffer / 3).clamp(1 << 16, usize::MAX as u64) as usize;
@@ -248,18 +252,9 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
         _ => None,
     };
     let mut pieces = external::Pieces::new(&o.files, framing, limit);
-    let fail = |f: external::Fail| match f {
-        external::Fail::Read(n, e) => cannot_read(t, &n, &e),
-        external::Fail::Temp(n, e) => {
-            t.error(format_args!("write failed: {n}: {}", common::describe(&e)));
-            2
-        }
-        external::Fail::Partial(n, len, rec) => {
-            t.error(format_args!(
-                "{n}: {len} bytes are not a whole number of {rec}-byte records"
-            ));
-            2
-        }
+    let fail = |f: external::Fail| {
+        bar.finish();
+        fail_message(t, f)
     };
     let first = pieces.next_piece().map_err(fail)?;
     let second = match first {
@@ -271,13 +266,16 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
         let data = first.unwrap_or_default();
         if let Some(l) = records {
             let order = records::order(&data, l, o.parallel);
+            bar.writing("writing");
             return Ok(write_out(o, |emit| {
+                let emit = counted(emit, bar);
                 records::write_sorted(&data, l, &order, o.unique, emit).map_err(|(n, e)| (n, e, 0))
             }));
         }
         let mut lines = framing.split(&data);
         sort_lines(&mut lines, cmp, o.parallel);
-        return Ok(emit_lines(o, &lines, cmp, o.unique));
+        bar.writing("writing");
+        return Ok(emit_lines(o, &lines, cmp, o.unique, bar));
     };
     let dir = external::temp_dir(o.temp.as_ref());
     let mut runs = Vec::new();
@@ -301,6 +299,7 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
                 external::start_run(&dir, &lines, framing, u, spare.take()).map_err(fail)?
             }
         };
+        bar.sorted(piece.len() as u64);
         pieces.recycle(piece);
         if let Some((run, af, req)) = pending.take() {
             spare = external::finish_run(&run, af, req).map_err(fail)?;
@@ -317,7 +316,9 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
         external::finish_run(&run, af, req).map_err(fail)?;
         runs.push(run);
     }
+    bar.writing("merging");
     Ok(write_out(o, |emit| {
+        let emit = counted(emit, bar);
         match records {
             Some(l) => records::merge(runs, l, o.unique, emit),
             None => external::merge_runs(runs, framing, cmp, o.unique, emit),
@@ -326,12 +327,36 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp) -> Result<OutResult, i32> {
     }))
 }
 
+/// Prints an external sort's error; the exit status.
+fn fail_message(t: &Tool, f: external::Fail) -> i32 {
+    match f {
+        external::Fail::Read(n, e) => cannot_read(t, &n, &e),
+        external::Fail::Temp(n, e) => {
+            t.error(format_args!("write failed: {n}: {}", common::describe(&e)));
+            2
+        }
+        external::Fail::Partial(n, len, rec) => {
+            t.error(format_args!(
+                "{n}: {len} bytes are not a whole number of {rec}-byte records"
+            ));
+            2
+        }
+    }
+}
+
 /// Writes `lines`, each with its terminator (the first of each equal run
 /// only with `unique`): gathered into blocks on a second thread while
 /// this one writes them.
-fn emit_lines(o: &Opts, lines: &[&[u8]], cmp: &Cmp, unique: bool) -> OutResult {
+fn emit_lines(
+    o: &Opts,
+    lines: &[&[u8]],
+    cmp: &Cmp,
+    unique: bool,
+    bar: &progress::Progress,
+) -> OutResult {
     let term = o.framing().terminator();
     write_bytes(o, |emit| {
+        let emit = counted(emit, bar);
         blocks::through_writer(
             |out| {
                 let mut prev: Option<&[u8]> = None;
@@ -783,6 +808,18 @@ fn merge<'a>(inputs: Vec<Vec<&'a [u8]>>, cmp: &Cmp) -> Vec<&'a [u8]> {
         };
         out.push(inputs[b][at[b]]);
         at[b] += 1;
+    }
+}
+
+/// `emit`, counting what it writes on the progress bar.
+fn counted<'a>(
+    emit: &'a mut dyn FnMut(&[u8]) -> io::Result<()>,
+    bar: &'a progress::Progress,
+) -> impl FnMut(&[u8]) -> io::Result<()> + 'a {
+    move |b: &[u8]| {
+        emit(b)?;
+        bar.written(b.len() as u64);
+        Ok(())
     }
 }
 
