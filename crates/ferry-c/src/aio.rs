@@ -214,6 +214,21 @@ fn released(r: &Request<CBuffer>, got: c_int, timeout: Option<Duration>) -> c_in
     got
 }
 
+/// `fy_aio_set_timeout(f, timeout_ms)`: -1 (any negative) no deadline.
+#[no_mangle]
+pub extern "C" fn fy_aio_set_timeout(f: *const FyAioFile, timeout_ms: c_long) -> c_int {
+    ffi_guard(-1, libc::EIO, || {
+        if f.is_null() {
+            set_errno(libc::EINVAL);
+            return -1;
+        }
+        // SAFETY: a live file from fy_aio_open (the contract).
+        let f = unsafe { &*f };
+        f.0.set_timeout(timeout_of(timeout_ms));
+        0
+    })
+}
+
 /// `fy_aio_done(r)`.
 #[no_mangle]
 pub extern "C" fn fy_aio_done(r: *const FyAioReq) -> c_int {

@@ -221,6 +221,7 @@ pub(crate) fn errno_of(e: &io::Error) -> c_int {
         io::ErrorKind::InvalidInput => libc::EINVAL,
         io::ErrorKind::OutOfMemory => libc::ENOMEM,
         io::ErrorKind::WriteZero => libc::ENOSPC,
+        io::ErrorKind::TimedOut => libc::ETIMEDOUT,
         _ => libc::EIO,
     })
 }

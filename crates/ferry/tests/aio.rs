@@ -540,3 +540,79 @@ proptest! {
         run_model(Backend::Threads, s)?;
     }
 }
+
+/// `set_timeout`: a request not over by its deadline fails `TimedOut`
+/// (sticky, saying how many bytes moved), on a read with nothing or part
+/// of it to read and on a write into a full pipe; the buffer comes back;
+/// a request done in time is untouched by its deadline (nor are later
+/// ones by its timeout, which the kernel then removes); the next request
+/// on the pipe gets the bytes the timed-out one did not take.
+#[test]
+fn a_deadline_times_requests_out() {
+    let short = Duration::from_millis(50);
+    for b in BACKENDS {
+        let (f, mut w) = slow_device(b);
+        f.set_timeout(Some(short));
+        let r = f.read(10).unwrap();
+        let e = r.wait(LONG).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{b:?} {e}");
+        assert!(
+            e.to_string().contains("timed out after 0 of 10 bytes"),
+            "{b:?} {e}"
+        );
+        assert_eq!(r.state(), State::Failed);
+        assert_eq!(r.done().unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+        r.clear_exception();
+        assert!(r.done().unwrap());
+        assert!(r.try_into_inner(LONG).is_ok(), "{b:?}: no buffer back");
+        // Part of it arrives in time.
+        let r = f.read(10).unwrap();
+        w.write_all(b"abc").unwrap();
+        let e = r.wait(LONG).unwrap_err();
+        assert!(
+            e.to_string().contains("timed out after 3 of 10 bytes"),
+            "{b:?} {e}"
+        );
+        // In time: completed, and many quick ones after it too.
+        f.set_timeout(Some(Duration::from_secs(30)));
+        for i in 0..50u8 {
+            w.write_all(&[i; 7]).unwrap();
+            let r = f.read(7).unwrap();
+            assert!(r.wait(LONG).unwrap(), "{b:?}");
+            assert_eq!(r.into_inner()[..], [i; 7][..]);
+        }
+        // Behind a request that times out, the next gets its bytes.
+        f.set_timeout(Some(short));
+        let first = f.read(4).unwrap();
+        f.set_timeout(None);
+        let second = f.read(4).unwrap();
+        assert_eq!(
+            first.wait(LONG).unwrap_err().kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        assert!(!second.wait(Some(short)).unwrap(), "{b:?}: no deadline");
+        w.write_all(b"next").unwrap();
+        assert!(second.wait(LONG).unwrap());
+        assert_eq!(second.into_inner()[..], b"next"[..]);
+
+        // A write into a pipe nobody drains.
+        let (r, w) = std::io::pipe().unwrap();
+        let out = AsyncFile::from_fd(OwnedFd::from(w), b).unwrap();
+        out.set_timeout(Some(short));
+        let big = Buf::from(vec![7u8; 4 << 20]);
+        let req = out.write(big).unwrap();
+        let e = req.wait(LONG).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{b:?} {e}");
+        let msg = e.to_string();
+        let moved: usize = msg
+            .split("timed out after ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{b:?}: {msg}"));
+        assert!(moved < 4 << 20, "{b:?}: {msg}");
+        assert!(msg.contains(&format!("of {} bytes", 4 << 20)), "{msg}");
+        assert!(req.try_into_inner(LONG).is_ok());
+        drop(r);
+    }
+}

@@ -83,6 +83,13 @@ int fy_aio_close(fy_aio_file *f);
 fy_aio_req *fy_aio_read(const fy_aio_file *f, int64_t offset, void *buf, size_t len);
 fy_aio_req *fy_aio_write(const fy_aio_file *f, int64_t offset, const void *buf, size_t len);
 
+/* Gives each request of f started from now on timeout_ms to finish (-1,
+ * any negative: no deadline, the default). One not over by then fails
+ * with ETIMEDOUT (sticky, as any error). The deadline stops waiting for a
+ * pipe, socket or terminal; a regular file's transfer under way runs to
+ * its end. 0, or -1 with errno EINVAL (NULL file). */
+int fy_aio_set_timeout(const fy_aio_file *f, long timeout_ms);
+
 int fy_aio_done(const fy_aio_req *r);
 int fy_aio_wait(const fy_aio_req *r, long timeout_ms);
 int fy_aio_all(const fy_aio_req *const *reqs, size_t n, long timeout_ms);

@@ -40,6 +40,8 @@ pub struct AsyncFile {
     block: bool,
     /// Requests on a descriptor that cannot seek, one at a time.
     chain: Arc<Mutex<Chain>>,
+    /// The time each request started from now on has to finish.
+    timeout: Mutex<Option<Duration>>,
 }
 
 /// Requests on a pipe, socket or terminal waiting their turn: they run
@@ -82,7 +84,15 @@ fn launch(engine: Engine, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Do
     let pipe_write = op.write && !op.seekable && !op.socket;
     match engine {
         Engine::Ring(r) if r.usable() && !pipe_write => {
-            let id = r.start(op.fd, op.offset, op.write, op.socket, buf, done);
+            let id = r.start(
+                op.fd,
+                op.offset,
+                op.write,
+                op.socket,
+                op.deadline,
+                buf,
+                done,
+            );
             slot.set_canceller(Arc::new(RingCancel(r)), id);
             // A cancel before the canceller was set found none: pass it
             // on now.
@@ -185,7 +195,37 @@ impl AsyncFile {
             socket,
             block,
             chain: Arc::new(Mutex::new(Chain::default())),
+            timeout: Mutex::new(None),
         })
+    }
+
+    /// Gives each request started from now on `timeout` to finish (`None`:
+    /// as long as it takes, the default). A request not over by then
+    /// fails with [`io::ErrorKind::TimedOut`] ("timed out after *n* of
+    /// *m* bytes"), sticky as other errors are; its buffer comes back as
+    /// after any other error. The time counts from the start, waiting
+    /// behind earlier requests on a pipe included. What the deadline
+    /// stops is waiting: for a pipe, socket or terminal to have data or
+    /// room (under io_uring, a linked timeout on each of the request's
+    /// entries; on threads, the worker's `poll`). A transfer the kernel
+    /// is already making on a regular file or block device runs to its
+    /// end, and then the request times out if its deadline has passed
+    /// before the rest was started.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// let (r, _w) = std::io::pipe()?; // a writer that never writes
+    /// let f = ferry::aio::AsyncFile::from_fd(r.into(), ferry::aio::Backend::Auto)?;
+    /// f.set_timeout(Some(Duration::from_millis(20)));
+    /// let req = f.read(16)?;
+    /// let e = req.wait(None).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    /// assert!(e.to_string().contains("timed out after 0 of 16 bytes"), "{e}");
+    /// # Ok(()) }
+    /// ```
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        *self.timeout.lock() = timeout;
     }
 
     /// The backend running this file's requests ([`Backend::IoUring`] or
@@ -409,6 +449,10 @@ impl AsyncFile {
             write,
             seekable: self.seekable,
             socket: self.socket,
+            deadline: self
+                .timeout
+                .lock()
+                .and_then(|t| std::time::Instant::now().checked_add(t)),
         };
         {
             let mut p = self.pending.lock();

@@ -36,6 +36,13 @@
 //!   and for a write they are in the file. Either way the buffer comes
 //!   back when the kernel's completion arrives, not before.
 //! * [`AsyncFile::cancel`] cancels every request of the file in flight.
+//! * [`AsyncFile::set_timeout`] gives the requests started after it a
+//!   deadline: one not over by then fails `TimedOut` (sticky), which
+//!   under io_uring is a linked timeout (`IORING_OP_LINK_TIMEOUT`) behind
+//!   each of its entries, and on threads the worker's `poll`. Waiting for
+//!   a pipe, socket or terminal is what it stops; writes into pipes never
+//!   block a worker in the kernel (`RWF_NOWAIT`), so a cancel or deadline
+//!   reaches them too.
 //! * [`AsyncFile::close`] cancels the file's reads in flight and waits
 //!   until the kernel is done with every request of the file (a write in
 //!   flight lands), then closes the descriptor. Requests keep their
@@ -106,6 +113,8 @@ pub(crate) struct Op {
     pub(crate) seekable: bool,
     /// A socket (writes as `send(MSG_NOSIGNAL)`).
     pub(crate) socket: bool,
+    /// Not over by then: ends timed out.
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 /// What a backend calls when it is done with an operation's buffer.

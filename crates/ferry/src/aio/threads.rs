@@ -205,16 +205,28 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
         if slot.st.lock().cancel_asked {
             return Err(io::Error::from_raw_os_error(libc::ECANCELED));
         }
-        if !op.seekable {
-            wait_ready(fd, op.write, wake)?;
+        if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Err(crate::sys::uring::timed_out(done, total));
+        }
+        if !op.seekable && !wait_ready(fd, op.write, wake, op.deadline)? {
+            return Err(crate::sys::uring::timed_out(done, total));
         }
         let at = op.offset.map(|o| o + done as u64);
         let r = if op.write {
             let b = &buf.write_bytes()[done..];
             match at {
                 Some(o) => rustix::io::pwrite(fd, b, o),
-                None if op.socket => rustix::net::send(fd, b, rustix::net::SendFlags::NOSIGNAL),
-                None => rustix::io::write(fd, b),
+                // Never blocked in the kernel: a pipe or socket short of
+                // room says EAGAIN and the worker waits in poll, where a
+                // cancel or the deadline reaches it.
+                None if op.socket => rustix::net::send(
+                    fd,
+                    b,
+                    rustix::net::SendFlags::NOSIGNAL | rustix::net::SendFlags::DONTWAIT,
+                ),
+                None => crate::sys::fileio::write_nowait(fd, b).map_err(|e| {
+                    rustix::io::Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EIO))
+                }),
             }
         } else {
             let room = buf.read_room().map_or(&mut [][..], |r| r);
@@ -241,12 +253,31 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
 }
 
 /// Waits until `fd` is ready or the worker's eventfd says cancel.
-fn wait_ready(fd: BorrowedFd<'_>, write: bool, wake: BorrowedFd<'_>) -> io::Result<()> {
-    use rustix::event::{PollFd, PollFlags};
+/// Waits until `fd` is ready (true), the deadline passes (false) or the
+/// worker's eventfd says cancel (`ECANCELED`).
+fn wait_ready(
+    fd: BorrowedFd<'_>,
+    write: bool,
+    wake: BorrowedFd<'_>,
+    deadline: Option<std::time::Instant>,
+) -> io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
     loop {
         let dir = if write { PollFlags::OUT } else { PollFlags::IN };
         let mut p = [PollFd::new(&fd, dir), PollFd::new(&wake, PollFlags::IN)];
-        match rustix::event::poll(&mut p, None) {
+        let left = match deadline {
+            None => None,
+            Some(d) => {
+                let Some(left) = d.checked_duration_since(std::time::Instant::now()) else {
+                    return Ok(false);
+                };
+                Some(Timespec {
+                    tv_sec: left.as_secs().min(i64::MAX as u64) as i64,
+                    tv_nsec: i64::from(left.subsec_nanos()),
+                })
+            }
+        };
+        match rustix::event::poll(&mut p, left.as_ref()) {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Err(e.into()),
@@ -255,7 +286,7 @@ fn wait_ready(fd: BorrowedFd<'_>, write: bool, wake: BorrowedFd<'_>) -> io::Resu
             return Err(io::Error::from_raw_os_error(libc::ECANCELED));
         }
         if !p[0].revents().is_empty() {
-            return Ok(());
+            return Ok(true);
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::sigguard::SignalGuard;
 use rustix::io::Errno;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// How writes to a descriptor must be made so that they cannot kill the
 /// process with a signal.
@@ -194,6 +194,29 @@ fn hand_over(
 /// Asks the kernel to make a pipe's capacity at least `bytes`; returns the
 /// capacity it set (capped by `/proc/sys/fs/pipe-max-size` for unprivileged
 /// processes: `EPERM` past it).
+/// `write(2)` at the descriptor's position that does not wait for room
+/// in a pipe: `pwritev2` with `RWF_NOWAIT`, which says `EAGAIN` (after
+/// writing what fitted) instead of blocking, so that the caller can wait
+/// in `poll` with a deadline and a wake-up. Where the kernel or the file
+/// does not take the flag (`EOPNOTSUPP`, `EINVAL`), a plain `write`.
+pub(crate) fn write_nowait(fd: BorrowedFd<'_>, data: &[u8]) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: data.as_ptr() as *mut libc::c_void,
+        iov_len: data.len(),
+    };
+    // SAFETY: one iovec over `data`, which outlives the call and which the
+    // kernel only reads; offset -1 is the descriptor's own position.
+    let r = unsafe { libc::pwritev2(fd.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+    if r >= 0 {
+        return Ok(r as usize);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP | libc::EINVAL) => Ok(rustix::io::write(fd, data)?),
+        _ => Err(e),
+    }
+}
+
 pub(crate) fn set_pipe_size(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<usize> {
     Ok(rustix::pipe::fcntl_setpipe_size(fd, bytes)?)
 }

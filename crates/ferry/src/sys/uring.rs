@@ -17,6 +17,12 @@
 //! A cancel is an `IORING_OP_ASYNC_CANCEL` of the operation's id: the
 //! operation then ends with `ECANCELED`, or completes anyway if it was
 //! past stopping; either way its memory comes back with its completion.
+//!
+//! An operation with a deadline is submitted with a linked timeout
+//! (`IORING_OP_LINK_TIMEOUT`, absolute, on the monotonic clock) behind
+//! each of its entries — the first, a short transfer's rest, the poll
+//! after `EAGAIN`: when it fires first the kernel cancels the entry, and
+//! the operation ends timed out with the bytes that moved before.
 
 use io_uring::{opcode, types, IoUring};
 use parking_lot::Mutex;
@@ -49,6 +55,11 @@ struct Op {
     /// Waiting in a poll for a non-blocking descriptor to be ready (it
     /// said `EAGAIN`); the read or write is issued again after.
     polling: bool,
+    /// The deadline: when, and the same instant for the kernel (boxed:
+    /// its address is in the linked timeout's entry, read when the entry
+    /// is submitted, and the box lives in the table until the operation's
+    /// completion, after every entry of it was submitted).
+    deadline: Option<(std::time::Instant, Box<types::Timespec>)>,
     target: Box<dyn Finish>,
 }
 
@@ -127,12 +138,16 @@ impl Ring {
     /// after the operation has let go of the descriptor. Returns the
     /// operation's id, for [`cancel`](Self::cancel). Only where
     /// [`usable`](Self::usable).
+    /// With a `deadline`, the operation ends timed out (`TimedOut`) if it
+    /// is not over by then.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start<B: Target, F: FnOnce(B, io::Result<usize>) + Send + 'static>(
         &self,
         fd: Arc<OwnedFd>,
         offset: Option<u64>,
         write: bool,
         socket: bool,
+        deadline: Option<std::time::Instant>,
         buf: B,
         done: F,
     ) -> u64 {
@@ -149,6 +164,7 @@ impl Ring {
             cancelled: false,
             done: 0,
             polling: false,
+            deadline: deadline.map(|d| (d, Box::new(monotonic(d)))),
             target: Box::new(Pending { buf, done }),
         };
         if op.target.span(write).1 == 0 {
@@ -156,9 +172,33 @@ impl Ring {
             return id;
         }
         let sqe = sqe_of(id, &mut op);
-        self.table.lock().insert(id, op);
-        self.push(sqe);
+        self.submit_op(id, op, sqe);
         id
+    }
+
+    /// Puts `op` in the table and submits its entry `sqe`, with a linked
+    /// timeout if it has a deadline (ended at once if that has passed).
+    fn submit_op(&self, id: u64, mut op: Op, sqe: io_uring::squeue::Entry) {
+        let timeout = match &op.deadline {
+            None => None,
+            Some((at, _)) if std::time::Instant::now() >= *at => {
+                let total = op.target.span(op.write).1;
+                let done = op.done;
+                finish(op, Err(timed_out(done, total)));
+                return;
+            }
+            Some((_, ts)) => Some(
+                opcode::LinkTimeout::new(&**ts as *const types::Timespec)
+                    .flags(types::TimeoutFlags::ABS)
+                    .build()
+                    .user_data(NOT_AN_OP),
+            ),
+        };
+        self.table.lock().insert(id, op);
+        match timeout {
+            None => self.push(&[sqe]),
+            Some(t) => self.push(&[sqe.flags(io_uring::squeue::Flags::IO_LINK), t]),
+        }
     }
 
     /// False in a child after `fork`: the ring, its operations and its
@@ -179,7 +219,7 @@ impl Ring {
             op.cancelled = true;
         }
         let sqe = opcode::AsyncCancel::new(id).build().user_data(NOT_AN_OP);
-        self.push(sqe);
+        self.push(&[sqe]);
     }
 
     /// The ring is this process's (not a parent's, inherited by `fork`).
@@ -193,19 +233,21 @@ impl Ring {
         ))
     }
 
-    /// Queues one entry and submits it (making room by submitting what is
-    /// queued when the queue is full). A write the kernel runs at once in
-    /// this thread past `RLIMIT_FSIZE` says EFBIG, not SIGXFSZ.
-    fn push(&self, sqe: io_uring::squeue::Entry) {
+    /// Queues entries (a linked pair goes in together, in one submission)
+    /// and submits them, making room by submitting what is queued when
+    /// the queue is short of it. A write the kernel runs at once in this
+    /// thread past `RLIMIT_FSIZE` says EFBIG, not SIGXFSZ.
+    fn push(&self, sqes: &[io_uring::squeue::Entry]) {
         let _g = self.sq.lock();
         let _xfsz = super::transfer::fsize_limited().then(super::sigguard::SignalGuard::sigxfsz);
         loop {
             // SAFETY: the submission queue is only touched under `sq`,
-            // which this thread holds; the entry's memory (an operation's
-            // span) is owned by the table until its completion.
+            // which this thread holds; the entries' memory (an operation's
+            // span and deadline) is owned by the table until its
+            // completion.
             let pushed = unsafe {
                 let mut q = self.ring.submission_shared();
-                let r = q.push(&sqe).is_ok();
+                let r = q.capacity() - q.len() >= sqes.len() && q.push_multiple(sqes).is_ok();
                 q.sync();
                 r
             };
@@ -270,15 +312,25 @@ impl Ring {
         let total = op.target.span(op.write).1;
         if op.polling {
             // The poll is over (ready, or an error the operation itself
-            // will meet): issue the operation again; a cancel stops it.
+            // will meet): issue the operation again; a cancel stops it,
+            // and a linked timeout that fired (ECANCELED, not asked for)
+            // ends it timed out.
             op.polling = false;
-            if res == -libc::ECANCELED || op.cancelled {
+            if op.cancelled {
                 finish(op, cancelled());
                 return;
             }
+            if res == -libc::ECANCELED {
+                let e = if op.deadline.is_some() {
+                    timed_out(op.done, total)
+                } else {
+                    io::Error::from_raw_os_error(libc::ECANCELED)
+                };
+                finish(op, Err(e));
+                return;
+            }
             let sqe = sqe_of(id, &mut op);
-            self.table.lock().insert(id, op);
-            self.push(sqe);
+            self.submit_op(id, op, sqe);
             return;
         }
         let outcome = if res < 0 {
@@ -286,6 +338,10 @@ impl Ring {
                 libc::EINTR if op.cancelled => Some(cancelled()),
                 libc::EINTR => None,
                 libc::EAGAIN if op.cancelled => Some(cancelled()),
+                // Cancelled by its linked timeout, not by a caller.
+                libc::ECANCELED if !op.cancelled && op.deadline.is_some() => {
+                    Some(Err(timed_out(op.done, total)))
+                }
                 libc::EAGAIN => {
                     // A non-blocking descriptor with nothing now: wait in
                     // a poll rather than spin.
@@ -298,8 +354,7 @@ impl Ring {
                     let sqe = opcode::PollAdd::new(types::Fd(op.fd.as_raw_fd()), flags as u32)
                         .build()
                         .user_data(id);
-                    self.table.lock().insert(id, op);
-                    self.push(sqe);
+                    self.submit_op(id, op, sqe);
                     return;
                 }
                 e => Some(Err(io::Error::from_raw_os_error(e))),
@@ -321,13 +376,34 @@ impl Ring {
             Some(r) => finish(op, r),
             None if op.cancelled => finish(op, cancelled()),
             None => {
-                // The rest of the same buffer, still in the table.
+                // The rest of the same buffer, back in the table.
                 let sqe = sqe_of(id, &mut op);
-                self.table.lock().insert(id, op);
-                self.push(sqe);
+                self.submit_op(id, op, sqe);
             }
         }
     }
+}
+
+/// The error of an operation whose deadline passed first.
+pub(crate) fn timed_out(done: usize, total: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("timed out after {done} of {total} bytes"),
+    )
+}
+
+/// `at` on the monotonic clock (which `Instant` reads on Linux), for the
+/// kernel: now's reading plus the time left.
+fn monotonic(at: std::time::Instant) -> types::Timespec {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let left = at.saturating_duration_since(std::time::Instant::now());
+    let ns = now.tv_nsec as u64 + u64::from(left.subsec_nanos());
+    let secs = (now.tv_sec as u64)
+        .saturating_add(left.as_secs())
+        .saturating_add(ns / 1_000_000_000);
+    types::Timespec::new()
+        .sec(secs)
+        .nsec((ns % 1_000_000_000) as u32)
 }
 
 /// The outcome of a cancelled operation.

@@ -94,6 +94,19 @@ static void one_backend(int backend)
     CHECK(fy_aio_released(r) == 1);
     CHECK(fy_aio_free(r) == 0);
 
+    /* A deadline: a read nobody feeds fails ETIMEDOUT, sticky (the
+     * wait's own time running out is 0, not this). */
+    CHECK(fy_aio_set_timeout(p, 20) == 0);
+    r = fy_aio_read(p, -1, small, 8);
+    CHECK(r != NULL);
+    errno = 0;
+    CHECK(fy_aio_wait(r, -1) == -1 && errno == ETIMEDOUT);
+    errno = 0;
+    CHECK(fy_aio_done(r) == -1 && errno == ETIMEDOUT);
+    CHECK(fy_aio_state(r) == FY_AIO_FAILED);
+    CHECK(fy_aio_free(r) == 0);
+    CHECK(fy_aio_set_timeout(p, -1) == 0);
+
     /* Any: a pending read and a finished write. */
     fy_aio_file *g = fy_aio_open("aio-data", O_RDWR, 0, backend);
     CHECK(g != NULL);
@@ -155,6 +168,8 @@ int main(void)
     CHECK(fy_aio_wait(NULL, 0) == -1);
     CHECK(fy_aio_cancel(NULL) == -1 && fy_aio_clear(NULL) == -1);
     CHECK(fy_aio_free(NULL) == -1 && fy_aio_close(NULL) == -1);
+    errno = 0;
+    CHECK(fy_aio_set_timeout(NULL, 5) == -1 && errno == EINVAL);
     CHECK(fy_aio_all(NULL, 1, 0) == -1 && errno == EINVAL);
     const fy_aio_req *nul[1] = {NULL};
     CHECK(fy_aio_any(nul, 1, 0) == -1 && errno == EINVAL);
