@@ -63,3 +63,11 @@ fn attack(name: &str) {
 fn attack_aio_done_after_clear_while_the_buffer_is_lent() {
     attack("aio_clear_lent.c");
 }
+
+/// fy_aio_set_timeout: huge and negative timeouts never fire early, a
+/// request queued behind a blocked one times out at its own deadline
+/// (ETIMEDOUT), on both backends.
+#[test]
+fn attack_aio_timeout_edges() {
+    attack("aio_timeout_edges.c");
+}

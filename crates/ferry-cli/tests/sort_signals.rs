@@ -137,7 +137,7 @@ fn a_progress_bar_on_a_terminal_and_never_elsewhere() {
     if let Some((code, shown)) = on_a_terminal(&cmd, d) {
         assert_eq!(code, 2, "{shown}");
         assert!(
-            shown.contains("ferry sort: write failed: /nonexistent-dir/sort"),
+            shown.contains("ferry sort: cannot create temporary file in '/nonexistent-dir'"),
             "{shown:?}"
         );
     }

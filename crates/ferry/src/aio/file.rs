@@ -50,15 +50,21 @@ pub struct AsyncFile {
 #[derive(Default)]
 struct Chain {
     busy: bool,
-    waiting: std::collections::VecDeque<Box<dyn FnOnce() + Send>>,
+    /// Each waiting request: its number in the chain, and what starts it
+    /// (`true`: its turn) or ends it timed out without I/O (`false`: its
+    /// deadline passed while it waited).
+    waiting: std::collections::VecDeque<(u64, Turn)>,
+    next: u64,
 }
+
+type Turn = Box<dyn FnOnce(bool) + Send>;
 
 /// Starts the next request waiting in `c`, or marks it idle.
 fn next_in_chain(c: &Mutex<Chain>) {
     let next = {
         let mut g = c.lock();
         match g.waiting.pop_front() {
-            Some(f) => Some(f),
+            Some((_, f)) => Some(f),
             None => {
                 g.busy = false;
                 None
@@ -66,7 +72,51 @@ fn next_in_chain(c: &Mutex<Chain>) {
         }
     };
     if let Some(f) = next {
-        f();
+        in_turn(f);
+    }
+}
+
+/// Runs `f(true)`, flat: a request that ends at once (its deadline past,
+/// or cancelled) starts the next one from its completion, which would
+/// otherwise nest one call deeper per waiting request (thousands of them
+/// overflowed the reaper's stack). A call made inside another on this
+/// thread is queued and run by the outer one's loop.
+fn in_turn(f: Turn) {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    thread_local! {
+        static QUEUED: RefCell<Option<VecDeque<Turn>>> = const { RefCell::new(None) };
+    }
+    let first = QUEUED.with(|q| {
+        let mut q = q.borrow_mut();
+        match q.as_mut() {
+            Some(waiting) => {
+                waiting.push_back(f);
+                None
+            }
+            None => {
+                *q = Some(VecDeque::new());
+                Some(f)
+            }
+        }
+    });
+    let Some(mut f) = first else {
+        return;
+    };
+    /// Ends the loop's turn on this thread however it ends.
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            QUEUED.with(|q| *q.borrow_mut() = None);
+        }
+    }
+    let _reset = Reset;
+    loop {
+        f(true);
+        match QUEUED.with(|q| q.borrow_mut().as_mut().and_then(VecDeque::pop_front)) {
+            Some(n) => f = n,
+            None => return,
+        }
     }
 }
 
@@ -457,37 +507,81 @@ impl AsyncFile {
         {
             let mut p = self.pending.lock();
             // Kept while a handle exists and the request is not over for
-            // its caller: in flight, or holding a sticky error.
-            p.retain(|w| {
-                w.upgrade().is_some_and(|s| {
-                    let st = s.st.lock();
-                    st.held || matches!(st.state, State::Failed | State::Cancelled)
-                })
-            });
+            // its caller: in flight, or holding a sticky error. Pruned
+            // when the list doubles (not at every start: n requests would
+            // cost n² looks).
+            let len = p.len();
+            if len >= 64 && len.is_power_of_two() {
+                p.retain(|w| {
+                    w.upgrade().is_some_and(|s| {
+                        let st = s.st.lock();
+                        st.held || matches!(st.state, State::Failed | State::Cancelled)
+                    })
+                });
+            }
             p.push(Arc::downgrade(&slot));
         }
         let chain = (!self.seekable).then(|| self.chain.clone());
         let s = slot.clone();
+        // False for a request that timed out while waiting its turn: its
+        // end starts no other (the one running goes on).
+        let advance = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let adv = advance.clone();
         let done: Done = Box::new(move |b, r| {
             s.complete(b, r);
             if let Some(c) = chain {
-                next_in_chain(&c);
+                if adv.load(std::sync::atomic::Ordering::Acquire) {
+                    next_in_chain(&c);
+                }
             }
         });
         let engine = self.engine;
         let sl = slot.clone();
-        let launch = move || launch(engine, sl, op, buf, done);
+        let deadline = op.deadline;
+        let turn = move |now: bool| {
+            if now {
+                launch(engine, sl, op, buf, done);
+            } else {
+                advance.store(false, std::sync::atomic::Ordering::Release);
+                drop(op);
+                done(buf, Err(crate::sys::uring::timed_out(0, len)));
+            }
+        };
         if self.seekable {
-            launch();
+            turn(true);
         } else {
             // One request at a time, in the order they were started.
             let mut c = self.chain.lock();
             if c.busy {
-                c.waiting.push_back(Box::new(launch));
+                c.next += 1;
+                let n = c.next;
+                c.waiting.push_back((n, Box::new(turn)));
+                drop(c);
+                if let Some(d) = deadline {
+                    // Still waiting at its deadline: out of the chain,
+                    // ended timed out, its buffer back.
+                    let chain = Arc::downgrade(&self.chain);
+                    super::timer::at(
+                        d,
+                        Box::new(move || {
+                            let Some(c) = chain.upgrade() else {
+                                return;
+                            };
+                            let mine = {
+                                let mut g = c.lock();
+                                let at = g.waiting.iter().position(|(i, _)| *i == n);
+                                at.and_then(|i| g.waiting.remove(i))
+                            };
+                            if let Some((_, f)) = mine {
+                                f(false);
+                            }
+                        }),
+                    );
+                }
             } else {
                 c.busy = true;
                 drop(c);
-                launch();
+                in_turn(Box::new(turn));
             }
         }
         Ok(Request {

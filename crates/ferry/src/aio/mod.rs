@@ -82,6 +82,7 @@ mod lock;
 mod request;
 mod slot;
 mod threads;
+mod timer;
 
 pub use buffer::IoBuffer;
 pub use file::AsyncFile;

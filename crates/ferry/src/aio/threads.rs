@@ -233,7 +233,11 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
             let b = &mut room[done..];
             match at {
                 Some(o) => rustix::io::pread(fd, b, o),
-                None => rustix::io::read(fd, b),
+                // Never blocked in the kernel: bytes another reader took
+                // since the poll are EAGAIN, and the wait goes on there.
+                None => crate::sys::fileio::read_nowait(fd, b).map_err(|e| {
+                    rustix::io::Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EIO))
+                }),
             }
         };
         match r {
@@ -252,7 +256,6 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
     Ok(done)
 }
 
-/// Waits until `fd` is ready or the worker's eventfd says cancel.
 /// Waits until `fd` is ready (true), the deadline passes (false) or the
 /// worker's eventfd says cancel (`ECANCELED`).
 fn wait_ready(

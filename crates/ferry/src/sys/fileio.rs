@@ -190,15 +190,13 @@ fn hand_over(
     (done, None)
 }
 
-/// `fsync`.
-/// Asks the kernel to make a pipe's capacity at least `bytes`; returns the
-/// capacity it set (capped by `/proc/sys/fs/pipe-max-size` for unprivileged
-/// processes: `EPERM` past it).
 /// `write(2)` at the descriptor's position that does not wait for room
 /// in a pipe: `pwritev2` with `RWF_NOWAIT`, which says `EAGAIN` (after
 /// writing what fitted) instead of blocking, so that the caller can wait
-/// in `poll` with a deadline and a wake-up. Where the kernel or the file
-/// does not take the flag (`EOPNOTSUPP`, `EINVAL`), a plain `write`.
+/// in `poll` with a deadline and a wake-up. A terminal takes no such flag
+/// (`EOPNOTSUPP`): it is written through a second, non-blocking open of
+/// itself (`/proc/self/fd`), leaving the caller's descriptor's flags
+/// alone. Other files that refuse the flag get a plain `write`.
 pub(crate) fn write_nowait(fd: BorrowedFd<'_>, data: &[u8]) -> io::Result<usize> {
     let iov = libc::iovec {
         iov_base: data.as_ptr() as *mut libc::c_void,
@@ -211,16 +209,55 @@ pub(crate) fn write_nowait(fd: BorrowedFd<'_>, data: &[u8]) -> io::Result<usize>
         return Ok(r as usize);
     }
     let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL)) {
+        return Err(e);
+    }
+    if rustix::termios::isatty(fd) {
+        let again = rustix::fs::open(
+            format!("/proc/self/fd/{}", fd.as_raw_fd()),
+            rustix::fs::OFlags::WRONLY
+                | rustix::fs::OFlags::NONBLOCK
+                | rustix::fs::OFlags::NOCTTY
+                | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        if let Ok(nb) = again {
+            return Ok(rustix::io::write(&nb, data)?);
+        }
+    }
+    Ok(rustix::io::write(fd, data)?)
+}
+
+/// `read(2)` at the descriptor's position that does not wait for data
+/// (`preadv2` with `RWF_NOWAIT`: `EAGAIN`), for a caller that waits in
+/// `poll` and may have lost the bytes to another reader since. Where the
+/// flag is refused, a plain `read`.
+pub(crate) fn read_nowait(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: one iovec over `buf`, exclusively borrowed for the call;
+    // offset -1 is the descriptor's own position.
+    let r = unsafe { libc::preadv2(fd.as_raw_fd(), &iov, 1, -1, libc::RWF_NOWAIT) };
+    if r >= 0 {
+        return Ok(r as usize);
+    }
+    let e = io::Error::last_os_error();
     match e.raw_os_error() {
-        Some(libc::EOPNOTSUPP | libc::EINVAL) => Ok(rustix::io::write(fd, data)?),
+        Some(libc::EOPNOTSUPP | libc::EINVAL) => Ok(rustix::io::read(fd, buf)?),
         _ => Err(e),
     }
 }
 
+/// Asks the kernel to make a pipe's capacity at least `bytes`; returns the
+/// capacity it set (capped by `/proc/sys/fs/pipe-max-size` for unprivileged
+/// processes: `EPERM` past it).
 pub(crate) fn set_pipe_size(fd: BorrowedFd<'_>, bytes: usize) -> io::Result<usize> {
     Ok(rustix::pipe::fcntl_setpipe_size(fd, bytes)?)
 }
 
+/// `fsync`.
 pub(crate) fn sync_all(fd: BorrowedFd<'_>) -> io::Result<()> {
     Ok(retry(|| rustix::fs::fsync(fd))?)
 }

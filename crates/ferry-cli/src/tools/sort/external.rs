@@ -67,6 +67,8 @@ pub enum Fail {
     Read(String, io::Error),
     /// Writing a temporary file (its name).
     Temp(String, io::Error),
+    /// Creating a temporary file in a directory (its name).
+    TempDir(String, io::Error),
     /// An input of records whose size is not a whole number of them.
     Partial(String, u64, usize),
 }
@@ -367,7 +369,22 @@ pub fn start_run_of(dir: &Path, data: Buf) -> Result<(Run, AsyncFile, Request<Bu
     Ok((Run { file, name }, af, req))
 }
 
+/// How many runs one merge reads at once: a quarter of the descriptors
+/// the process may open (each run holds one, and its mapping's lease may
+/// take another), at most 64 and at least 2.
+pub fn fan_in() -> usize {
+    let open = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(1024);
+    (open.saturating_sub(32) / 4).clamp(2, 64) as usize
+}
+
 impl Run {
+    /// A run in `file` (written), named `name` in messages.
+    pub fn new(file: File, name: String) -> Run {
+        Run { file, name }
+    }
+
     /// The run as a stream read from its start: its pages mapped where
     /// the file allows it (a read-only descriptor, reopened through
     /// `/proc/self/fd`, once the writable one is closed: a mapping is
@@ -430,7 +447,7 @@ pub fn buffer(spare: Option<BufMut>, len: usize) -> io::Result<BufMut> {
 /// that nothing is left behind whenever the program stops, Ctrl-C
 /// included; where the file system has no such files, a named one
 /// unlinked at once. The name returned is for messages.
-fn temp_file(dir: &Path) -> Result<(File, String), Fail> {
+pub fn temp_file(dir: &Path) -> Result<(File, String), Fail> {
     use std::os::unix::fs::OpenOptionsExt;
     let unnamed = std::fs::OpenOptions::new()
         .read(true)
@@ -446,14 +463,14 @@ fn temp_file(dir: &Path) -> Result<(File, String), Fail> {
         // No O_TMPFILE here (EOPNOTSUPP; EISDIR from kernels that ignore
         // the flag): a named file. Other errors are the directory's.
         Err(e) if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => {
-            return Err(Fail::Temp(dir.join("sortXXXXXX").display().to_string(), e));
+            return Err(Fail::TempDir(dir.display().to_string(), e));
         }
         Err(_) => {}
     }
     let t = tempfile::Builder::new()
         .prefix("sort")
         .tempfile_in(dir)
-        .map_err(|e| Fail::Temp(dir.join("sortXXXXXX").display().to_string(), e))?;
+        .map_err(|e| Fail::TempDir(dir.display().to_string(), e))?;
     let name = t.path().display().to_string();
     let (file, path) = t.into_parts();
     drop(path);

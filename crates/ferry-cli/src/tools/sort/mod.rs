@@ -278,6 +278,7 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result
         return Ok(emit_lines(o, &lines, cmp, o.unique, bar));
     };
     let dir = external::temp_dir(o.temp.as_ref());
+    let fan_in = external::fan_in();
     let mut runs = Vec::new();
     let mut pending = None;
     // A run's memory, back from the kernel, for the run after next.
@@ -304,6 +305,9 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result
         if let Some((run, af, req)) = pending.take() {
             spare = external::finish_run(&run, af, req).map_err(fail)?;
             runs.push(run);
+            if runs.len() > fan_in {
+                merge_first(&mut runs, fan_in, &dir, o, cmp, records).map_err(fail)?;
+            }
         }
         pending = Some(started);
         // The next piece is read while the run is written.
@@ -316,6 +320,9 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result
         external::finish_run(&run, af, req).map_err(fail)?;
         runs.push(run);
     }
+    while runs.len() > fan_in {
+        merge_first(&mut runs, fan_in, &dir, o, cmp, records).map_err(fail)?;
+    }
     bar.writing("merging");
     Ok(write_out(o, |emit| {
         let emit = counted(emit, bar);
@@ -327,12 +334,54 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result
     }))
 }
 
+/// Merges the first `n` runs into one run in their place (the earliest
+/// input, so ties still go to the earlier line): the merge's fan-in stays
+/// within the descriptors a process may hold, however many runs there are.
+fn merge_first(
+    runs: &mut Vec<external::Run>,
+    n: usize,
+    dir: &std::path::Path,
+    o: &Opts,
+    cmp: &Cmp,
+    records: Option<records::Layout>,
+) -> Result<(), external::Fail> {
+    let group: Vec<external::Run> = runs.drain(..n).collect();
+    let (file, name) = external::temp_file(dir)?;
+    let mut out = ferry::transfer::OrderedOut::new(std::os::fd::AsFd::as_fd(&file));
+    let framing = o.framing();
+    let term = framing.terminator();
+    let merged = match records {
+        Some(l) => records::merge(group, l, o.unique, |b| out.write(b)),
+        None => external::merge_runs(group, framing, cmp, o.unique, |l| {
+            out.write(l)?;
+            match term {
+                Some(t) => out.byte(t),
+                None => Ok(()),
+            }
+        }),
+    };
+    let fail =
+        |(n, e): (Option<String>, io::Error)| external::Fail::Temp(n.unwrap_or(name.clone()), e);
+    merged.map_err(fail)?;
+    out.flush().map_err(|e| fail((None, e)))?;
+    runs.insert(0, external::Run::new(file, name));
+    Ok(())
+}
+
 /// Prints an external sort's error; the exit status.
 fn fail_message(t: &Tool, f: external::Fail) -> i32 {
     match f {
         external::Fail::Read(n, e) => cannot_read(t, &n, &e),
         external::Fail::Temp(n, e) => {
             t.error(format_args!("write failed: {n}: {}", common::describe(&e)));
+            2
+        }
+        external::Fail::TempDir(d, e) => {
+            t.error(format_args!(
+                "cannot create temporary file in {}: {}",
+                common::quote_always(&d),
+                common::describe(&e)
+            ));
             2
         }
         external::Fail::Partial(n, len, rec) => {
