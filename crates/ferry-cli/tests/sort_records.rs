@@ -236,3 +236,42 @@ fn a_partial_record_at_the_end_of_a_large_file_is_an_error() {
         assert!(!d.join("out").exists(), "{extra:?}: output written");
     }
 }
+
+/// More runs than one merge may read (a low open-file limit: 64
+/// descriptors make the fan-in 8): runs are merged in groups, in input
+/// order, and the result is the same stable sort, with `-u` too.
+#[test]
+fn more_runs_than_the_fan_in_merge_in_groups() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = records(30_000, 100, 0, 10, 5);
+    std::fs::write(d.join("r"), &data).unwrap();
+    for uniq in [false, true] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        c.args(["sort", "--record-size", "100", "--key-bytes", "10"])
+            .args(["-S", "64K", "-T", "."])
+            .args(if uniq { &["-u"][..] } else { &[][..] })
+            .arg("r")
+            .current_dir(d);
+        // SAFETY: setrlimit only, between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let l = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.stdout == expected(&data, 100, 0, 10, false, uniq),
+            "-u {uniq}"
+        );
+    }
+}
