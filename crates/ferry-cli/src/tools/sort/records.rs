@@ -179,18 +179,31 @@ pub fn gather(
     spare: Option<BufMut>,
 ) -> io::Result<Buf> {
     let mut out = super::external::buffer(spare, order.len() * l.size)?;
-    let mut prev: Option<&[u8]> = None;
-    for &i in order {
-        let r = &piece[i as usize * l.size..][..l.size];
-        if unique {
-            if prev.is_some_and(|p| l.same(p, r)) {
-                continue;
-            }
-            prev = Some(r);
-        }
+    for r in in_order(piece, l, order, unique) {
         out.extend_from_slice(r);
     }
     Ok(out.freeze())
+}
+
+/// `piece`'s records in the order given, the first of each equal key
+/// only with `unique`.
+fn in_order<'a>(
+    piece: &'a [u8],
+    l: Layout,
+    order: &'a [u32],
+    unique: bool,
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut prev: Option<&[u8]> = None;
+    order.iter().filter_map(move |&i| {
+        let r = &piece[i as usize * l.size..][..l.size];
+        if unique {
+            if prev.is_some_and(|p| l.same(p, r)) {
+                return None;
+            }
+            prev = Some(r);
+        }
+        Some(r)
+    })
 }
 
 /// One run in the merge: its stream, the block of records being taken,
@@ -243,15 +256,7 @@ pub fn write_sorted(
 ) -> Result<(), Failure> {
     through_writer(
         |out| {
-            let mut prev: Option<&[u8]> = None;
-            for &i in order {
-                let r = &piece[i as usize * l.size..][..l.size];
-                if unique {
-                    if prev.is_some_and(|p| l.same(p, r)) {
-                        continue;
-                    }
-                    prev = Some(r);
-                }
+            for r in in_order(piece, l, order, unique) {
                 out.put(r)?;
             }
             Ok(())
