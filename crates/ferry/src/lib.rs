@@ -61,12 +61,56 @@
 //! Where no lease can be had (the file is open for writing, belongs to
 //! another user, or its file system has no leases) the safe mapping API
 //! fails and says why; [`Buf::read_file`] copies instead, and a stream
-//! that would have mapped reads into buffers. Limits of the lease: a break
-//! left unanswered for `/proc/sys/fs/lease-break-time` (45 s; ferry
-//! answers in the time one copy of the mapped windows takes) lets the
-//! writer through anyway; and writes through a descriptor opened for
-//! writing *before* the lease cannot happen, because then the lease is
-//! refused.
+//! that would have mapped reads into buffers. Writes through a descriptor
+//! opened for writing *before* the lease cannot happen, because then the
+//! lease is refused.
+//!
+//! ### What a leased mapping promises, exactly
+//!
+//! A leased `Buf` either keeps the bytes it was made with, or says it lost
+//! them; it never shows other bytes as intact ones:
+//!
+//! * **a writer comes** (an open for writing, or `truncate(2)`; a file
+//!   renamed over it leaves the old file, and the `Buf`, as they are): the
+//!   snapshot copies
+//!   the mapped windows [`SNAPSHOT_STEP`](crate::buf::SNAPSHOT_STEP) bytes
+//!   at a time, so it needs memory for one step beside the mappings, not
+//!   a second copy of them all. Where even that cannot be had, what was
+//!   not copied is replaced by zeros and the `Buf` is *lost*; the writer
+//!   goes on at once either way.
+//! * **a change the lease does not announce**: Linux empties a file opened
+//!   *read-only* with `O_TRUNC` (by anyone allowed to write it) without
+//!   breaking a read lease. ferry finds it by the file's size — nothing
+//!   else can change a leased file unannounced, and nothing can grow it
+//!   again without breaking the lease — at the next
+//!   [`Buf::is_intact`], [`MappedFile::map`] or [`MappedFile::size`], at
+//!   the next break, or when a lost page is touched (the SIGBUS guard).
+//!   Every mapping made before is then lost; `map` hands out only
+//!   mappings of the file as it is now.
+//! * **lost** means: the bytes read as zeros (never the file's later
+//!   bytes), [`Buf::is_intact`] is false from then on, and
+//!   [`Buf::content_id`] has [`ContentId::DAMAGED`] set, so it never
+//!   equals the id the `Buf` had while intact. Before ferry has noticed
+//!   (a read-only `O_TRUNC` open, and nothing above asked yet), the bytes
+//!   may already read as zeros with the old id: callers who key on ids
+//!   (a cache) check `is_intact()` before trusting what they serve.
+//! * a break left unanswered for `/proc/sys/fs/lease-break-time` (45 s)
+//!   lets the writer through anyway: only if not even zeros could be put
+//!   in place of a mapping (an `mmap` of the zero page failing).
+//!
+//! ### What a lease costs other programs
+//!
+//! While ferry holds a read lease on a file, another program that opens
+//! it for writing or truncates it waits until ferry has snapshotted its
+//! mappings (a copy of the mapped windows), and one that does so with
+//! `O_NONBLOCK` (GNU `truncate`)
+//! fails with `EAGAIN` meanwhile. If the process holding the lease is
+//! stopped (`kill -STOP`, Ctrl-Z), its lease thread cannot answer and the
+//! writer waits the whole lease-break time. So take leases for data you
+//! hand out as `Buf`s and keep; a program that only reads a file through
+//! once (ferry's tools) maps it without a lease
+//! ([`Buf::map_file_unchecked`] with the SIGBUS guard) and gets what is
+//! there, as `read(2)` would.
 //!
 //! ```
 //! use ferry::{Aggregate, Buf, Pool};

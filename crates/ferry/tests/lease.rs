@@ -114,6 +114,83 @@ fn a_child_truncating_the_file_leaves_the_buf_whole() {
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
 }
 
+/// Another process opens the file read-only with `O_TRUNC` (as
+/// `perl -e 'sysopen F, $f, O_RDONLY|O_TRUNC'` does): Linux empties the
+/// file for anyone allowed to write it, and a read-only open does not break
+/// a read lease, so ferry hears nothing. Before ferry looked at the file's
+/// size, the `Buf` read as zeros with its `ContentId` unchanged,
+/// `MappedFile::size` still said the old size and a new `map` of the old
+/// range succeeded with zeros.
+fn child_opens_read_only_with_o_trunc(path: &Path) {
+    let st = Command::new("perl")
+        .args([
+            "-MFcntl",
+            "-e",
+            "sysopen(my $f, $ARGV[0], O_RDONLY|O_TRUNC) or die \"open: $!\"",
+        ])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "perl: {st:?}");
+}
+
+#[test]
+fn a_read_only_o_trunc_open_is_found_and_the_buf_reports_it() {
+    let data = pattern(5 * 4096 + 99, 7);
+    let (_d, p) = file_with(&data);
+    let f = std::fs::File::open(&p).unwrap();
+    let mapped = MappedFile::open(&f).unwrap();
+    let a = mapped.map(0..data.len() as u64).unwrap();
+    let whole = Buf::map_file(&f, 4096..8192).unwrap();
+    let (id_a, id_whole) = (a.content_id(), whole.content_id());
+    assert!(a.is_intact() && whole.is_intact());
+    assert!(a[..] == data[..]);
+
+    child_opens_read_only_with_o_trunc(&p);
+    assert_eq!(std::fs::metadata(&p).unwrap().len(), 0, "Linux emptied it");
+
+    // Found before a byte of it is read.
+    assert!(!a.is_intact(), "the Buf says it lost its bytes");
+    assert!(!whole.is_intact(), "so does one of another MappedFile");
+    assert_ne!(a.content_id(), id_a, "never equal to the intact id");
+    assert_ne!(whole.content_id(), id_whole);
+    assert!(a.iter().all(|&b| b == 0), "what was lost reads as zeros");
+    assert_eq!(mapped.size().unwrap(), 0, "the size is the file's now");
+    let e = mapped.map(0..10).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+
+    // A writer fills the file again: the lost Bufs never show its bytes,
+    // and new mappings do.
+    let new = pattern(data.len(), 99);
+    std::fs::write(&p, &new).unwrap();
+    assert!(a.iter().all(|&b| b == 0));
+    assert!(whole.iter().all(|&b| b == 0));
+    assert!(!a.is_intact());
+    let b = mapped.map(0..new.len() as u64).unwrap();
+    assert!(b[..] == new[..]);
+    assert!(b.is_intact());
+    assert_ne!(b.content_id(), a.content_id());
+}
+
+/// The same change, noticed only when a writer breaks the lease: the
+/// snapshot would have copied the emptied file's zeros (the SIGBUS
+/// guard's, whose evidence the snapshot then dropped) and called the
+/// `Buf` intact.
+#[test]
+fn an_o_trunc_open_noticed_at_the_next_break_loses_the_buf() {
+    let data = pattern(3 * 4096, 8);
+    let (_d, p) = file_with(&data);
+    let f = std::fs::File::open(&p).unwrap();
+    let a = Buf::map_file(&f, 0..data.len() as u64).unwrap();
+    let id = a.content_id();
+    child_opens_read_only_with_o_trunc(&p);
+    let new = pattern(data.len(), 200);
+    std::fs::write(&p, &new).unwrap();
+    assert!(a.iter().all(|&b| b == 0), "neither old nor new bytes");
+    assert!(!a.is_intact());
+    assert_ne!(a.content_id(), id);
+}
+
 #[test]
 fn many_windows_of_several_files_dropped_during_breaks() {
     const N: usize = 4;

@@ -526,13 +526,17 @@ impl Block {
         self.header().generation.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// True if this block is a file mapping that lost pages because the file
-    /// shrank under it (they now read as zeros).
-    pub(crate) fn mapping_faulted(&self) -> bool {
+    /// True if this block is a file mapping that does not hold all the
+    /// bytes it was made with (they now read as zeros): the file shrank
+    /// under it, or a leased mapping was lost (no memory for its snapshot,
+    /// or a change the lease did not announce). What is known without a
+    /// system call; `verify` asks the file too (a leased mapping's).
+    pub(crate) fn mapping_damaged(&self, verify: bool) -> bool {
         match &self.header().backing {
             #[cfg(not(miri))]
             Backing::Mapped { guard: Some(g), .. } => g.faulted(),
-            Backing::Leased(link) => link.faulted(),
+            Backing::Leased(link) if verify => link.verify(),
+            Backing::Leased(link) => link.damaged(),
             _ => false,
         }
     }

@@ -22,10 +22,21 @@ pub struct ContentId {
     /// The process-unique id of the block holding the bytes (0 is the block
     /// of static and empty buffers, whose offset is then their address).
     pub block: u64,
-    /// The block's generation when the id was taken.
+    /// The block's generation when the id was taken, with
+    /// [`ContentId::DAMAGED`] set for a file mapping known to have lost
+    /// bytes ([`Buf::is_intact`](crate::Buf::is_intact) false).
     pub generation: u64,
     /// Where the bytes start inside the block.
     pub offset: usize,
     /// How many bytes.
     pub len: usize,
+}
+
+impl ContentId {
+    /// The bit of [`generation`](Self::generation) set in the id of a file
+    /// mapping that lost bytes: such an id never equals one taken while the
+    /// bytes were intact, so a cache keyed on ids never serves the zeros
+    /// that replaced them as the bytes it saw. (Generations count up from 0
+    /// and never reach it.)
+    pub const DAMAGED: u64 = 1 << 63;
 }

@@ -58,8 +58,14 @@ static REGISTRY: Mutex<BTreeMap<RawFd, FileEntry>> = parking_lot::const_mutex(BT
 pub(crate) struct MapRec {
     base: NonNull<u8>,
     map_len: usize,
-    /// Replaced by a private copy: no longer the file's pages.
+    /// Replaced by a private copy (or by zeros, if `lost`): no longer the
+    /// file's pages.
     snapshotted: AtomicBool,
+    /// The bytes the mapping was made with could not all be kept: no
+    /// memory for their copy when a writer came, or the file was changed
+    /// behind the lease (a read-only open with `O_TRUNC`). What is not
+    /// kept reads as zeros; never again as the file's bytes.
+    lost: AtomicBool,
     /// The SIGBUS guard's entry while the mapping is the file's pages.
     guard: Mutex<Option<Guard>>,
 }
@@ -71,28 +77,90 @@ unsafe impl Send for MapRec {}
 unsafe impl Sync for MapRec {}
 
 impl MapRec {
-    /// Replaces the mapping by a private copy (registry lock held).
-    /// Returns false if that failed.
+    /// Replaces the mapping by a private copy (registry lock held, or the
+    /// registry owned by a child just forked). Where no memory can be had
+    /// for the copy, what was not copied is replaced by zeros and the
+    /// mapping is marked lost: it never shows a writer's bytes. Returns
+    /// false only if even that failed (the mapping is then still the
+    /// file's pages, marked lost).
+    ///
+    /// Only system calls and atomics besides the guard's mutex, which is
+    /// ferry's own and never held across a fork.
     fn snapshot(&self) -> bool {
         if self.snapshotted.load(Ordering::Acquire) {
             return true;
         }
-        // SAFETY: the record is in the registry, whose lock the caller
-        // holds, so the mapping is live and nobody unmaps it (a drop takes
-        // the record out under the lock first). Its bytes cannot change:
-        // the lease being broken holds every writer back.
-        if unsafe { map::snapshot_in_place(self.base, self.map_len) }.is_err() {
-            return false;
+        // SAFETY: the record is in the registry, which the caller holds,
+        // so the mapping is live and nobody unmaps it (a drop takes the
+        // record out under the lock first). Its bytes cannot change: the
+        // lease being broken holds every writer back.
+        match unsafe { map::snapshot_in_place(self.base, self.map_len) } {
+            Ok(()) => {
+                if self.guard_faulted() {
+                    // The file had shrunk under it: the copy holds the
+                    // guard's zeros.
+                    self.lost.store(true, Ordering::Release);
+                }
+                self.done_with_file();
+                true
+            }
+            Err((done, _)) => self.lose_from(done),
         }
+    }
+
+    /// The file was changed behind its lease: nothing of what the mapping
+    /// shows can be trusted. Zeros in place of all of it.
+    fn lose(&self) -> bool {
+        if self.snapshotted.load(Ordering::Acquire) {
+            return true;
+        }
+        self.lose_from(0)
+    }
+
+    /// Zeros in place of the mapping from byte `done` on (the bytes before
+    /// are a private copy already); marks it lost. False if the zeros
+    /// could not be put in place.
+    fn lose_from(&self, done: usize) -> bool {
+        self.lost.store(true, Ordering::Release);
+        // SAFETY: `done` is a multiple of the snapshot step below
+        // `map_len`, so `base + done` is page aligned and inside the
+        // mapping, which is live and ours (as in `snapshot`).
+        let zeroed = unsafe {
+            map::zero_in_place(
+                NonNull::new_unchecked(self.base.as_ptr().add(done)),
+                self.map_len - done,
+            )
+        }
+        .is_ok();
+        if zeroed {
+            self.done_with_file();
+        }
+        zeroed
+    }
+
+    /// The mapping is private memory now: it never faults for a lost
+    /// page, so the SIGBUS guard lets it go.
+    fn done_with_file(&self) {
         if let Some(g) = self.guard.lock().take() {
             unregister(g);
         }
         self.snapshotted.store(true, Ordering::Release);
-        true
     }
-}
 
-impl MapRec {
+    #[cfg(not(miri))]
+    fn guard_faulted(&self) -> bool {
+        self.guard.lock().as_ref().is_some_and(|g| g.faulted())
+    }
+    #[cfg(miri)]
+    fn guard_faulted(&self) -> bool {
+        false
+    }
+
+    /// Lost, or lost pages to a file that shrank (they read as zeros).
+    fn damaged(&self) -> bool {
+        self.lost.load(Ordering::Acquire) || self.guard_faulted()
+    }
+
     /// [`MapRec::snapshot`] in a child just forked (the registry is held):
     /// only system calls, no lock another thread may have held at the fork
     /// (the SIGBUS guard's registration stays; private memory never faults
@@ -103,7 +171,21 @@ impl MapRec {
         }
         // SAFETY: as in `snapshot`: the registry is held and the lease
         // (the parent's, shared) still holds every writer back.
-        if unsafe { map::snapshot_in_place(self.base, self.map_len) }.is_ok() {
+        let kept = match unsafe { map::snapshot_in_place(self.base, self.map_len) } {
+            Ok(()) => true,
+            Err((done, _)) => {
+                self.lost.store(true, Ordering::Release);
+                // SAFETY: as in `lose_from`.
+                unsafe {
+                    map::zero_in_place(
+                        NonNull::new_unchecked(self.base.as_ptr().add(done)),
+                        self.map_len - done,
+                    )
+                }
+                .is_ok()
+            }
+        };
+        if kept {
             self.snapshotted.store(true, Ordering::Release);
         }
     }
@@ -136,15 +218,27 @@ impl Link {
         !self.rec.snapshotted.load(Ordering::Acquire)
     }
 
-    /// The file shrank under the mapping (only if a break went unanswered
-    /// for the whole lease-break time).
-    pub(crate) fn faulted(&self) -> bool {
-        #[cfg(not(miri))]
-        {
-            self.rec.guard.lock().as_ref().is_some_and(|g| g.faulted())
+    /// The mapping does not hold all the bytes it was made with (they
+    /// read as zeros): the file shrank or was emptied under it, or a
+    /// writer came when no memory could be had for its copy. What ferry
+    /// has seen so far; [`verify`](Self::verify) looks at the file too.
+    pub(crate) fn damaged(&self) -> bool {
+        self.rec.damaged()
+    }
+
+    /// [`damaged`](Self::damaged), after checking the file itself: one
+    /// `fstat` under the registry's lock, which finds a change the lease
+    /// did not announce (a read-only open with `O_TRUNC`) and makes every
+    /// mapping of the file lost.
+    pub(crate) fn verify(&self) -> bool {
+        if !self.rec.damaged() && !self.rec.snapshotted.load(Ordering::Acquire) {
+            let fd = self.file.fd.as_fd();
+            let mut reg = REGISTRY.lock();
+            if let Some(e) = reg.get_mut(&fd.as_raw_fd()) {
+                check_unannounced(e, fd);
+            }
         }
-        #[cfg(miri)]
-        false
+        self.rec.damaged()
     }
 }
 
@@ -205,6 +299,7 @@ fn on_break(fd: Option<RawFd>) {
         if !e.leased || lease::holds_unbroken_lease(bfd) {
             continue; // a stale notice, or not this file
         }
+        check_unannounced(e, bfd);
         let mut all = true;
         for rec in e.maps.values() {
             all &= rec.snapshot();
@@ -214,8 +309,38 @@ fn on_break(fd: Option<RawFd>) {
         if all {
             lease::release(bfd);
         }
-        // Else (no memory for a copy) the lease stays until the kernel's
-        // lease-break time ends it; the writer waits that long.
+        // Else (not even zeros could be put in place of a mapping) the
+        // lease stays until the kernel's lease-break time ends it; the
+        // writer waits that long.
+    }
+}
+
+/// A change to a leased file that the kernel did not announce: Linux
+/// truncates a file opened read-only with `O_TRUNC` (by anyone allowed to
+/// write it) without breaking a read lease, and the only trace is its
+/// size, now smaller than when the lease was taken (nothing can grow it
+/// without breaking the lease: that takes a write open or `truncate(2)`).
+/// Then every mapping made in this lease period is lost — zeros in place
+/// of it, so that no later bytes of the file ever show through it — and a
+/// new period starts at the new size. Registry lock held. True if the
+/// file had changed.
+fn check_unannounced(e: &mut FileEntry, fd: BorrowedFd<'_>) -> bool {
+    if !e.leased || e.inherited {
+        return false;
+    }
+    match crate::sys::fileio::file_size(fd) {
+        Ok(size) if size == e.size => false,
+        Ok(size) => {
+            for rec in e.maps.values() {
+                rec.lose();
+            }
+            e.gen += 1;
+            e.size = size;
+            true
+        }
+        // fstat of an open descriptor does not fail; if it does, keep
+        // what is known.
+        Err(_) => false,
     }
 }
 
@@ -390,6 +515,8 @@ impl MappedFile {
         if !e.leased {
             e.size = take(fd)?;
             e.leased = true;
+        } else {
+            check_unannounced(e, fd);
         }
         Ok((e.gen, e.size))
     }
@@ -450,6 +577,7 @@ impl MappedFile {
             base: m.base,
             map_len: m.map_len,
             snapshotted: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
             guard: Mutex::new(Some(guard)),
         });
         {

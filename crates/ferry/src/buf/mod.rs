@@ -46,6 +46,15 @@ pub use content_id::ContentId;
 pub use mapped_file::MappedFile;
 pub use shared::Buf;
 
+/// How many bytes of a leased mapping its snapshot copies at a time when a
+/// writer comes ([`MappedFile`]): the memory a snapshot needs beside the
+/// mappings it keeps, whatever their size.
+///
+/// ```
+/// assert_eq!(ferry::buf::SNAPSHOT_STEP % ferry::sys_page_size(), 0);
+/// ```
+pub const SNAPSHOT_STEP: usize = crate::sys::map::SNAPSHOT_STEP;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static COPIED: AtomicU64 = AtomicU64::new(0);

@@ -318,10 +318,19 @@ impl Buf {
 
     /// The id of these bytes: equal ids mean equal bytes for the life of the
     /// process.
+    ///
+    /// A file mapping known to have lost bytes (see
+    /// [`is_intact`](Self::is_intact)) has [`ContentId::DAMAGED`] set in its
+    /// generation, so its id never equals one taken while it was intact.
     pub fn content_id(&self) -> ContentId {
+        let damaged = if self.block.mapping_damaged(false) {
+            ContentId::DAMAGED
+        } else {
+            0
+        };
         ContentId {
             block: self.block.id(),
-            generation: self.block.generation(),
+            generation: self.block.generation() | damaged,
             offset: (self.ptr.as_ptr() as usize).wrapping_sub(self.block.data().as_ptr() as usize),
             len: self.len,
         }
@@ -332,15 +341,30 @@ impl Buf {
         self.block.id() == other.block.id() && self.block.id() != 0
     }
 
-    /// False if these bytes come from a file mapping that lost pages because
-    /// another process shrank the file (the lost pages read as zeros instead
-    /// of crashing the process). Always true for other buffers.
+    /// False if these bytes come from a file mapping that no longer holds
+    /// all the bytes it was made with; what it lost reads as zeros (never as
+    /// a crash, and never as bytes a writer put in the file later). A
+    /// mapping loses bytes when another process shrinks or empties the file
+    /// under it, or — for a leased mapping ([`Buf::map_file`],
+    /// [`MappedFile`](crate::MappedFile)) — when a writer came and no
+    /// memory could be had for the snapshot, or the file was changed in a
+    /// way the lease does not announce (a read-only `open` with `O_TRUNC`).
+    /// For a leased mapping this asks the file itself (one `fstat`), so a
+    /// change is found even before the lost bytes are read. Always true
+    /// for other buffers. Once false, it stays false, and the
+    /// [`content_id`](Self::content_id) changes.
     ///
     /// ```
     /// assert!(ferry::Buf::from(vec![1u8]).is_intact());
     /// ```
     pub fn is_intact(&self) -> bool {
-        !self.block.mapping_faulted()
+        !self.block.mapping_damaged(true)
+    }
+
+    /// [`is_intact`](Self::is_intact) without a system call: what ferry
+    /// knows so far (the SIGBUS guard's evidence, a lost snapshot).
+    pub(crate) fn known_intact(&self) -> bool {
+        !self.block.mapping_damaged(false)
     }
 
     /// Writes all of the bytes to `fd` (EINTR retried, partial writes

@@ -109,18 +109,56 @@ pub(crate) unsafe fn unmap(base: NonNull<u8>, map_len: usize) {
     let _ = unsafe { rustix::mm::munmap(base.as_ptr().cast(), map_len) };
 }
 
+/// How much of a mapping one step of [`snapshot_in_place`] copies: the
+/// most address space and memory a snapshot needs beyond the mapping
+/// itself at any moment (each step's copy takes the place of the file's
+/// pages it replaces). A mapping of 1 GiB becomes 128 private mappings.
+pub(crate) const SNAPSHOT_STEP: usize = 8 << 20;
+
 /// Replaces the file mapping at `base..base + len` with a private,
-/// read-only copy of its bytes, at the same address: anonymous memory is
-/// filled from the mapping and then moved over it (`mremap` with
-/// `MREMAP_FIXED`), which swaps the pages in one step. A reader on another
-/// thread sees the same bytes before, during and after; the file's later
-/// changes no longer show. On an error the mapping is left as it was.
+/// read-only copy of its bytes, at the same address, [`SNAPSHOT_STEP`]
+/// bytes at a time: anonymous memory is filled from one step of the
+/// mapping and then moved over it (`mremap` with `MREMAP_FIXED`), which
+/// swaps those pages in one step. A reader on another thread sees the same
+/// bytes before, during and after; the file's later changes no longer
+/// show. So a snapshot needs room for one step's copy, not the whole
+/// mapping's, beside the mapping (an address-space limit such as
+/// `ulimit -v` that leaves room for a mapping but not its copy no longer
+/// stops it).
+///
+/// On an error, `Err((done, e))`: the first `done` bytes (a multiple of the
+/// step) are the private copy, the rest is still the file's mapping.
 ///
 /// # Safety
 /// `base..base + len` must be one live mapping that the caller owns, that
 /// nobody unmaps or remaps during the call, and whose bytes do not change
-/// during it (its file's writers are held back by a lease).
-pub(crate) unsafe fn snapshot_in_place(base: NonNull<u8>, len: usize) -> io::Result<()> {
+/// during it (its file's writers are held back by a lease). `base` is page
+/// aligned.
+pub(crate) unsafe fn snapshot_in_place(
+    base: NonNull<u8>,
+    len: usize,
+) -> Result<(), (usize, io::Error)> {
+    let mut done = 0;
+    while done < len {
+        let step = SNAPSHOT_STEP.min(len - done);
+        // SAFETY: `done < len`, so the address lies inside the caller's
+        // mapping, as does `step` bytes from it; the caller's promises
+        // hold for that part as for the whole.
+        let r = unsafe { snapshot_step(NonNull::new_unchecked(base.as_ptr().add(done)), step) };
+        if let Err(e) = r {
+            return Err((done, e));
+        }
+        done += step;
+    }
+    Ok(())
+}
+
+/// One step of [`snapshot_in_place`]: the whole of `at..at + len` or, on an
+/// error, none of it.
+///
+/// # Safety
+/// As for [`snapshot_in_place`], for this part.
+unsafe fn snapshot_step(at: NonNull<u8>, len: usize) -> io::Result<()> {
     // SAFETY: a fresh anonymous mapping (null hint, no MAP_FIXED) replaces
     // no memory.
     let new = unsafe {
@@ -136,23 +174,23 @@ pub(crate) unsafe fn snapshot_in_place(base: NonNull<u8>, len: usize) -> io::Res
     if new == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: `new` is ours and writable for `len` bytes; `base` is
-    // readable for `len` bytes (the caller's mapping) and does not overlap
-    // a mapping made just now.
-    unsafe { std::ptr::copy_nonoverlapping(base.as_ptr(), new.cast::<u8>(), len) };
+    // SAFETY: `new` is ours and writable for `len` bytes; `at` is readable
+    // for `len` bytes (the caller's mapping) and does not overlap a mapping
+    // made just now.
+    unsafe { std::ptr::copy_nonoverlapping(at.as_ptr(), new.cast::<u8>(), len) };
     // SAFETY: `new..new+len` is the mapping made above.
     let moved = unsafe {
         if libc::mprotect(new, len, libc::PROT_READ) != 0 {
             libc::MAP_FAILED
         } else {
-            // The old mapping at `base` is replaced atomically; the caller
-            // owns it and guarantees nobody else unmaps it meanwhile.
+            // The old pages at `at` are replaced atomically; the caller
+            // owns them and guarantees nobody else unmaps them meanwhile.
             libc::mremap(
                 new,
                 len,
                 len,
                 libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-                base.as_ptr().cast::<libc::c_void>(),
+                at.as_ptr().cast::<libc::c_void>(),
             )
         }
     };
@@ -163,6 +201,37 @@ pub(crate) unsafe fn snapshot_in_place(base: NonNull<u8>, len: usize) -> io::Res
         return Err(e);
     }
     crate::buf::count_snapshot(len);
+    Ok(())
+}
+
+/// Replaces the pages at `base..base + len` with zero-filled, read-only
+/// anonymous memory, as the SIGBUS guard does for pages a file lost: for a
+/// mapping whose bytes could not be kept (no memory for a copy, or the
+/// file was changed behind its lease), so that it never shows what a
+/// writer puts in the file later. Needs no memory: the zero page is shared
+/// until written, and the mapping is never writable. Leaves the mapping
+/// as it was on an error.
+///
+/// # Safety
+/// `base..base + len` must lie inside one live mapping that the caller
+/// owns and that nobody unmaps or remaps during the call; `base` is page
+/// aligned.
+pub(crate) unsafe fn zero_in_place(base: NonNull<u8>, len: usize) -> io::Result<()> {
+    // SAFETY: MAP_FIXED over memory the caller owns and lets us replace;
+    // it replaces exactly that range and nothing else.
+    let r = unsafe {
+        libc::mmap(
+            base.as_ptr().cast(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if r == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
     Ok(())
 }
 

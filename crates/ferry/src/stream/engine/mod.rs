@@ -263,7 +263,7 @@ impl Inner {
         }
         self.seen_faults = now;
         let damaged = self.slots.iter().any(|s| match &s.data {
-            Data::Read { buf, .. } => !buf.is_intact(),
+            Data::Read { buf, .. } => !buf.known_intact(),
             _ => false,
         });
         if damaged {

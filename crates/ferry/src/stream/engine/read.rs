@@ -236,7 +236,7 @@ impl Inner {
     /// shrank).
     pub(crate) fn lease_damaged(&self, slot: u32) -> bool {
         match self.slots.get(slot as usize).map(|s| &s.data) {
-            Some(Data::Read { buf, .. }) => !buf.is_intact(),
+            Some(Data::Read { buf, .. }) => !buf.known_intact(),
             _ => false,
         }
     }
