@@ -173,6 +173,9 @@ pub fn sys_page_size() -> usize {
 /// `out_off + len` bytes long (`fallocate` it or set its length first);
 /// where it is shorter the copy stops with an error naming the offset.
 /// Returns the bytes copied, fewer than `len` only where `input` ends.
+/// Ranges of one file that overlap are refused (`InvalidInput`, "input
+/// file is output file", before anything is copied): read from pages the
+/// copy is writing, they would come back overwritten.
 ///
 /// ```
 /// use std::io::{Read, Seek, Write};
@@ -195,5 +198,8 @@ pub fn read_into_file(
     out_off: u64,
     len: usize,
 ) -> std::io::Result<usize> {
-    sys::map::read_into_file(input.as_fd(), in_off, output.as_fd(), out_off, len)
+    let (input, output) = (input.as_fd(), output.as_fd());
+    let reads = transfer::Reads::Range(in_off, in_off.saturating_add(len as u64));
+    transfer::same_file_refused(input, reads, output, transfer::Writes::At(out_off))?;
+    sys::map::read_into_file(input, in_off, output, out_off, len)
 }

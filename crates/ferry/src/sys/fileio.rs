@@ -82,6 +82,12 @@ pub(crate) fn file_size(fd: BorrowedFd<'_>) -> io::Result<u64> {
     Ok(rustix::fs::fstat(fd)?.st_size as u64)
 }
 
+/// Is `fd` open in append mode (`O_APPEND`)?
+pub(crate) fn is_append(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    let fl = rustix::fs::fcntl_getfl(fd)?;
+    Ok(fl.contains(rustix::fs::OFlags::APPEND))
+}
+
 /// The descriptor's own file offset.
 pub(crate) fn tell(fd: BorrowedFd<'_>) -> io::Result<u64> {
     Ok(rustix::fs::seek(fd, rustix::fs::SeekFrom::Current(0))?)

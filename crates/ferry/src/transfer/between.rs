@@ -61,7 +61,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::endpoint::{Direction, Endpoint, EndpointKind};
+use super::endpoint::{Direction, Endpoint, EndpointKind, FileRange};
 use super::flow::Flow;
 use super::overlay::{Case, LastBlock, Overlay};
 use super::{copy, Side, TransferError, TransferOptions, TransferStats};
@@ -123,6 +123,24 @@ pub fn between(
             Ok(()) => Ok(st),
             Err((side, e)) => Err(fail(side, e, st)),
         };
+    }
+    if let (Some(input), Some(output), EndpointKind::File, EndpointKind::File) =
+        (src.as_fd(), dst.as_fd(), src.kind(), dst.kind())
+    {
+        use super::{Reads, Writes};
+        let reads = match src.range() {
+            Some(FileRange {
+                offset,
+                len: Some(n),
+            }) => Reads::Range(offset, offset.saturating_add(n)),
+            Some(FileRange { offset, len: None }) => Reads::ToEnd(offset),
+            None => Reads::FromOffset,
+        };
+        let writes = dst
+            .range()
+            .map_or(Writes::AtOffset, |r| Writes::At(r.offset));
+        super::same_file_refused(input, reads, output, writes)
+            .map_err(|e| fail(Side::Write, e, none))?;
     }
     let Some(out) = dst.as_fd() else {
         let e = io::Error::new(

@@ -342,6 +342,11 @@ type Fail = (Side, io::Error);
 /// bytes that arrived (read, or spliced into the private pipe, before the
 /// output refused them); [`TransferError::bytes`] says what arrived.
 ///
+/// A regular file copied into itself is refused (`InvalidInput`, "input
+/// file is output file", before anything is copied) unless its offset
+/// stands at its end, as GNU cat refuses it: read to its end, it would
+/// also read what the copy writes into it, without end in append mode.
+///
 /// ```
 /// # fn main() -> std::io::Result<()> {
 /// use ferry::transfer::{self, Method, TransferOptions};
@@ -373,6 +378,11 @@ pub fn copy(
         None => kinds_of(input, output, &mut st),
     };
     let r = kinds.and_then(|(i, o)| {
+        if (i, o) == (FdKind::Regular, FdKind::Regular) {
+            st.calls.other += 2;
+            same_file_refused(input, Reads::FromOffset, output, Writes::AtOffset)
+                .map_err(|e| (Side::Write, e))?;
+        }
         let mut guard = signal_guard(opts, o);
         let r = kernel::copy(input, i, output, o, opts, &mut st);
         if let (Some(g), Err((_, e))) = (guard.as_mut(), &r) {
@@ -392,8 +402,8 @@ pub fn copy(
 /// through a page-aligned buffer where the kernel will not. Neither file
 /// offset moves. The output must be writable at those offsets (not in
 /// append mode). Ranges of one file that overlap are refused
-/// (`InvalidInput`, before anything is copied), as copy_file_range(2)
-/// refuses them. An output range reaching past the largest file offset
+/// (`InvalidInput`, "input file is output file", before anything is
+/// copied), as copy_file_range(2) refuses them. An output range reaching past the largest file offset
 /// (`i64::MAX`) fails where the file system stops it, as a write there
 /// would.
 ///
@@ -430,7 +440,9 @@ pub fn copy_range(
     if range.end <= range.start {
         return Ok(st);
     }
-    if let Err(e) = overlap_refused(input, output, &range, out_at, &mut st) {
+    st.calls.other += 2;
+    let reads = Reads::Range(range.start, range.end);
+    if let Err(e) = same_file_refused(input, reads, output, Writes::At(out_at)) {
         return Err(TransferError::new(Side::Write, e, st));
     }
     let mut guard = signal_guard(opts, FdKind::Regular);
@@ -456,27 +468,65 @@ pub fn copy_range(
     }
 }
 
-/// `InvalidInput` when `input` and `output` are one file and the range
-/// overlaps the bytes it is copied to (two `fstat`s). copy_file_range(2)
-/// refuses such a copy (EINVAL) and the pread/pwrite fallback, which
-/// copies forward a piece at a time, would read back pieces it had already
-/// overwritten (and two threads would race over them): the copy reported
-/// success with the wrong bytes.
-fn overlap_refused(
+/// The bytes a copy reads, for [`same_file_refused`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Reads {
+    /// This range of the input.
+    Range(u64, u64),
+    /// From this offset to wherever the input ends when the copy gets there.
+    ToEnd(u64),
+    /// From the input's offset to wherever it ends.
+    FromOffset,
+}
+
+/// Where a copy writes, for [`same_file_refused`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Writes {
+    /// From this offset.
+    At(u64),
+    /// At the output's offset, or at its end in append mode.
+    AtOffset,
+}
+
+/// `InvalidInput` ("input file is output file") when `input` and `output`
+/// are one regular file and the bytes the copy reads meet the bytes it
+/// writes: it would read back bytes it had already overwritten (a copy
+/// forward a piece at a time, or two threads racing over them, reporting
+/// success with the wrong bytes) or, reading to the end, the bytes it
+/// appends — without end, until the disk is full (a 64 KiB file copied
+/// into itself in append mode grew to 97 MB in 20 ms). copy_file_range(2)
+/// refuses the overlapping case; GNU cat refuses a file that is its own
+/// output unless it is read from its end. Bytes of one file copied to a
+/// place that does not overlap them are fine. Two `fstat`s, and an
+/// `lseek` or `fcntl` where an offset or the append flag decides.
+pub(crate) fn same_file_refused(
     input: BorrowedFd<'_>,
+    reads: Reads,
     output: BorrowedFd<'_>,
-    range: &Range<u64>,
-    out_at: u64,
-    st: &mut TransferStats,
+    writes: Writes,
 ) -> io::Result<()> {
-    st.calls.other += 2;
     let (i, o) = (sys::meta(input)?, sys::meta(output)?);
-    let len = range.end - range.start;
-    let out_end = out_at.saturating_add(len);
-    if (i.dev, i.ino) == (o.dev, o.ino) && range.start < out_end && out_at < range.end {
+    if (i.dev, i.ino) != (o.dev, o.ino) || sys::mode_type(i.mode) != sys::ModeType::Regular {
+        return Ok(());
+    }
+    let (start, end) = match reads {
+        Reads::Range(a, b) => (a, b),
+        Reads::ToEnd(a) => (a, u64::MAX),
+        Reads::FromOffset => (crate::sys::fileio::tell(input)?, u64::MAX),
+    };
+    if end == u64::MAX && start >= i.size {
+        return Ok(()); // read from the end: nothing to copy
+    }
+    let at = match writes {
+        Writes::At(at) => at,
+        Writes::AtOffset if crate::sys::fileio::is_append(output)? => i.size,
+        Writes::AtOffset => crate::sys::fileio::tell(output)?,
+    };
+    let at_end = at.saturating_add(end.saturating_sub(start));
+    if start < end && start < at_end && at < end {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "copy_range: the input range overlaps the output range of the same file",
+            "input file is output file (the bytes copied would meet the bytes written)",
         ));
     }
     Ok(())

@@ -1,0 +1,175 @@
+//! A file copied into itself: `transfer::copy`, `transfer::copy_range`,
+//! `transfer::between` and `read_into_file` refuse a copy whose reads meet
+//! its writes ("input file is output file", `InvalidInput`), before a byte
+//! moves, and copy bytes of one file to a place that does not overlap them.
+//!
+//! Before: `copy` and `between` from a file into the same file opened in
+//! append mode (or positioned at its end) grew a 64 KiB file to 97 MB in
+//! 20 ms and would have filled the disk; `read_into_file(f, 0, f, 4096,
+//! 131072)` returned `Ok` with page 0 repeated.
+//!
+//! The checks run in a child process of this binary under a 16 MiB file
+//! size limit (`RLIMIT_FSIZE` is the whole process's), so a copy that runs
+//! away fails there (EFBIG) instead of filling the disk.
+
+use ferry::transfer::endpoint::Endpoint;
+use ferry::transfer::{between, copy, copy_range, TransferOptions};
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Seek, SeekFrom};
+use std::os::fd::AsFd;
+use std::path::Path;
+
+const LIMIT: u64 = 16 << 20;
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i / 4096) as u8 ^ (i as u8)).collect()
+}
+
+fn append(p: &Path) -> File {
+    OpenOptions::new().append(true).open(p).unwrap()
+}
+
+fn read_write(p: &Path) -> File {
+    OpenOptions::new().read(true).write(true).open(p).unwrap()
+}
+
+fn assert_refused(e: &std::io::Error, what: &str) {
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{what}: {e}");
+    assert!(
+        e.to_string().contains("input file is output file"),
+        "{what}: {e}"
+    );
+}
+
+#[test]
+fn a_file_copied_into_itself_is_refused_or_copied_right() {
+    if std::env::var_os("FERRY_SAME_FILE_CHILD").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_file_copied_into_itself_is_refused_or_copied_right",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("FERRY_SAME_FILE_CHILD", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+            "child: {:?}\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(LIMIT),
+            maximum: None,
+        },
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    let data = pattern(64 << 10);
+    let reset = || std::fs::write(&p, &data).unwrap();
+    let unchanged = |what: &str| {
+        assert!(
+            std::fs::read(&p).unwrap() == data,
+            "{what}: the file changed"
+        );
+    };
+    let opts = TransferOptions::new();
+
+    // copy: into the same file in append mode, through a hard link and a
+    // symbolic link too (one inode).
+    reset();
+    std::fs::hard_link(&p, dir.path().join("hard")).unwrap();
+    std::os::unix::fs::symlink(&p, dir.path().join("soft")).unwrap();
+    for name in ["f", "hard", "soft"] {
+        let input = File::open(&p).unwrap();
+        let e = copy(&input, append(&dir.path().join(name)), &opts).unwrap_err();
+        assert_refused(&e.into_parts().1, name);
+        unchanged(name);
+    }
+    // copy: output positioned at the end, and inside the file.
+    for at in [data.len() as u64, 4096] {
+        let input = File::open(&p).unwrap();
+        let mut out = read_write(&p);
+        out.seek(SeekFrom::Start(at)).unwrap();
+        let e = copy(&input, &out, &opts).unwrap_err();
+        assert_refused(&e.into_parts().1, "positioned output");
+        unchanged("positioned output");
+    }
+    // copy: input at its end has nothing to copy: fine, as with GNU cat.
+    let mut input = File::open(&p).unwrap();
+    input.seek(SeekFrom::End(0)).unwrap();
+    assert_eq!(copy(&input, append(&p), &opts).unwrap().bytes, 0);
+    unchanged("input at its end");
+
+    // between: descriptor endpoints, and a file range to the end.
+    let input = File::open(&p).unwrap();
+    let out = append(&p);
+    let e = between(
+        &Endpoint::fd(input.as_fd()).unwrap(),
+        &Endpoint::fd(out.as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap_err();
+    assert_refused(&e.into_parts().1, "between fds");
+    let e = between(
+        &Endpoint::file_range(input.as_fd(), 0, None).unwrap(),
+        &Endpoint::fd(out.as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap_err();
+    assert_refused(&e.into_parts().1, "between a range to the end");
+    // A bounded range that reaches into the bytes appended.
+    let e = between(
+        &Endpoint::file_range(input.as_fd(), 0, Some(2 * data.len() as u64)).unwrap(),
+        &Endpoint::fd(out.as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap_err();
+    assert_refused(&e.into_parts().1, "between a range past the end");
+    unchanged("between");
+
+    // between: a bounded range appended to its own file: a real copy.
+    let st = between(
+        &Endpoint::file_range(input.as_fd(), 0, Some(1000)).unwrap(),
+        &Endpoint::fd(out.as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(st.bytes, 1000);
+    let got = std::fs::read(&p).unwrap();
+    assert!(got[..data.len()] == data[..] && got[data.len()..] == data[..1000]);
+
+    // copy_range: overlapping ranges refused, disjoint ones copied.
+    reset();
+    let f = read_write(&p);
+    let e = copy_range(&f, &f, 0..8192, 4096, &opts).unwrap_err();
+    assert_refused(&e.into_parts().1, "copy_range");
+    unchanged("copy_range");
+    copy_range(&f, &f, 0..4096, 8192, &opts).unwrap();
+    let got = std::fs::read(&p).unwrap();
+    assert!(got[8192..12288] == data[..4096]);
+
+    // read_into_file: overlapping upward (page 0 came back repeated) and
+    // downward, refused; disjoint, copied.
+    reset();
+    let f = read_write(&p);
+    for (from, to) in [(0, 4096), (4096, 0), (0, 0)] {
+        let e = ferry::read_into_file(&f, from, &f, to, 32 << 10).unwrap_err();
+        assert_refused(&e, "read_into_file");
+        unchanged("read_into_file");
+    }
+    assert_eq!(
+        ferry::read_into_file(&f, 0, &f, 32 << 10, 16 << 10).unwrap(),
+        16 << 10
+    );
+    let got = std::fs::read(&p).unwrap();
+    assert!(got[32 << 10..48 << 10] == data[..16 << 10]);
+}
