@@ -141,6 +141,20 @@ int main(void)
     CHECK(st.failed_side == FY_TRANSFER_WRITE && st.bytes == 0 && st.finished_by == 0);
     close(p[1]);
 
+    /* A file into itself in append mode: refused with EINVAL before a
+     * byte moves (it used to grow the file until the disk was full). */
+    {
+        int self_in = open("in", O_RDONLY);
+        int self_out = open("in", O_WRONLY | O_APPEND);
+        CHECK(self_in >= 0 && self_out >= 0);
+        errno = 0;
+        CHECK(fy_transfer(self_in, self_out, &st) == -1 && errno == EINVAL);
+        CHECK(st.bytes == 0);
+        close(self_in);
+        close(self_out);
+        check_file("in", 0);
+    }
+
     /* Bad descriptors: EBADF, from a negative number and a closed one. */
     errno = 0;
     CHECK(fy_transfer(-1, 1, &st) == -1 && errno == EBADF);
