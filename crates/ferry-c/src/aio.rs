@@ -334,7 +334,8 @@ pub extern "C" fn fy_aio_clear(r: *const FyAioReq) -> c_int {
     })
 }
 
-/// `fy_aio_bytes(r)`: bytes moved by a completed request, else -1.
+/// `fy_aio_bytes(r)`: bytes the request moved once the kernel let go of
+/// its buffer (however it ended), else -1.
 #[no_mangle]
 pub extern "C" fn fy_aio_bytes(r: *const FyAioReq) -> ssize_t {
     ffi_guard(-1, libc::EIO, || match req(r).and_then(|r| r.bytes()) {

@@ -167,7 +167,12 @@ fn cancel_is_sticky_until_cleared_and_the_buffer_comes_back() {
         ));
         r.clear_exception();
         assert!(r.done().unwrap());
-        assert_eq!(r.bytes(), None);
+        assert!(r.wait_released(LONG), "{b:?}");
+        assert_eq!(
+            r.bytes(),
+            Some(0),
+            "{b:?}: nothing arrived before the cancel"
+        );
         // The kernel lets go of the buffer (the read was stopped).
         let buf = r
             .try_into_inner(LONG)

@@ -34,7 +34,8 @@
  *   fy_aio_any(reqs, n, ms)   the index of the first done, -2 timed out
  *       (or n == 0), -1 a sticky error found first.
  *   fy_aio_cancel(r)   cancels r if in flight (nothing if it is over);
- *       the kernel may still finish it (fy_aio_bytes then says so).
+ *       the kernel may still finish it; fy_aio_bytes says how many bytes
+ *       moved either way, once the buffer is back.
  *   fy_aio_close(f)    cancels f's reads in flight, waits until the
  *       kernel is done with all of f's requests (writes land), closes.
  *       Requests stay valid: free them with fy_aio_free.
@@ -97,8 +98,10 @@ ssize_t fy_aio_any(const fy_aio_req *const *reqs, size_t n, long timeout_ms);
 int fy_aio_cancel(const fy_aio_req *r);
 int fy_aio_clear(const fy_aio_req *r);
 int fy_aio_state(const fy_aio_req *r);
-/* Bytes a completed request moved (also after a cancel that came too
- * late); -1 otherwise. */
+/* Bytes the request moved, once the kernel has let go of its buffer:
+ * all of them when it completed, and after an error, a cancel or its
+ * deadline the bytes that moved before (a read's first bytes); -1 while
+ * the kernel still holds the buffer. */
 ssize_t fy_aio_bytes(const fy_aio_req *r);
 /* 1 once the kernel has let go of the buffer, 0 before. */
 int fy_aio_released(const fy_aio_req *r);

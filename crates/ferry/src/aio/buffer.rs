@@ -30,17 +30,19 @@ pub unsafe trait IoBuffer: Send + 'static {
     /// The bytes a write sends.
     fn write_bytes(&self) -> &[u8];
 
-    /// The kernel has let go: `Some(n)` when the whole operation succeeded
-    /// with `n` bytes (also after a cancel that came too late), `None`
-    /// after an error or an effective cancel. Called exactly once, on
-    /// whatever thread saw the completion.
-    fn finish(&mut self, outcome: Option<usize>) {
-        let _ = outcome;
+    /// The kernel has let go: `moved` bytes from the start of the span
+    /// moved (for a read, arrived), and `complete` says whether the whole
+    /// operation succeeded (also after a cancel that came too late to stop
+    /// it) or ended in an error, a cancel or its deadline. Called exactly
+    /// once, on whatever thread saw the completion.
+    fn finish(&mut self, moved: usize, complete: bool) {
+        let _ = (moved, complete);
     }
 }
 
-/// A read into a `BufMut`'s spare capacity (all of it); a successful read
-/// commits the bytes.
+/// A read into a `BufMut`'s spare capacity (all of it); the bytes that
+/// arrived are committed however the read ended (an error, a cancel or a
+/// deadline after some bytes leaves exactly those in the buffer).
 // SAFETY: the spare capacity is the BufMut's heap block, which moving the
 // BufMut does not move and which only its owner (the request) touches.
 unsafe impl IoBuffer for BufMut {
@@ -52,10 +54,9 @@ unsafe impl IoBuffer for BufMut {
         self
     }
 
-    fn finish(&mut self, outcome: Option<usize>) {
-        if let Some(n) = outcome {
-            self.commit(n);
-        }
+    fn finish(&mut self, moved: usize, _complete: bool) {
+        let room = self.spare_capacity_mut().len();
+        self.commit(moved.min(room));
     }
 }
 
@@ -77,7 +78,7 @@ unsafe impl IoBuffer for Buf {
 pub(crate) trait Owned: Send {
     fn read_room(&mut self) -> Option<&mut [u8]>;
     fn write_bytes(&self) -> &[u8];
-    fn finish(&mut self, outcome: Option<usize>);
+    fn finish(&mut self, moved: usize, complete: bool);
     /// The value the request hands back, as `Any`.
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
@@ -94,8 +95,8 @@ impl<B: IoBuffer> Owned for Plain<B> {
         self.0.write_bytes()
     }
 
-    fn finish(&mut self, outcome: Option<usize>) {
-        self.0.finish(outcome)
+    fn finish(&mut self, moved: usize, complete: bool) {
+        self.0.finish(moved, complete)
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
@@ -136,9 +137,14 @@ impl<T: Element + Send> Owned for Array<T> {
         bytemuck::cast_slice(&self.items[..])
     }
 
-    fn finish(&mut self, outcome: Option<usize>) {
-        if self.write || outcome.is_some() {
+    fn finish(&mut self, moved: usize, complete: bool) {
+        if self.write || complete {
             T::to_native(&mut self.items, self.order);
+        } else {
+            // The whole elements that arrived; a partial one stays as the
+            // file's bytes.
+            let whole = (moved / std::mem::size_of::<T>()).min(self.items.len());
+            T::to_native(&mut self.items[..whole], self.order);
         }
     }
 

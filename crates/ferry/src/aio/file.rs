@@ -5,7 +5,7 @@ use super::buffer::{Array, IoBuffer, Owned, Plain};
 use super::lock::Mutex;
 use super::request::{all_done, Pending, Request};
 use super::slot::{wait_until, Slot, State};
-use super::{threads, Backend, Done, Op};
+use super::{threads, Backend, Done, Ended, Op};
 use crate::bulk::{Element, Endian, ReadArray, WriteArray};
 use crate::{Buf, BufMut};
 use std::fs::File;
@@ -128,7 +128,10 @@ fn in_turn(f: Turn) {
 fn launch(engine: Engine, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Done) {
     if slot.st.lock().cancel_asked {
         drop(op);
-        done(buf, Err(io::Error::from_raw_os_error(libc::ECANCELED)));
+        done(
+            buf,
+            Ended::before_any(io::Error::from_raw_os_error(libc::ECANCELED)),
+        );
         return;
     }
     let pipe_write = op.write && !op.seekable && !op.socket;
@@ -154,7 +157,7 @@ fn launch(engine: Engine, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Do
             Ok(t) => t.start(slot, op, buf, done),
             Err(e) => {
                 drop(op);
-                done(buf, Err(e));
+                done(buf, Ended::before_any(e));
             }
         },
     }
@@ -469,7 +472,7 @@ impl AsyncFile {
                 let size = self.len()?;
                 if end > size {
                     // Nothing started: the buffer goes back to nobody.
-                    buf.finish(None);
+                    buf.finish(0, false);
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         format!(
@@ -544,7 +547,7 @@ impl AsyncFile {
             } else {
                 advance.store(false, std::sync::atomic::Ordering::Release);
                 drop(op);
-                done(buf, Err(crate::sys::uring::timed_out(0, len)));
+                done(buf, Ended::before_any(crate::sys::uring::timed_out(0, len)));
             }
         };
         if self.seekable {

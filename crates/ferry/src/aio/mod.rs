@@ -35,6 +35,11 @@
 //!   stopped): then [`bytes`](Request::bytes) says how many bytes moved,
 //!   and for a write they are in the file. Either way the buffer comes
 //!   back when the kernel's completion arrives, not before.
+//! * However a request ends — completed, failed, cancelled or timed out
+//!   — once its buffer is back [`bytes`](Request::bytes) says how many
+//!   bytes moved before the end, and a read's buffer holds exactly them:
+//!   60 of 100 bytes taken from a pipe before a cancel are not lost to
+//!   the caller.
 //! * [`AsyncFile::cancel`] cancels every request of the file in flight.
 //! * [`AsyncFile::set_timeout`] gives the requests started after it a
 //!   deadline: one not over by then fails `TimedOut` (sticky), which
@@ -119,7 +124,9 @@ pub(crate) struct Op {
 }
 
 /// What a backend calls when it is done with an operation's buffer.
-pub(crate) type Done = Box<dyn FnOnce(Box<dyn buffer::Owned>, std::io::Result<usize>) + Send>;
+pub(crate) type Done = Box<dyn FnOnce(Box<dyn buffer::Owned>, Ended) + Send>;
+
+pub(crate) use crate::sys::uring::Ended;
 
 /// The error a cancelled request reports (of kind `Interrupted`).
 #[derive(Debug)]

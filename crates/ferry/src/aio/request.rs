@@ -82,9 +82,27 @@ impl<B: 'static> Request<B> {
         self.slot.clear()
     }
 
-    /// The bytes the operation moved, once it completed (also after a
-    /// cancel that came too late to stop it); `None` before, and after an
-    /// error or an effective cancel.
+    /// The bytes the operation moved, once the kernel has let go of the
+    /// buffer ([`is_released`](Self::is_released)): all of them when it
+    /// completed, and after an error, a cancel or its deadline the bytes
+    /// that moved before (a read's buffer then holds exactly those; for a
+    /// pipe or socket they are gone from the stream). `None` before.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use ferry::aio::{AsyncFile, Backend};
+    /// use std::io::Write;
+    /// let (r, mut w) = std::io::pipe()?;
+    /// let f = AsyncFile::from_fd(r.into(), Backend::Auto)?;
+    /// let req = f.read(100)?;
+    /// w.write_all(&[7u8; 60])?;
+    /// drop(w); // the input ends after 60 of the 100 bytes
+    /// assert!(req.wait(None).is_err());
+    /// assert!(req.wait_released(None));
+    /// assert_eq!(req.bytes(), Some(60));
+    /// assert_eq!(&req.into_inner()[..], &[7u8; 60][..]);
+    /// # Ok(()) }
+    /// ```
     pub fn bytes(&self) -> Option<usize> {
         self.slot.st.lock().bytes
     }

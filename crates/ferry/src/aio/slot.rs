@@ -47,8 +47,9 @@ pub(crate) trait Canceller: Send + Sync {
 
 pub(crate) struct SlotState {
     pub(crate) state: State,
-    /// Bytes the kernel reported for a whole operation that succeeded
-    /// (also after a cancel that came too late to stop it).
+    /// Bytes that moved, once the kernel let go of the buffer: all of
+    /// them on success, those before the end on an error, a cancel or a
+    /// deadline.
     pub(crate) bytes: Option<usize>,
     error: Option<(io::ErrorKind, Option<i32>, Arc<str>)>,
     /// The buffer, when no one else holds it (`None` while the kernel or
@@ -96,13 +97,18 @@ impl Slot {
     }
 
     /// The backend is done with the buffer: `Ok(n)` whole success, or the
-    /// error; the buffer comes back (finished) and waiters wake.
-    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, r: io::Result<usize>) {
+    /// error, with the bytes moved before it; the buffer comes back
+    /// (finished: a read's holds the bytes that arrived) and waiters wake.
+    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, ended: super::Ended) {
         let waker = {
             let mut s = self.st.lock();
-            let ok = r.as_ref().ok().copied();
-            buf.finish(ok);
-            s.bytes = ok;
+            let r = ended.result;
+            let moved = match &r {
+                Ok(n) => *n,
+                Err(_) => ended.moved,
+            };
+            buf.finish(moved, r.is_ok());
+            s.bytes = Some(moved);
             if s.state == State::InFlight {
                 match r {
                     Ok(_) => s.state = State::Completed,

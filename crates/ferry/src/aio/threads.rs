@@ -20,7 +20,7 @@
 use super::buffer::Owned;
 use super::lock::{Condvar, Mutex};
 use super::slot::{Canceller, Slot};
-use super::{Done, Op};
+use super::{Done, Ended, Op};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -114,7 +114,7 @@ impl Threads {
             if let Err(e) = self.add_worker() {
                 if workers == 0 {
                     drop(op);
-                    done(buf, Err(e));
+                    done(buf, Ended::before_any(e));
                     return;
                 }
             }
@@ -174,7 +174,10 @@ fn worker(s: &Shared, w: usize, wake: &OwnedFd) {
         } = job;
         if slot.st.lock().cancel_asked {
             drop(op);
-            done(buf, Err(io::Error::from_raw_os_error(libc::ECANCELED)));
+            done(
+                buf,
+                Ended::before_any(io::Error::from_raw_os_error(libc::ECANCELED)),
+            );
             continue;
         }
         s.workers.lock()[w].running = Some(id);
@@ -192,28 +195,41 @@ fn worker(s: &Shared, w: usize, wake: &OwnedFd) {
 }
 
 /// Runs one operation to its end: all of it, the input's end (an
-/// `UnexpectedEof` error), an I/O error, or a cancel (`ECANCELED`).
-fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::Result<usize> {
+/// `UnexpectedEof` error), an I/O error, or a cancel (`ECANCELED`); with
+/// the bytes that had moved by then.
+fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> Ended {
+    let mut moved = 0;
+    let result = run_counted(slot, op, buf, wake, &mut moved);
+    Ended { moved, result }
+}
+
+/// [`run`], counting the bytes moved into `done` as they move.
+fn run_counted(
+    slot: &Slot,
+    op: &Op,
+    buf: &mut dyn Owned,
+    wake: BorrowedFd<'_>,
+    done: &mut usize,
+) -> io::Result<usize> {
     let fd = op.fd.as_fd();
     let total = if op.write {
         buf.write_bytes().len()
     } else {
         buf.read_room().map_or(0, |r| r.len())
     };
-    let mut done = 0;
-    while done < total {
+    while *done < total {
         if slot.st.lock().cancel_asked {
             return Err(io::Error::from_raw_os_error(libc::ECANCELED));
         }
         if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-            return Err(crate::sys::uring::timed_out(done, total));
+            return Err(crate::sys::uring::timed_out(*done, total));
         }
         if !op.seekable && !wait_ready(fd, op.write, wake, op.deadline)? {
-            return Err(crate::sys::uring::timed_out(done, total));
+            return Err(crate::sys::uring::timed_out(*done, total));
         }
-        let at = op.offset.map(|o| o + done as u64);
+        let at = op.offset.map(|o| o + *done as u64);
         let r = if op.write {
-            let b = &buf.write_bytes()[done..];
+            let b = &buf.write_bytes()[*done..];
             match at {
                 Some(o) => rustix::io::pwrite(fd, b, o),
                 // Never blocked in the kernel: a pipe or socket short of
@@ -230,7 +246,7 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
             }
         } else {
             let room = buf.read_room().map_or(&mut [][..], |r| r);
-            let b = &mut room[done..];
+            let b = &mut room[*done..];
             match at {
                 Some(o) => rustix::io::pread(fd, b, o),
                 // Never blocked in the kernel: bytes another reader took
@@ -244,16 +260,16 @@ fn run(slot: &Slot, op: &Op, buf: &mut dyn Owned, wake: BorrowedFd<'_>) -> io::R
             Ok(0) if !op.write => {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
-                    format!("the input ended after {done} of {total} bytes"),
+                    format!("the input ended after {} of {total} bytes", *done),
                 ))
             }
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => done += n,
+            Ok(n) => *done += n,
             Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(done)
+    Ok(*done)
 }
 
 /// Waits until `fd` is ready (true), the deadline passes (false) or the

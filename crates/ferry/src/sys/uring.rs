@@ -63,10 +63,29 @@ struct Op {
     target: Box<dyn Finish>,
 }
 
+/// How an operation ended: its outcome — every byte (`Ok(n)`), or the
+/// error that ended it — and the bytes that had moved by then (all of them
+/// on success; on an error, a cancel or a deadline, the ones before it,
+/// from the start of the buffer).
+pub(crate) struct Ended {
+    pub(crate) moved: usize,
+    pub(crate) result: io::Result<usize>,
+}
+
+impl Ended {
+    /// An end before any byte moved.
+    pub(crate) fn before_any(e: io::Error) -> Ended {
+        Ended {
+            moved: 0,
+            result: Err(e),
+        }
+    }
+}
+
 /// A target with what to do when it comes back.
 trait Finish: Send {
     fn span(&mut self, write: bool) -> (*mut u8, usize);
-    fn finish(self: Box<Self>, r: io::Result<usize>);
+    fn finish(self: Box<Self>, e: Ended);
 }
 
 struct Pending<B, F> {
@@ -74,14 +93,14 @@ struct Pending<B, F> {
     done: F,
 }
 
-impl<B: Target, F: FnOnce(B, io::Result<usize>) + Send> Finish for Pending<B, F> {
+impl<B: Target, F: FnOnce(B, Ended) + Send> Finish for Pending<B, F> {
     fn span(&mut self, write: bool) -> (*mut u8, usize) {
         self.buf.span(write)
     }
 
-    fn finish(self: Box<Self>, r: io::Result<usize>) {
+    fn finish(self: Box<Self>, e: Ended) {
         let p = *self;
-        (p.done)(p.buf, r)
+        (p.done)(p.buf, e)
     }
 }
 
@@ -141,7 +160,7 @@ impl Ring {
     /// With a `deadline`, the operation ends timed out (`TimedOut`) if it
     /// is not over by then.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn start<B: Target, F: FnOnce(B, io::Result<usize>) + Send + 'static>(
+    pub(crate) fn start<B: Target, F: FnOnce(B, Ended) + Send + 'static>(
         &self,
         fd: Arc<OwnedFd>,
         offset: Option<u64>,
@@ -411,13 +430,18 @@ fn cancelled() -> io::Result<usize> {
     Err(io::Error::from_raw_os_error(libc::ECANCELED))
 }
 
-/// Hands an operation's buffer back, after letting go of its descriptor
-/// (so that a caller who sees the completion can close the file). A panic
-/// in the caller's code is kept from the reaper thread.
+/// Hands an operation's buffer back with how it ended (the bytes moved so
+/// far go with an error), after letting go of its descriptor (so that a
+/// caller who sees the completion can close the file). A panic in the
+/// caller's code is kept from the reaper thread.
 fn finish(op: Op, r: io::Result<usize>) {
-    let Op { fd, target, .. } = op;
+    let Op {
+        fd, target, done, ..
+    } = op;
     drop(fd);
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.finish(r)));
+    let moved = *r.as_ref().unwrap_or(&done);
+    let ended = Ended { moved, result: r };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.finish(ended)));
 }
 
 /// The entry for the rest of `op` (from `op.done`).
