@@ -66,15 +66,27 @@ pub(crate) struct MapRec {
     /// behind the lease (a read-only open with `O_TRUNC`). What is not
     /// kept reads as zeros; never again as the file's bytes.
     lost: AtomicBool,
-    /// The SIGBUS guard's entry while the mapping is the file's pages.
-    guard: Mutex<Option<Guard>>,
+    /// The SIGBUS guard's entry: it watches the mapping while it is the
+    /// file's pages and is withdrawn when it no longer is; what it saw
+    /// stays readable, without a lock, for the record's life (a lock
+    /// here, taken by `is_intact` and `content_id` on any thread, could be
+    /// copied held into a child by `fork`).
+    guard: Option<Guard>,
 }
 
 // SAFETY: `base` is only an address; the memory it names is owned by the
 // block that owns this record, and is read-only.
 unsafe impl Send for MapRec {}
-// SAFETY: as above; the mutable parts are atomics and a mutex.
+// SAFETY: as above; the mutable parts are atomics (the guard's too).
 unsafe impl Sync for MapRec {}
+
+impl Drop for MapRec {
+    fn drop(&mut self) {
+        if let Some(g) = self.guard.take() {
+            unregister(g);
+        }
+    }
+}
 
 impl MapRec {
     /// Replaces the mapping by a private copy (registry lock held, or the
@@ -84,8 +96,8 @@ impl MapRec {
     /// false only if even that failed (the mapping is then still the
     /// file's pages, marked lost).
     ///
-    /// Only system calls and atomics besides the guard's mutex, which is
-    /// ferry's own and never held across a fork.
+    /// Only system calls and atomics, besides the SIGBUS guard's own lock
+    /// to withdraw its entry.
     fn snapshot(&self) -> bool {
         if self.snapshotted.load(Ordering::Acquire) {
             return true;
@@ -96,12 +108,13 @@ impl MapRec {
         // lease being broken holds every writer back.
         match unsafe { map::snapshot_in_place(self.base, self.map_len) } {
             Ok(()) => {
+                self.done_with_file();
+                // The file had shrunk under it: the copy holds the guard's
+                // zeros (asked once the guard is withdrawn, so that no
+                // handler still running can put more after the question).
                 if self.guard_faulted() {
-                    // The file had shrunk under it: the copy holds the
-                    // guard's zeros.
                     self.lost.store(true, Ordering::Release);
                 }
-                self.done_with_file();
                 true
             }
             Err((done, _)) => self.lose_from(done),
@@ -141,15 +154,15 @@ impl MapRec {
     /// The mapping is private memory now: it never faults for a lost
     /// page, so the SIGBUS guard lets it go.
     fn done_with_file(&self) {
-        if let Some(g) = self.guard.lock().take() {
-            unregister(g);
+        if let Some(g) = &self.guard {
+            withdraw(g);
         }
         self.snapshotted.store(true, Ordering::Release);
     }
 
     #[cfg(not(miri))]
     fn guard_faulted(&self) -> bool {
-        self.guard.lock().as_ref().is_some_and(|g| g.faulted())
+        self.guard.as_ref().is_some_and(|g| g.faulted())
     }
     #[cfg(miri)]
     fn guard_faulted(&self) -> bool {
@@ -205,6 +218,12 @@ fn unregister(g: Guard) {
 }
 #[cfg(miri)]
 fn unregister(_: Guard) {}
+#[cfg(not(miri))]
+fn withdraw(g: &Guard) {
+    g.withdraw()
+}
+#[cfg(miri)]
+fn withdraw(_: &Guard) {}
 
 /// A block's hold on one mapping of a leased file: unmaps it on drop.
 pub(crate) struct Link {
@@ -244,15 +263,14 @@ impl Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        let guard = {
+        {
             let mut reg = REGISTRY.lock();
             if let Some(e) = reg.get_mut(&self.file.fd.as_raw_fd()) {
                 e.maps.remove(&(self.rec.base.as_ptr() as usize));
             }
-            self.rec.guard.lock().take()
-        };
-        if let Some(g) = guard {
-            unregister(g);
+        }
+        if let Some(g) = &self.rec.guard {
+            withdraw(g);
         }
         // SAFETY: the mapping was made for this link alone, the last block
         // reference into it is gone, and the lease thread can no longer
@@ -578,7 +596,7 @@ impl MappedFile {
             map_len: m.map_len,
             snapshotted: AtomicBool::new(false),
             lost: AtomicBool::new(false),
-            guard: Mutex::new(Some(guard)),
+            guard: Some(guard),
         });
         {
             let mut reg = REGISTRY.lock();
@@ -588,10 +606,11 @@ impl MappedFile {
                 }
                 _ => {
                     drop(reg);
-                    if let Some(g) = rec.guard.lock().take() {
-                        unregister(g);
+                    if let Some(g) = &rec.guard {
+                        withdraw(g);
                     }
-                    // SAFETY: never registered nor handed out.
+                    // SAFETY: never in the registry nor handed out, and the
+                    // guard's entry is withdrawn.
                     unsafe { map::unmap(m.base, m.map_len) };
                     return Ok(None);
                 }

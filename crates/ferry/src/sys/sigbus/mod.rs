@@ -51,6 +51,8 @@ struct Entry {
     start: usize,
     end: usize,
     faulted: AtomicBool,
+    /// In the index (changed only with `WRITER` held).
+    filed: AtomicBool,
 }
 
 /// The mappings, searched by the handler.
@@ -168,6 +170,7 @@ pub(crate) fn register(start: usize, len: usize) -> Option<Registration> {
         start,
         end,
         faulted: AtomicBool::new(false),
+        filed: AtomicBool::new(true),
     })));
     let mut w = WRITER.lock().unwrap_or_else(PoisonError::into_inner);
     INDEX.insert(&mut w, &HANDSHAKE, start, end, entry.as_ptr() as usize);
@@ -185,14 +188,23 @@ impl Registration {
         self.entry().faulted.load(Ordering::Acquire)
     }
 
-    /// Takes the mapping out of the index and waits until no handler can be
-    /// looking at it; after this it may be unmapped.
-    pub(crate) fn unregister(self) {
+    /// Takes the mapping out of the index (the first time; later calls only
+    /// wait for that one) and waits until no handler can be looking at it:
+    /// after this the memory may be replaced or unmapped, and
+    /// [`faulted`](Self::faulted) — still readable — no longer changes.
+    pub(crate) fn withdraw(&self) {
         let (start, end) = (self.entry().start, self.entry().end);
-        {
-            let mut w = WRITER.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut w = WRITER.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.entry().filed.load(Ordering::Relaxed) {
             INDEX.remove(&mut w, &HANDSHAKE, start, end, self.entry.as_ptr() as usize);
+            self.entry().filed.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// [`withdraw`](Self::withdraw)s the mapping and lets the registration
+    /// go; after this it may be unmapped.
+    pub(crate) fn unregister(self) {
+        self.withdraw();
         // SAFETY: from `Box::leak` in `register`; unfiled, and `remove`
         // waited until no handler still holds it.
         drop(unsafe { Box::from_raw(self.entry.as_ptr()) });

@@ -1,0 +1,93 @@
+//! Leased mappings that lose their bytes (a read-only `O_TRUNC` open by
+//! another process, which the lease does not announce), and leased
+//! mappings in a child forked while other threads use them: whoever holds
+//! them learns what they lost, and nothing reads the zeros that replaced
+//! them as the file's bytes. Real files, real processes.
+
+use ferry::MappedFile;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Bytes with no zero among them, so that zeros in their place show.
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 251) as u8 + 1).collect()
+}
+
+fn file_with(data: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    std::fs::write(&p, data).unwrap();
+    (dir, p)
+}
+
+/// A child forked while another thread asks a leased `Buf` for its
+/// `ContentId` (or `is_intact`) must be able to use and drop the `Buf`.
+/// The mapping's SIGBUS-guard entry sat behind a mutex that those calls
+/// take without the registry's lock, so a fork could copy it locked: the
+/// child hung for ever in its first `is_intact()`.
+#[test]
+fn a_child_forked_while_a_thread_asks_for_content_ids_can_use_the_buf() {
+    let data = pattern(64 << 10);
+    let (_d, p) = file_with(&data);
+    let f = std::fs::File::open(&p).unwrap();
+    let mapped = MappedFile::open(&f).unwrap();
+    let b = mapped.map(0..data.len() as u64).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinner = {
+        let (b, stop) = (b.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                n = n.wrapping_add(b.content_id().generation);
+                n = n.wrapping_add(b.is_intact() as u64);
+            }
+            n
+        })
+    };
+    let mut hung = 0;
+    for _ in 0..300 {
+        // SAFETY: the child only calls into ferry (no allocation on this
+        // path) and leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let ok = b.is_intact() && b[..] == data[..];
+            drop(b);
+            // SAFETY: ends the child without running the parent's
+            // destructors or the test harness.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        if !reaped_within(pid, 20_000) {
+            hung += 1;
+            // SAFETY: our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            reaped_within(pid, 20_000);
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    assert_eq!(hung, 0, "children that hung in is_intact()/drop");
+    assert!(b[..] == data[..] && b.is_intact());
+}
+
+/// Waits up to `ms` milliseconds for child `pid` to end; checks that it
+/// ended well. False if it is still running.
+fn reaped_within(pid: libc::pid_t, ms: u64) -> bool {
+    for _ in 0..ms {
+        let mut status = 0;
+        // SAFETY: waitpid on our own child with a valid status pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+                    || libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL,
+                "child ended with status {status:#x}"
+            );
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    false
+}
