@@ -4,8 +4,10 @@
 //! them learns what they lost, and nothing reads the zeros that replaced
 //! them as the file's bytes. Real files, real processes.
 
-use ferry::MappedFile;
-use std::path::PathBuf;
+use ferry::{MappedFile, OpenOptions, Stream};
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -19,6 +21,21 @@ fn file_with(data: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let p = dir.path().join("f");
     std::fs::write(&p, data).unwrap();
     (dir, p)
+}
+
+/// Another process opens `path` read-only with `O_TRUNC`: Linux empties
+/// the file and does not break a read lease.
+fn child_opens_read_only_with_o_trunc(path: &Path) {
+    let st = Command::new("perl")
+        .args([
+            "-MFcntl",
+            "-e",
+            "sysopen(my $f, $ARGV[0], O_RDONLY|O_TRUNC) or die \"open: $!\"",
+        ])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "perl: {st:?}");
 }
 
 /// A child forked while another thread asks a leased `Buf` for its
@@ -90,4 +107,31 @@ fn reaped_within(pid: libc::pid_t, ms: u64) -> bool {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     false
+}
+
+/// A mapped stream read with `Read::read` while another process empties
+/// the file with a read-only `O_TRUNC` open: the stream's copy touches the
+/// emptied pages and the SIGBUS guard puts zeros there. `read` copied out
+/// of the current window without looking for lost pages at all, so
+/// `read_to_end` returned `Ok` with a megabyte of zeros, as if the file
+/// had held them and then ended.
+#[test]
+fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_it_runs_into() {
+    let data = pattern(4 << 20);
+    let (_d, p) = file_with(&data);
+    let mut s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
+    assert!(s.is_mapped(), "a read-only local file is mapped");
+    let mut head = [0u8; 4096];
+    s.read_exact(&mut head).unwrap();
+    assert!(head[..] == data[..4096]);
+
+    child_opens_read_only_with_o_trunc(&p);
+
+    let mut rest = Vec::new();
+    let r = s.read_to_end(&mut rest);
+    let zeros = rest.iter().filter(|&&c| c == 0).count();
+    match r {
+        Err(e) => assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}"),
+        Ok(n) => panic!("the stream read {n} bytes ({zeros} zeros) and no error"),
+    }
 }

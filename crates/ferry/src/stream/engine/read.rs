@@ -332,6 +332,9 @@ impl Inner {
                     if let Data::Read { buf, .. } = &self.slots[c as usize].data {
                         out[..n].copy_from_slice(&buf[at..at + n]);
                     }
+                    if self.copied_lost(c) {
+                        return Err(self.lost_in_copy());
+                    }
                     self.pos += n as u64;
                     return Ok(n);
                 }
@@ -362,8 +365,31 @@ impl Inner {
                 out[..n].copy_from_slice(&buf[at..at + n]);
             }
         }
+        let lost = self.copied_lost(lease.slot);
         self.free_read(lease.slot);
+        if lost {
+            self.pos = lease.offset;
+            return Err(self.lost_in_copy());
+        }
         Ok(n)
+    }
+
+    /// After bytes were copied out of read buffer `slot`: true if it is a
+    /// mapped window that lost pages (the file shrank or was emptied
+    /// under it), which the copy may have read as zeros — not the file's
+    /// bytes. One load unless a mapping lost pages since the last look.
+    #[inline]
+    fn copied_lost(&self, slot: u32) -> bool {
+        self.io.is_mapped() && fault_count() != self.seen_faults && self.lease_damaged(slot)
+    }
+
+    /// The error for a copy out of a window that lost pages; the window
+    /// is no longer used (as [`Inner::check_damage`] does).
+    #[cold]
+    fn lost_in_copy(&mut self) -> io::Error {
+        self.seen_faults = fault_count();
+        self.retire_read();
+        self.shrank()
     }
 
     /// [`Inner::read_into`] for memory not yet initialized (`read_to_end`'s
@@ -384,6 +410,9 @@ impl Inner {
                         for (o, &b) in out[..n].iter_mut().zip(&buf[at..at + n]) {
                             o.write(b);
                         }
+                    }
+                    if self.copied_lost(c) {
+                        return Err(self.lost_in_copy());
                     }
                     self.pos += n as u64;
                     return Ok(n);
