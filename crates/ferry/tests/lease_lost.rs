@@ -135,3 +135,31 @@ fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_it_runs_into() {
         Ok(n) => panic!("the stream read {n} bytes ({zeros} zeros) and no error"),
     }
 }
+
+/// A mapped stream lends a `Buf`; another process empties the file with a
+/// read-only `O_TRUNC` open, and the `Buf`'s `is_intact()` finds it —
+/// which puts zeros in place of every mapping of the file, the stream's
+/// current window included, without a fault. The stream looked for lost
+/// pages only when the SIGBUS guard's count of faults moved, so it read
+/// the zeros as the file's bytes and ended as if the file had ended there:
+/// `read_to_end` returned `Ok` with a megabyte of zeros.
+#[test]
+fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_found_through_its_buf() {
+    let data = pattern(4 << 20);
+    let (_d, p) = file_with(&data);
+    let mut s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
+    assert!(s.is_mapped(), "a read-only local file is mapped");
+    let b = s.salloc(4096).unwrap().into_buf();
+    assert!(b[..] == data[..4096]);
+
+    child_opens_read_only_with_o_trunc(&p);
+    assert!(!b.is_intact(), "the Buf found the change");
+
+    let mut rest = Vec::new();
+    let r = s.read_to_end(&mut rest);
+    let zeros = rest.iter().filter(|&&c| c == 0).count();
+    match r {
+        Err(e) => assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}"),
+        Ok(n) => panic!("the stream read {n} bytes ({zeros} zeros) and no error"),
+    }
+}

@@ -148,6 +148,8 @@ impl MapRec {
         if zeroed {
             self.done_with_file();
         }
+        // Streams reading this mapping notice a loss by this count.
+        count_loss();
         zeroed
     }
 
@@ -188,6 +190,7 @@ impl MapRec {
             Ok(()) => true,
             Err((done, _)) => {
                 self.lost.store(true, Ordering::Release);
+                count_loss();
                 // SAFETY: as in `lose_from`.
                 unsafe {
                     map::zero_in_place(
@@ -224,6 +227,12 @@ fn withdraw(g: &Guard) {
 }
 #[cfg(miri)]
 fn withdraw(_: &Guard) {}
+#[cfg(not(miri))]
+fn count_loss() {
+    crate::sys::sigbus::count_loss()
+}
+#[cfg(miri)]
+fn count_loss() {}
 
 /// A block's hold on one mapping of a leased file: unmaps it on drop.
 pub(crate) struct Link {

@@ -66,7 +66,8 @@ static WRITER: Mutex<Writer> = Mutex::new(Writer::new());
 static HANDSHAKE: Handshake = Handshake {
     active: AtomicUsize::new(0),
 };
-/// Faults handled so far (streams compare it to notice one cheaply).
+/// Faults handled so far, and leased mappings lost without one
+/// ([`count_loss`]): streams compare it to notice either cheaply.
 static FAULTS: AtomicU64 = AtomicU64::new(0);
 /// The page size, cached before the handler is first installed so that the
 /// handler needs no call to find it.
@@ -88,10 +89,19 @@ unsafe impl Send for Registration {}
 // SAFETY: see above.
 unsafe impl Sync for Registration {}
 
-/// How many faults the guard has handled in this process.
+/// How many faults the guard has handled in this process, plus the
+/// mappings [`count_loss`] reported.
 #[inline(always)]
 pub(crate) fn fault_count() -> u64 {
     FAULTS.load(Ordering::Acquire)
+}
+
+/// A mapping lost pages without a fault (zeros put in its place by ferry
+/// itself): counted with the faults, so that a stream that compares
+/// [`fault_count`] looks at its windows again. Async-signal-safe (one
+/// atomic add).
+pub(crate) fn count_loss() {
+    FAULTS.fetch_add(1, Ordering::AcqRel);
 }
 
 fn ours() -> usize {
