@@ -14,6 +14,7 @@
 
 use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::{between, copy, copy_range, TransferOptions};
+use ferry::{OpenOptions as StreamOptions, Stream};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Seek, SeekFrom};
 use std::os::fd::AsFd;
@@ -41,36 +42,44 @@ fn assert_refused(e: &std::io::Error, what: &str) {
     );
 }
 
+/// Runs test `name` alone in a child of this binary under the file size
+/// limit (and SIGXFSZ ignored: a write past it fails with EFBIG); true in
+/// the parent, which checks that it passed there.
+fn in_child(name: &str) -> bool {
+    if std::env::var_os("FERRY_SAME_FILE_CHILD").is_some() {
+        // SAFETY: the child runs this one test alone; ignoring SIGXFSZ
+        // only turns a write past the limit into an error.
+        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+        rustix::process::setrlimit(
+            rustix::process::Resource::Fsize,
+            rustix::process::Rlimit {
+                current: Some(LIMIT),
+                maximum: None,
+            },
+        )
+        .unwrap();
+        return false;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env("FERRY_SAME_FILE_CHILD", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "child: {:?}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    true
+}
+
 #[test]
 fn a_file_copied_into_itself_is_refused_or_copied_right() {
-    if std::env::var_os("FERRY_SAME_FILE_CHILD").is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "a_file_copied_into_itself_is_refused_or_copied_right",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("FERRY_SAME_FILE_CHILD", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-            "child: {:?}\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if in_child("a_file_copied_into_itself_is_refused_or_copied_right") {
         return;
     }
-    rustix::process::setrlimit(
-        rustix::process::Resource::Fsize,
-        rustix::process::Rlimit {
-            current: Some(LIMIT),
-            maximum: None,
-        },
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("f");
     let data = pattern(64 << 10);
@@ -172,4 +181,105 @@ fn a_file_copied_into_itself_is_refused_or_copied_right() {
     );
     let got = std::fs::read(&p).unwrap();
     assert!(got[32 << 10..48 << 10] == data[..16 << 10]);
+}
+
+/// `between` from a file into a ferry `Stream` over the same file, from
+/// such a stream into the file, or from one such stream into another: the
+/// same-file check looked only at two descriptor endpoints, so each of
+/// these, with the writing side in append mode, ran until the file size
+/// limit stopped it (a 256 KiB file grew to 16 MiB, the limit here).
+#[test]
+fn a_file_copied_into_itself_through_a_stream_is_refused() {
+    if in_child("a_file_copied_into_itself_through_a_stream_is_refused") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    let data = pattern(256 << 10);
+    let unchanged = |what: &str| {
+        assert!(
+            std::fs::read(&p).unwrap() == data,
+            "{what}: the file changed"
+        );
+    };
+    let opts = TransferOptions::new();
+    let appending = || Stream::open(&p, &StreamOptions::new().append(true)).unwrap();
+    let reading = || Stream::open(&p, &StreamOptions::read_only()).unwrap();
+
+    std::fs::write(&p, &data).unwrap();
+    let input = File::open(&p).unwrap();
+    let out = appending();
+    let e = between(
+        &Endpoint::fd(input.as_fd()).unwrap(),
+        &Endpoint::stream(&out),
+        &opts,
+    )
+    .unwrap_err();
+    assert_refused(&e.into_parts().1, "file into a stream");
+    out.close().unwrap();
+    unchanged("file into a stream");
+
+    let input = reading();
+    let e = between(
+        &Endpoint::stream(&input),
+        &Endpoint::fd(append(&p).as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap_err();
+    assert_refused(&e.into_parts().1, "stream into the file");
+    unchanged("stream into the file");
+
+    let out = appending();
+    let e = between(&Endpoint::stream(&input), &Endpoint::stream(&out), &opts).unwrap_err();
+    assert_refused(&e.into_parts().1, "stream into a stream");
+    out.close().unwrap();
+    unchanged("stream into a stream");
+
+    // A stream read to its end has nothing left to copy: fine.
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut &input, &mut rest).unwrap();
+    let st = between(
+        &Endpoint::stream(&input),
+        &Endpoint::fd(append(&p).as_fd()).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(st.bytes, 0);
+    unchanged("stream at its end");
+}
+
+/// A file range as the sink is written where the descriptor's own offset
+/// stands (the flow writes with `write(2)`), but the same-file check took
+/// the range's offset for where the bytes go: four MiB of a file copied
+/// "to 64 MiB" through a descriptor positioned at 4 KiB was allowed, read
+/// back pages it had overwritten, and returned `Ok` with the file wrong.
+#[test]
+fn a_sink_range_of_the_same_file_is_checked_where_the_bytes_go() {
+    if in_child("a_sink_range_of_the_same_file_is_checked_where_the_bytes_go") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    let data = pattern(4 << 20);
+    std::fs::write(&p, &data).unwrap();
+    let input = File::open(&p).unwrap();
+    let mut out = read_write(&p);
+    out.seek(SeekFrom::Start(4096)).unwrap();
+    let r = between(
+        &Endpoint::file_range(input.as_fd(), 0, Some(data.len() as u64)).unwrap(),
+        &Endpoint::file_range(out.as_fd(), 64 << 20, None).unwrap(),
+        &TransferOptions::new(),
+    );
+    match r {
+        Err(e) => assert_refused(&e.into_parts().1, "sink range"),
+        Ok(st) => {
+            let got = std::fs::read(&p).unwrap();
+            let at = (got.len() - data.len()) as usize;
+            assert!(
+                got[at..] == data[..],
+                "Ok({} bytes) but the copy is not in the file",
+                st.bytes
+            );
+        }
+    }
 }

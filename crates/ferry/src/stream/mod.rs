@@ -124,6 +124,15 @@ impl Stream {
         self.with_inner(|i| backend::Module::raw_fd(&i.io))
     }
 
+    /// [`raw_fd`](Self::raw_fd), borrowed for as long as the stream is.
+    pub(crate) fn borrowed_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        // SAFETY: the descriptor is the stream's own: it stays open until
+        // the stream is dropped or closed, which the borrow of `self`
+        // rules out for the returned lifetime.
+        self.raw_fd()
+            .map(|fd| unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) })
+    }
+
     /// Asks the kernel to make the capacity of the pipe this stream reads
     /// or writes at least `bytes` (Roadrunner's channel parameter: each
     /// write or splice then moves up to that much instead of 64 KiB).

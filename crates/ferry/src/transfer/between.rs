@@ -98,6 +98,7 @@ pub fn between(
             return Err(fail(Side::Write, e, none));
         }
     }
+    same_file_check(src, dst).map_err(|e| fail(Side::Write, e, none))?;
     let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
     if dst.kind() == EndpointKind::Memory || dst.as_stream().is_some() {
         if dst.memory_source().is_some() {
@@ -123,24 +124,6 @@ pub fn between(
             Ok(()) => Ok(st),
             Err((side, e)) => Err(fail(side, e, st)),
         };
-    }
-    if let (Some(input), Some(output), EndpointKind::File, EndpointKind::File) =
-        (src.as_fd(), dst.as_fd(), src.kind(), dst.kind())
-    {
-        use super::{Reads, Writes};
-        let reads = match src.range() {
-            Some(FileRange {
-                offset,
-                len: Some(n),
-            }) => Reads::Range(offset, offset.saturating_add(n)),
-            Some(FileRange { offset, len: None }) => Reads::ToEnd(offset),
-            None => Reads::FromOffset,
-        };
-        let writes = dst
-            .range()
-            .map_or(Writes::AtOffset, |r| Writes::At(r.offset));
-        super::same_file_refused(input, reads, output, writes)
-            .map_err(|e| fail(Side::Write, e, none))?;
     }
     let Some(out) = dst.as_fd() else {
         let e = io::Error::new(
@@ -186,6 +169,44 @@ pub fn between(
             Err(fail(side, e, st))
         }
     }
+}
+
+/// [`same_file_refused`](super::same_file_refused) where both ends are
+/// regular files: a descriptor (a file range, or from its own offset) or
+/// a [`Stream`](crate::Stream) over a file (from its position). A sink
+/// descriptor is written at its own offset — the flow writes with
+/// `write(2)`, a file range's offset or not — and a stream at its
+/// position; either at the file's end in append mode. A stream read from
+/// and written to the same file ran until the disk was full.
+fn same_file_check(src: &Endpoint<'_>, dst: &Endpoint<'_>) -> io::Result<()> {
+    use super::{Reads, Writes};
+    let (input, reads) = match (src.as_stream(), src.as_fd()) {
+        (Some(s), _) => match s.borrowed_fd() {
+            Some(fd) => (fd, Reads::ToEnd(s.position())),
+            None => return Ok(()),
+        },
+        (None, Some(fd)) if src.kind() == EndpointKind::File => {
+            let reads = match src.range() {
+                Some(FileRange {
+                    offset,
+                    len: Some(n),
+                }) => Reads::Range(offset, offset.saturating_add(n)),
+                Some(FileRange { offset, len: None }) => Reads::ToEnd(offset),
+                None => Reads::FromOffset,
+            };
+            (fd, reads)
+        }
+        _ => return Ok(()),
+    };
+    let (output, writes) = match (dst.as_stream(), dst.as_fd()) {
+        (Some(s), _) => match s.borrowed_fd() {
+            Some(fd) => (fd, Writes::AtOrAppended(s.position())),
+            None => return Ok(()),
+        },
+        (None, Some(fd)) if dst.kind() == EndpointKind::File => (fd, Writes::AtOffset),
+        _ => return Ok(()),
+    };
+    super::same_file_refused(input, reads, output, writes)
 }
 
 /// The kind [`signal_guard`](super::signal_guard) goes by.

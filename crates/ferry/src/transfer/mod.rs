@@ -486,6 +486,9 @@ pub(crate) enum Writes {
     At(u64),
     /// At the output's offset, or at its end in append mode.
     AtOffset,
+    /// From this offset, or at the output's end in append mode (a
+    /// stream's position).
+    AtOrAppended(u64),
 }
 
 /// `InvalidInput` ("input file is output file") when `input` and `output`
@@ -521,6 +524,8 @@ pub(crate) fn same_file_refused(
         Writes::At(at) => at,
         Writes::AtOffset if crate::sys::fileio::is_append(output)? => i.size,
         Writes::AtOffset => crate::sys::fileio::tell(output)?,
+        Writes::AtOrAppended(_) if crate::sys::fileio::is_append(output)? => i.size,
+        Writes::AtOrAppended(at) => at,
     };
     let at_end = at.saturating_add(end.saturating_sub(start));
     if start < end && start < at_end && at < end {
