@@ -30,19 +30,23 @@ pub unsafe trait IoBuffer: Send + 'static {
     /// The bytes a write sends.
     fn write_bytes(&self) -> &[u8];
 
-    /// The kernel has let go: `moved` bytes from the start of the span
-    /// moved (for a read, arrived), and `complete` says whether the whole
-    /// operation succeeded (also after a cancel that came too late to stop
-    /// it) or ended in an error, a cancel or its deadline. Called exactly
-    /// once, on whatever thread saw the completion.
-    fn finish(&mut self, moved: usize, complete: bool) {
-        let _ = (moved, complete);
+    /// The kernel has let go of the buffer of a read (`write` false: from
+    /// [`read_room`](Self::read_room)) or of a write (from
+    /// [`write_bytes`](Self::write_bytes)): `moved` bytes from the start
+    /// of that span moved (for a read, arrived), and `complete` says
+    /// whether the whole operation succeeded (also after a cancel that
+    /// came too late to stop it) or ended in an error, a cancel or its
+    /// deadline. Called exactly once, on whatever thread saw the
+    /// completion.
+    fn finish(&mut self, write: bool, moved: usize, complete: bool) {
+        let _ = (write, moved, complete);
     }
 }
 
 /// A read into a `BufMut`'s spare capacity (all of it); the bytes that
 /// arrived are committed however the read ended (an error, a cancel or a
-/// deadline after some bytes leaves exactly those in the buffer).
+/// deadline after some bytes leaves exactly those in the buffer). A write
+/// sends its bytes and leaves it as it was.
 // SAFETY: the spare capacity is the BufMut's heap block, which moving the
 // BufMut does not move and which only its owner (the request) touches.
 unsafe impl IoBuffer for BufMut {
@@ -54,9 +58,12 @@ unsafe impl IoBuffer for BufMut {
         self
     }
 
-    fn finish(&mut self, moved: usize, _complete: bool) {
-        let room = self.spare_capacity_mut().len();
-        self.commit(moved.min(room));
+    fn finish(&mut self, write: bool, moved: usize, _complete: bool) {
+        // After a write the spare capacity holds nothing that arrived.
+        if !write {
+            let room = self.spare_capacity_mut().len();
+            self.commit(moved.min(room));
+        }
     }
 }
 
@@ -83,8 +90,8 @@ pub(crate) trait Owned: Send {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
-/// Any [`IoBuffer`], handed back as itself.
-pub(crate) struct Plain<B>(pub(crate) B);
+/// Any [`IoBuffer`], handed back as itself, and whether a write sends it.
+pub(crate) struct Plain<B>(pub(crate) B, pub(crate) bool);
 
 impl<B: IoBuffer> Owned for Plain<B> {
     fn read_room(&mut self) -> Option<&mut [u8]> {
@@ -96,7 +103,7 @@ impl<B: IoBuffer> Owned for Plain<B> {
     }
 
     fn finish(&mut self, moved: usize, complete: bool) {
-        self.0.finish(moved, complete)
+        self.0.finish(self.1, moved, complete)
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {

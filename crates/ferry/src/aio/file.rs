@@ -330,14 +330,14 @@ impl AsyncFile {
     /// `offset`. An `O_DIRECT` file needs it aligned as the device says.
     pub fn read_into_at(&self, offset: u64, buf: BufMut) -> io::Result<Request<BufMut>> {
         let len = buf.capacity() - buf.len();
-        self.start(Some(offset), false, len, Box::new(Plain(buf)))
+        self.start(Some(offset), false, len, Box::new(Plain(buf, false)))
     }
 
     /// Starts writing all of `data` at `offset` (a `Buf` never changes, so
     /// the caller may keep clones of it meanwhile).
     pub fn write_at(&self, offset: u64, data: Buf) -> io::Result<Request<Buf>> {
         let len = data.len();
-        self.start(Some(offset), true, len, Box::new(Plain(data)))
+        self.start(Some(offset), true, len, Box::new(Plain(data, true)))
     }
 
     /// Starts filling `items` with elements at `offset`, in the byte order
@@ -384,7 +384,7 @@ impl AsyncFile {
         mut buf: B,
     ) -> io::Result<Request<B>> {
         let len = buf.read_room().map_or(0, |r| r.len());
-        self.start(offset, false, len, Box::new(Plain(buf)))
+        self.start(offset, false, len, Box::new(Plain(buf, false)))
     }
 
     /// Starts writing `buf`'s [`write_bytes`](IoBuffer::write_bytes) at
@@ -395,20 +395,20 @@ impl AsyncFile {
         buf: B,
     ) -> io::Result<Request<B>> {
         let len = buf.write_bytes().len();
-        self.start(offset, true, len, Box::new(Plain(buf)))
+        self.start(offset, true, len, Box::new(Plain(buf, true)))
     }
 
     /// [`read_at`](Self::read_at) at the file position, which moves past
     /// the bytes at once.
     pub fn read(&self, len: usize) -> io::Result<Request<BufMut>> {
         let buf = BufMut::try_with_capacity_aligned(len, crate::sys::page_size())?;
-        self.start(None, false, len, Box::new(Plain(buf)))
+        self.start(None, false, len, Box::new(Plain(buf, false)))
     }
 
     /// [`write_at`](Self::write_at) at the file position.
     pub fn write(&self, data: Buf) -> io::Result<Request<Buf>> {
         let len = data.len();
-        self.start(None, true, len, Box::new(Plain(data)))
+        self.start(None, true, len, Box::new(Plain(data, true)))
     }
 
     /// [`read_array_at`](Self::read_array_at) at the file position.
