@@ -94,6 +94,11 @@
 //!   (a read-only `O_TRUNC` open, and nothing above asked yet), the bytes
 //!   may already read as zeros with the old id: callers who key on ids
 //!   (a cache) check `is_intact()` before trusting what they serve.
+//! * the promise is the `Buf`'s: [`Buf::write_all_to`] hands a leased
+//!   mapping that is still the file's pages to a pipe by reference
+//!   (`vmsplice`), and then the pipe's reader gets the pages as they are
+//!   when it reads — a writer's bytes, if one came meanwhile — as a
+//!   `splice` from the file would.
 //! * a break left unanswered for `/proc/sys/fs/lease-break-time` (45 s)
 //!   lets the writer through anyway: only if not even zeros could be put
 //!   in place of a mapping (an `mmap` of the zero page failing).

@@ -138,7 +138,10 @@ pub fn between(
     // O_NONBLOCK means nothing to a regular file or a block device.
     let nonblocking = !matches!(dst.kind(), EndpointKind::File | EndpointKind::BlockDevice)
         && crate::sys::channel::is_nonblocking(out).map_err(|e| fail(Side::Write, e, st))?;
-    let own = src.imposed().is_none() && dst.imposed().is_none() && src.range().is_none();
+    let own = src.imposed().is_none()
+        && dst.imposed().is_none()
+        && src.range().is_none()
+        && dst.range().is_none();
     if let (Some(input), true, false) = (src.as_fd(), own, nonblocking) {
         return match copy(input, out, opts) {
             Ok(mut st) => {
@@ -154,7 +157,8 @@ pub fn between(
     let kernel = own && src.kind() == EndpointKind::File;
     let mut guard = super::signal_guard(opts, fd_kind(dst.kind()));
     let mut flow = Flow::new(src, out, dst.kind(), ov, pi, kernel, opts)
-        .map_err(|e| fail(Side::Write, e, st))?;
+        .map_err(|e| fail(Side::Write, e, st))?
+        .into_range(dst.range());
     st.calls.other += 1;
     let r = flow.run(&mut st);
     st.overlay = Some(flow.overlay_stats());
@@ -174,10 +178,10 @@ pub fn between(
 /// [`same_file_refused`](super::same_file_refused) where both ends are
 /// regular files: a descriptor (a file range, or from its own offset) or
 /// a [`Stream`](crate::Stream) over a file (from its position). A sink
-/// descriptor is written at its own offset — the flow writes with
-/// `write(2)`, a file range's offset or not — and a stream at its
-/// position; either at the file's end in append mode. A stream read from
-/// and written to the same file ran until the disk was full.
+/// descriptor is written at its own offset (at its file's end in append
+/// mode), a sink file range at the range's offset, and a stream at its
+/// position (or its file's end in append mode). A stream read from and
+/// written to the same file ran until the disk was full.
 fn same_file_check(src: &Endpoint<'_>, dst: &Endpoint<'_>) -> io::Result<()> {
     use super::{Reads, Writes};
     let (input, reads) = match (src.as_stream(), src.as_fd()) {
@@ -203,7 +207,10 @@ fn same_file_check(src: &Endpoint<'_>, dst: &Endpoint<'_>) -> io::Result<()> {
             Some(fd) => (fd, Writes::AtOrAppended(s.position())),
             None => return Ok(()),
         },
-        (None, Some(fd)) if dst.kind() == EndpointKind::File => (fd, Writes::AtOffset),
+        (None, Some(fd)) if dst.kind() == EndpointKind::File => match dst.range() {
+            Some(r) => (fd, Writes::At(r.offset)),
+            None => (fd, Writes::AtOffset),
+        },
         _ => return Ok(()),
     };
     super::same_file_refused(input, reads, output, writes)

@@ -156,8 +156,11 @@ impl<'a> Endpoint<'a> {
     }
 
     /// A range of a regular file, at explicit offsets (the descriptor's own
-    /// offset is neither used nor moved). Anything but a regular file is
-    /// refused (`ESPIPE`).
+    /// offset is neither used nor moved). As a source, the bytes from
+    /// `offset` (`len` of them, or to the end); as a sink, the bytes go to
+    /// the file from `offset` on (positioned writes), at most `len` of
+    /// them: past that the transfer fails `WriteZero`. Anything but a
+    /// regular file is refused (`ESPIPE`).
     pub fn file_range(
         fd: BorrowedFd<'a>,
         offset: u64,

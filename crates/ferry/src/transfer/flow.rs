@@ -253,6 +253,20 @@ impl<'a, 'o> Flow<'a, 'o> {
         })
     }
 
+    /// Writes into `range` of the output file (a sink
+    /// [`file_range`](super::endpoint::Endpoint::file_range)): at its
+    /// offset, at most its length, the descriptor's own offset unused.
+    pub(super) fn into_range(mut self, range: Option<super::endpoint::FileRange>) -> Self {
+        if let Some(r) = range {
+            let w = std::mem::replace(
+                &mut self.out.w,
+                VectoredWriter::of_kind(self.out.fd, crate::sys::vectored::FdKind::Other),
+            );
+            self.out.w = w.positioned(r.offset, r.len);
+        }
+        self
+    }
+
     /// What the overlay did.
     pub(super) fn overlay_stats(&self) -> super::overlay::OverlayStats {
         self.ov.stats()
