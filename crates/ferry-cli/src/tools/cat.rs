@@ -133,19 +133,8 @@ fn cat_one(
 ) -> Result<(), (Side, io::Error)> {
     let input = open_input(file).map_err(|e| (Side::Read, e))?;
     let in_st = common::file_type(input.fd()).map_err(|e| (Side::Read, e))?;
-    if let Some(os) = out_st {
-        // GNU: a regular input that is also the output, read from before
-        // its end, would grow forever.
-        if common::is_reg(&in_st)
-            && common::is_reg(os)
-            && in_st.st_dev == os.st_dev
-            && in_st.st_ino == os.st_ino
-        {
-            let pos = rustix::fs::seek(input.fd(), rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
-            if pos < in_st.st_size as u64 {
-                return Err((Side::Read, io::Error::other("input file is output file")));
-            }
-        }
+    if common::reads_own_output(&in_st, out_st, common::SelfFeed::Cat(input.fd())) {
+        return Err((Side::Read, io::Error::other("input file is output file")));
     }
     if o.plain() {
         out.flush().map_err(|e| (Side::Write, e))?;

@@ -357,6 +357,44 @@ pub fn die_of_sigpipe() -> ! {
     std::process::exit(141)
 }
 
+/// The same file: the same device and inode.
+pub fn same_inode(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+/// Which GNU tool's rule refuses an input that is also the output.
+#[derive(Clone, Copy)]
+pub enum SelfFeed<'a> {
+    /// GNU cat's, on the input's descriptor: refused only while the input
+    /// has bytes left to read (its offset below its size), since only then
+    /// would the output grow as fast as it is read (`cat f >> f`; `cat f >
+    /// f` is allowed).
+    Cat(BorrowedFd<'a>),
+}
+
+/// GNU's check that a tool is not reading its own output: the output a
+/// regular file (so never /dev/null or a terminal) and the input the same
+/// file, under `rule`. Without it, `grep . f >> f` fed itself until the
+/// disk was full. `out` is standard output's stat (None when unknown).
+pub fn reads_own_output(
+    in_st: &rustix::fs::Stat,
+    out: Option<&rustix::fs::Stat>,
+    rule: SelfFeed<'_>,
+) -> bool {
+    let Some(out) = out else {
+        return false;
+    };
+    if !is_reg(out) || !same_inode(in_st, out) {
+        return false;
+    }
+    match rule {
+        SelfFeed::Cat(input) => {
+            let pos = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+            pos < in_st.st_size as u64
+        }
+    }
+}
+
 /// An input: a file by name, or standard input for `-`.
 pub enum Input {
     Stdin(io::Stdin),

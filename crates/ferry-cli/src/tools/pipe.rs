@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::num::NonZeroUsize;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 
 const HELP: &str = "Usage: ferry pipe [OPTION]... SRC DST
@@ -139,28 +139,14 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
 }
 
 fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
-    // Opened in order: a listening SRC waits before DST is opened.
-    let src = match End::open(src_name, true, o.append) {
-        Ok(e) => e,
-        Err(e) => {
-            t.error(format_args!("{src_name}: {}", describe(&e)));
-            return 1;
-        }
-    };
-    let dst = match End::open(dst_name, false, o.append) {
-        Ok(e) => e,
-        Err(e) => {
-            t.error(format_args!("{dst_name}: {}", describe(&e)));
-            return 1;
-        }
-    };
     fn endpoint<'e>(
         t: &Tool,
         e: &'e End,
         params: Option<ChannelParams>,
         name: &str,
     ) -> Result<Endpoint<'e>, i32> {
-        Endpoint::fd(e.fd())
+        e.usable()
+            .and_then(|()| Endpoint::fd(e.fd()))
             .map(|ep| match params {
                 Some(p) => ep.impose(p),
                 None => ep,
@@ -170,13 +156,58 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
                 1
             })
     }
-    let (s, d) = match (
-        endpoint(t, &src, o.input, src_name),
-        endpoint(t, &dst, o.out, dst_name),
-    ) {
-        (Ok(s), Ok(d)) => (s, d),
-        (Err(c), _) | (_, Err(c)) => return c,
+    // Opened in order: a listening SRC waits before DST is opened. Every
+    // check is made before a DST file is truncated: `ferry pipe /tmp d`
+    // and `ferry pipe - d <&-` refused, but only after emptying d.
+    let src = match End::open(src_name, true, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.error(format_args!("{src_name}: {}", describe(&e)));
+            return 1;
+        }
     };
+    let s = match endpoint(t, &src, o.input, src_name) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let dst = match End::open(dst_name, false, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.error(format_args!("{dst_name}: {}", describe(&e)));
+            return 1;
+        }
+    };
+    let d = match endpoint(t, &dst, o.out, dst_name) {
+        Ok(d) => d,
+        Err(c) => return c,
+    };
+    if let (Ok(in_st), Ok(out_st)) = (rustix::fs::fstat(src.fd()), rustix::fs::fstat(dst.fd())) {
+        // A file into itself: truncating it loses it (`ferry pipe f f`
+        // emptied f), appending to it grows it for ever (`--append f f`,
+        // `ferry pipe f - >> f`). Refused as GNU's cp and cat refuse.
+        let truncates = matches!(dst, End::File(_)) && !o.append;
+        if truncates && common::is_reg(&out_st) && common::same_inode(&in_st, &out_st) {
+            t.error(format_args!(
+                "{} and {} are the same file",
+                common::shell_quote(src_name),
+                common::shell_quote(dst_name)
+            ));
+            return 1;
+        }
+        if common::reads_own_output(&in_st, Some(&out_st), common::SelfFeed::Cat(src.fd())) {
+            t.error(format_args!("{src_name}: input file is output file"));
+            return 1;
+        }
+    }
+    // O_TRUNC's work, now; like O_TRUNC, only a regular file's (a
+    // device's size cannot be set).
+    let regular = rustix::fs::fstat(dst.fd()).is_ok_and(|st| common::is_reg(&st));
+    if let (End::File(f), false, true) = (&dst, o.append, regular) {
+        if let Err(e) = f.set_len(0) {
+            t.error(format_args!("{dst_name}: {}", describe(&e)));
+            return 1;
+        }
+    }
     let bar = Bar::new(o.progress, src.size());
     let add = |n: u64| bar.add(n);
     let mut opts = TransferOptions::new().progress(&add);
@@ -227,6 +258,8 @@ enum End {
 }
 
 impl End {
+    /// Opens `spec`; a DST file is created but not yet truncated (`run`
+    /// truncates it once both ends have been checked).
     fn open(spec: &str, source: bool, append: bool) -> io::Result<End> {
         if spec == "-" {
             // SAFETY: descriptors 0 and 1 stay open for the process's life.
@@ -270,10 +303,30 @@ impl End {
                 .write(true)
                 .create(true)
                 .append(append)
-                .truncate(!append)
+                .truncate(false)
                 .open(spec)?
         };
         Ok(End::File(f))
+    }
+
+    /// Fails for a standard input or output the process was started
+    /// without (taken by /dev/null opened the other way, main.rs), as
+    /// reading or writing it would.
+    fn usable(&self) -> io::Result<()> {
+        if let End::Std(fd) = self {
+            let mode = rustix::fs::fcntl_getfl(fd)?;
+            let want_read = fd.as_raw_fd() == 0;
+            let acc = mode & rustix::fs::OFlags::RWMODE;
+            let ok = if want_read {
+                acc != rustix::fs::OFlags::WRONLY
+            } else {
+                acc != rustix::fs::OFlags::RDONLY
+            };
+            if !ok {
+                return Err(io::Error::from_raw_os_error(libc::EBADF));
+            }
+        }
+        Ok(())
     }
 
     fn fd(&self) -> BorrowedFd<'_> {

@@ -225,3 +225,36 @@ impl Corpus {
         self.dir.path().join(name)
     }
 }
+
+/// Runs the shell command line `script` in `dir` (`sh -c`, C locale), with
+/// `$FERRY` naming the ferry binary: for redirections, closed descriptors
+/// and signal dispositions that the command itself is started with.
+pub fn sh(dir: &Path, script: &str) -> Run {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env_remove("LANG")
+        .env_remove("LANGUAGE")
+        .env("LC_ALL", "C")
+        .env("FERRY", env!("CARGO_BIN_EXE_ferry"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        code: out
+            .status
+            .code()
+            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `ferry TOOL` replaced by `TOOL` in a message, to compare it with GNU's.
+pub fn as_gnu(stderr: &str, tool: &str) -> String {
+    stderr.replace(&format!("ferry {tool}"), tool)
+}
