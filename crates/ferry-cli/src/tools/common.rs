@@ -370,6 +370,8 @@ pub enum SelfFeed<'a> {
     /// would the output grow as fast as it is read (`cat f >> f`; `cat f >
     /// f` is allowed).
     Cat(BorrowedFd<'a>),
+    /// GNU grep's: refused whatever is left to read (`grep x f > f` too).
+    Grep,
 }
 
 /// GNU's check that a tool is not reading its own output: the output a
@@ -388,11 +390,17 @@ pub fn reads_own_output(
         return false;
     }
     match rule {
+        SelfFeed::Grep => true,
         SelfFeed::Cat(input) => {
             let pos = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
             pos < in_st.st_size as u64
         }
     }
+}
+
+/// Standard output's stat, None when it cannot be had.
+pub fn stdout_stat() -> Option<rustix::fs::Stat> {
+    rustix::fs::fstat(io::stdout().as_fd()).ok()
 }
 
 /// An input: a file by name, or standard input for `-`.

@@ -58,6 +58,11 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
     } else {
         None
     };
+    // GNU's output-is-input check, where lines are written: not for -q,
+    // -l, -L, -c or -m 1.
+    let own_output = (o.report == Report::Lines && o.max_count.is_none_or(|n| n > 1))
+        .then(common::stdout_stat)
+        .flatten();
     let mut out = crate::tools::output::stdout();
     let mut any = false;
     let mut trouble = false;
@@ -75,7 +80,22 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
         let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, &name, with_name);
         s.printed = printed;
         let mut opened = true;
-        match s.file(f.path) {
+        let in_st = if f.path == "-" {
+            rustix::fs::fstat(std::io::stdin())
+        } else {
+            rustix::fs::stat(f.path)
+        };
+        let r = match in_st {
+            Ok(st)
+                if common::reads_own_output(&st, own_output.as_ref(), common::SelfFeed::Grep) =>
+            {
+                Err(Failure::Open(io::Error::other(
+                    "input file is also the output",
+                )))
+            }
+            _ => s.file(f.path),
+        };
+        match r {
             Ok(()) => {}
             Err(Failure::Open(e)) => {
                 opened = false;
