@@ -141,9 +141,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         Err(e) => {
             // Only writes fail here (read errors are reported where they
             // happen); diffutils words it this way.
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             t.error(format_args!("standard output: {}", common::describe(&e)));
             2
         }

@@ -238,9 +238,7 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
         return 0;
     };
     drop(out);
-    if is_broken_pipe(&e) {
-        die_of_sigpipe();
-    }
+    end_if_sigpipe(&e);
     let (msg, status) = match t.id.as_str() {
         "diff" if help => ("write failed".to_string(), 2),
         "cmp" | "diff" => (format!("standard output: {}", describe(&e)), 2),
@@ -253,12 +251,11 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
 }
 
 /// Reports an error writing standard output: a reader that went away ends
-/// the process by SIGPIPE (silently, as GNU tools end); anything else is
-/// `write error: …` and status 1.
+/// the process by SIGPIPE (silently, as GNU tools end) unless SIGPIPE was
+/// ignored ([`end_if_sigpipe`]); anything else is `write error: …` and
+/// status 1.
 pub fn write_failed(t: &Tool, e: &io::Error) -> i32 {
-    if is_broken_pipe(e) {
-        die_of_sigpipe();
-    }
+    end_if_sigpipe(e);
     t.error(format_args!("write error: {}", describe(e)));
     1
 }
@@ -335,19 +332,37 @@ pub fn occupy_closed_stdin() {
     }
 }
 
+/// SIGPIPE was ignored when the process started (`(trap '' PIPE; ferry
+/// cat f | head -1)`).
+static SIGPIPE_WAS_IGNORED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Ignores SIGPIPE, as std's runtime start-up does (the binary starts
 /// without it): a write to a pipe nobody reads fails with `EPIPE`, and the
-/// tool then ends as GNU's do ([`die_of_sigpipe`]).
+/// tool then ends as GNU's do ([`end_if_sigpipe`]). The disposition it was
+/// started with is kept in mind: GNU's tools, started with SIGPIPE
+/// ignored, see `EPIPE` and say so.
 #[cfg_attr(test, allow(dead_code))]
 pub fn ignore_sigpipe() {
     // SAFETY: changing SIGPIPE's disposition to "ignore" at start-up,
     // before any thread exists; no handler function is involved.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let old = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    SIGPIPE_WAS_IGNORED.store(old == libc::SIG_IGN, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Ends the process the way GNU tools end when their reader goes away:
-/// killed by SIGPIPE (so shells see the same status), silently.
-pub fn die_of_sigpipe() -> ! {
+/// Ends the process the way a GNU tool ends when `e` says its reader went
+/// away: killed by SIGPIPE, silently — if it was started with SIGPIPE's
+/// default action. Started with SIGPIPE ignored, a GNU tool gets `EPIPE`
+/// and reports it as any other write error; so does the caller, when
+/// this returns.
+pub fn end_if_sigpipe(e: &io::Error) {
+    if is_broken_pipe(e) && !SIGPIPE_WAS_IGNORED.load(std::sync::atomic::Ordering::Relaxed) {
+        die_of_sigpipe();
+    }
+}
+
+/// Ends the process by SIGPIPE (so shells see the same status), silently.
+fn die_of_sigpipe() -> ! {
     // SAFETY: restoring the default action and raising the signal is what
     // a C program without a SIGPIPE handler would get.
     unsafe {

@@ -231,8 +231,8 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
                 Side::Read => (src_name, "read error"),
                 Side::Write => (dst_name, "write error"),
             };
-            if e.side() == Side::Write && dst_name == "-" && common::is_broken_pipe(e.io_error()) {
-                common::die_of_sigpipe();
+            if e.side() == Side::Write && dst_name == "-" {
+                common::end_if_sigpipe(e.io_error());
             }
             t.error(format_args!(
                 "{name}: {what}: {} ({} bytes arrived)",

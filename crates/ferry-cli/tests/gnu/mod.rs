@@ -258,3 +258,38 @@ pub fn sh(dir: &Path, script: &str) -> Run {
 pub fn as_gnu(stderr: &str, tool: &str) -> String {
     stderr.replace(&format!("ferry {tool}"), tool)
 }
+
+/// Runs `prog args` in `dir` with standard output on a pipe whose reader
+/// is already gone, so that its first write fails; with `ignore_sigpipe`,
+/// started with SIGPIPE ignored (the disposition a shell's `trap '' PIPE`
+/// hands on), else with its default action.
+pub fn to_closed_pipe(prog: &str, args: &[&str], dir: &Path, ignore_sigpipe: bool) -> Run {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let trap = if ignore_sigpipe {
+        "trap '' PIPE; "
+    } else {
+        "trap - PIPE; "
+    };
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{trap}exec \"$0\" \"$@\""))
+        .arg(prog)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        code: out
+            .status
+            .code()
+            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        stdout: Vec::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

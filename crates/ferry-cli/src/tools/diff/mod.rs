@@ -57,9 +57,7 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
         Ok(code) => code,
         Err(e) => {
             // diffutils words it as cmp does, and it is trouble (2).
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             t.error(format_args!("standard output: {}", common::describe(&e)));
             2
         }

@@ -202,9 +202,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             2
         }
         Err((None, e, total)) => {
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             // GNU's words: its stdio buffer (a 4 KiB block) fills and is
             // written while sorting's output goes on, or is flushed at
             // the end; then close_stdout's "write error".
