@@ -387,3 +387,30 @@ fn a_killed_copy_never_leaves_a_destination_that_looks_complete() {
         }
     }
 }
+
+/// `ferry cp SOCKET x` made a socket node and exited 0 (GNU: "cannot open
+/// 'SOCKET' for reading: No such device or address", status 1); a name
+/// with a trailing slash that cannot be a directory (`cp f dir/f/`) and a
+/// destination that cannot be looked at (a 300-byte name, a path through
+/// a file) were worded differently from GNU's.
+#[test]
+fn cp_words_unusable_sources_and_destinations_as_gnu() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("f"), b"hi\n").unwrap();
+    std::fs::create_dir(p.join("dir")).unwrap();
+    let _sock = std::os::unix::net::UnixListener::bind(p.join("sock")).unwrap();
+    let long = "a".repeat(300);
+    for args in [
+        &["sock", "y"][..],
+        &["-r", "--copy-contents", "sock", "y"],
+        &["f", "dir/f/"],
+        &["f", "nodir/f/"],
+        &["f", &long],
+        &["f", "f/x"],
+    ] {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        gnu::same("cp", &args, None, p, &[]);
+        assert!(!p.join("y").exists(), "{args:?}");
+    }
+}

@@ -97,7 +97,9 @@ pub fn copy_regular(
     let size_limited = rustix::process::getrlimit(rustix::process::Resource::Fsize)
         .current
         .is_some();
-    let unnamed = match (&existing, o.attributes_only || size_limited) {
+    // A name ending in '/' is opened as given, for the kernel's answer.
+    let slash = to.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let unnamed = match (&existing, o.attributes_only || size_limited || slash) {
         (None, false) => unnamed_beside(to, mode).map_err(|e| {
             format!(
                 "cannot create regular file {}: {}",
@@ -145,6 +147,11 @@ pub fn copy_regular(
         }
     }
     .map_err(|e| {
+        // GNU: a name with a trailing slash that is not a directory.
+        let e = match e.raw_os_error() {
+            Some(libc::EISDIR) if slash => io::Error::from_raw_os_error(libc::ENOTDIR),
+            _ => e,
+        };
         format!(
             "cannot create regular file {}: {}",
             q(to),
