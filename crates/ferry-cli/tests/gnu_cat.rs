@@ -297,3 +297,20 @@ fn formatted_output_from_a_pipe_is_not_held_back() {
         );
     }
 }
+
+/// `cat <&-`: GNU says "-: Bad file descriptor" and, at its end, "closing
+/// standard input: Bad file descriptor"; ferry omitted the second line.
+#[test]
+fn cat_reports_closing_a_closed_standard_input() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"hi\n").unwrap();
+    for args in ["", "-n", "- f", "f"] {
+        let ours = gnu::sh(d.path(), &format!("$FERRY cat {args} <&-"));
+        let theirs = gnu::sh(d.path(), &format!("cat {args} <&-"));
+        assert_eq!(
+            (ours.code, ours.stdout, gnu::as_gnu(&ours.stderr, "cat")),
+            (theirs.code, theirs.stdout, theirs.stderr),
+            "cat {args} <&-"
+        );
+    }
+}

@@ -121,6 +121,15 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if let Err(e) = fmt.finish(&mut out).and_then(|_| out.flush()) {
         return common::write_failed(t, &e);
     }
+    // GNU's cat closes a standard input it read, and reports a failure:
+    // one it was started without cannot be closed.
+    if files.iter().any(|f| f == "-") && common::stdin_was_closed() {
+        t.error(format_args!(
+            "closing standard input: {}",
+            common::describe(&io::Error::from_raw_os_error(libc::EBADF))
+        ));
+        return 1;
+    }
     status
 }
 

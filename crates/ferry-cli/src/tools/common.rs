@@ -321,6 +321,7 @@ pub fn occupy_closed_stdin() {
     {
         return;
     }
+    STDIN_WAS_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: open(2) of a constant path; 0 being free, it is the number
     // open returns.
     let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY) };
@@ -330,6 +331,17 @@ pub fn occupy_closed_stdin() {
         // SAFETY: our own descriptor, just opened.
         unsafe { libc::close(got) };
     }
+}
+
+/// Standard input was closed when the process started.
+static STDIN_WAS_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard input was closed when the process started
+/// ([`occupy_closed_stdin`]): a GNU tool that read it then fails to close
+/// it at its end, and says so (cat's "closing standard input: Bad file
+/// descriptor").
+pub fn stdin_was_closed() -> bool {
+    STDIN_WAS_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// SIGPIPE was ignored when the process started (`(trap '' PIPE; ferry
