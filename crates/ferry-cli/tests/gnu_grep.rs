@@ -283,3 +283,25 @@ fn grep_refuses_input_that_is_its_output() {
         assert_eq!(seen[0], seen[1], "{cmd}");
     }
 }
+
+/// File names are bytes: grep printed `bad\xff\xfe.txt` as
+/// `bad\u{FFFD}\u{FFFD}.txt` in -l, -lZ, -H, -c output and in its
+/// messages, so `ferry grep -lZ x * | xargs -0 ls` failed. GNU writes the
+/// bytes, unquoted.
+#[test]
+fn grep_writes_file_names_as_bytes() {
+    let (dir, names) = gnu::non_utf8_names();
+    for opts in [
+        &["-l", "x"][..],
+        &["-lZ", "x"],
+        &["-H", "x"],
+        &["-c", "."],
+        &["-r", "y"],
+        &["-rL", "x"],
+        &["x"],
+    ] {
+        let mut args: Vec<std::ffi::OsString> = opts.iter().map(Into::into).collect();
+        args.extend(names.iter().cloned());
+        gnu::same_bytes("grep", &args, dir.path());
+    }
+}

@@ -39,6 +39,26 @@ impl Tool {
         self.error(format_args!("{file}: {}", describe(e)));
     }
 
+    /// `ferry NAME: FILE: message` on standard error, the file name
+    /// written as its bytes, unquoted, as grep and diffutils write names
+    /// (a name is bytes: shown through UTF-8 it became U+FFFD).
+    pub fn name_error(&self, file: &[u8], msg: fmt::Arguments<'_>) {
+        let mut line = Vec::with_capacity(self.name.len() + file.len() + 64);
+        line.extend_from_slice(self.name.as_bytes());
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(file);
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(msg.to_string().as_bytes());
+        line.push(b'\n');
+        let _ = io::Write::write_all(&mut io::stderr().lock(), &line);
+    }
+
+    /// [`Tool::file_error`] for a name written as its bytes
+    /// ([`Tool::name_error`]).
+    pub fn file_error_bytes(&self, file: &[u8], e: &io::Error) {
+        self.name_error(file, format_args!("{}", describe(e)));
+    }
+
     /// GNU's usage error: the message, then the `--help` hint.
     pub fn usage_error(&self, msg: fmt::Arguments<'_>) {
         self.error(msg);

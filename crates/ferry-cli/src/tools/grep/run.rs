@@ -72,12 +72,12 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
     let read_trouble = std::cell::Cell::new(false);
     let mut one = |f: Found<'_>| -> walk::Next {
         let name = if f.path == "-" && !f.walked {
-            o.label.clone()
+            o.label.as_bytes()
         } else {
-            f.name.to_string()
+            f.name
         };
         let with_name = o.with_name.unwrap_or(many || f.walked);
-        let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, &name, with_name);
+        let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, name, with_name);
         s.printed = printed;
         let mut opened = true;
         let in_st = if f.path == "-" {
@@ -103,7 +103,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
                     if let Err(e) = s.out.flush() {
                         return Err(write_failed(t, &e));
                     }
-                    t.file_error(&name, &e);
+                    t.file_error_bytes(name, &e);
                 }
                 read_trouble.set(true);
             }
@@ -113,7 +113,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
                     if let Err(e) = s.out.flush() {
                         return Err(write_failed(t, &e));
                     }
-                    t.file_error(&name, &e);
+                    t.file_error_bytes(name, &e);
                 }
                 read_trouble.set(true);
             }
@@ -132,7 +132,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
             if let Err(e) = out.flush() {
                 return Err(write_failed(t, &e));
             }
-            eprintln!("{}: {}: binary file matches", t.name, name);
+            t.name_error(name, format_args!("binary file matches"));
         }
         if selected > 0 {
             any = true;
