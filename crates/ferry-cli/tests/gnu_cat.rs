@@ -314,3 +314,23 @@ fn cat_reports_closing_a_closed_standard_input() {
         );
     }
 }
+
+/// cat's messages showed a name that is not UTF-8 with U+FFFD for each
+/// stray byte, and any name unquoted; GNU's `quotef` leaves a plain name
+/// bare and quotes the rest in the shell-escape style.
+#[test]
+fn cat_quotes_file_names_in_messages_as_gnu() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    let args = vec![
+        names[4].clone(),
+        names[2].clone(),
+        os(b"a b"),
+        os(b"nofile"),
+        os(b"n\nl"),
+        os("\u{e9}".as_bytes()),
+    ];
+    gnu::same_bytes("cat", &args, dir.path());
+}

@@ -414,3 +414,25 @@ fn cp_words_unusable_sources_and_destinations_as_gnu() {
         assert!(!p.join("y").exists(), "{args:?}");
     }
 }
+
+/// `cp -v` and cp's messages showed a name that is not UTF-8 through
+/// UTF-8 (each stray byte as U+FFFD), and a name ending in an escaped
+/// character with one quote too many. GNU quotes names in the
+/// shell-escape style: `'bad'$'\377\376''.txt'`.
+#[test]
+fn cp_quotes_names_that_are_not_utf8_as_gnu() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    for args in [
+        vec![os(b"-v"), names[0].clone(), os(b"x\xffy")],
+        vec![os(b"-v"), names[1].clone(), os(b"end\xff")],
+        vec![os(b"-v"), names[1].clone(), os(b"nl\n")],
+        vec![os(b"-v"), names[1].clone(), os("\u{e9}".as_bytes())],
+        vec![names[4].clone(), os(b"z")],
+        vec![names[2].clone(), os(b"z")],
+    ] {
+        gnu::same_bytes("cp", &args, dir.path());
+    }
+}

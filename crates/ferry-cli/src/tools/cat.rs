@@ -103,7 +103,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut fmt = Format::new(o);
     let mut out = super::output::stdout();
     for f in &files {
-        let name = common::os_to_string(f);
+        let name = common::quotef(f);
         if let Err((side, e)) = cat_one(f, o, out_st.as_ref(), &mut fmt, &mut out) {
             match side {
                 Side::Write => return common::write_failed(t, &e),

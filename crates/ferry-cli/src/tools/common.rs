@@ -147,43 +147,103 @@ pub fn quote_always(name: &str) -> String {
 }
 
 /// A name quoted for a shell as GNU's `shell-escape-always` style writes
-/// it: inside single quotes, a quote as `'\''`, and control characters
-/// as `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
-/// "l"), so one name stays on one line.
+/// it ([`shell_quote_bytes`]).
 pub fn shell_quote(name: &str) -> String {
-    let mut out = String::from("'");
-    let mut chars = name.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else if c.is_control() {
-            out.push_str("'$'");
-            let mut c = c;
-            loop {
-                match c {
-                    '\x07' => out.push_str("\\a"),
-                    '\x08' => out.push_str("\\b"),
-                    '\x0c' => out.push_str("\\f"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    '\x0b' => out.push_str("\\v"),
-                    _ => out.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
-                }
-                match chars.peek() {
-                    Some(&n) if n.is_control() => {
-                        c = n;
-                        chars.next();
-                    }
-                    _ => break,
-                }
-            }
-            out.push_str("''");
+    shell_quote_os(std::ffi::OsStr::new(name))
+}
+
+/// [`shell_quote_bytes`] of a name that may not be UTF-8, as a string:
+/// the bytes that are not characters come out as escapes, so nothing is
+/// lost (the name was shown through UTF-8, each such byte as U+FFFD).
+pub fn shell_quote_os(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let q = shell_quote_bytes(name.as_bytes());
+    String::from_utf8(q).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A file name as GNU's `quotef` shows it in coreutils' messages: bare
+/// when it needs no quotes, else as [`shell_quote_bytes`] quotes it.
+pub fn quotef(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let b = name.as_bytes();
+    if !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"/._-+,:@%^".contains(c))
+    {
+        String::from_utf8_lossy(b).into_owned()
+    } else {
+        shell_quote_os(name)
+    }
+}
+
+/// Whether the environment's locale is UTF-8 (LC_ALL, LC_CTYPE, LANG):
+/// its printable characters are shown as they are in quoted names.
+fn utf8_locale() -> bool {
+    static UTF8: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *UTF8.get_or_init(|| {
+        let v = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
+}
+
+/// A name quoted for a shell as GNU's `shell-escape-always` style writes
+/// it: inside single quotes, a quote as `'\''`, and what is not a
+/// printable character — control characters, bytes that are not a
+/// character, and in a locale other than UTF-8 every byte above 127 — as
+/// `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
+/// "l"; `'bad'$'\377'` for "bad" and byte 255), so one name stays on one
+/// line and the bytes can be told apart.
+pub fn shell_quote_bytes(name: &[u8]) -> Vec<u8> {
+    let utf8 = utf8_locale();
+    let mut out = vec![b'\''];
+    let mut escaping = false;
+    let escape = |out: &mut Vec<u8>, b: u8, escaping: &mut bool| {
+        if !*escaping {
+            out.extend_from_slice(b"'$'");
+            *escaping = true;
+        }
+        match b {
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x0b => out.extend_from_slice(b"\\v"),
+            _ => out.extend_from_slice(format!("\\{b:03o}").as_bytes()),
+        }
+    };
+    let plain = |out: &mut Vec<u8>, bytes: &[u8], escaping: &mut bool| {
+        if std::mem::take(escaping) {
+            out.extend_from_slice(b"''");
+        }
+        if bytes == b"'" {
+            out.extend_from_slice(b"'\\''");
         } else {
-            out.push(c);
+            out.extend_from_slice(bytes);
+        }
+    };
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let mut buf = [0u8; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            if c.is_control() || (!c.is_ascii() && !utf8) {
+                for &b in bytes {
+                    escape(&mut out, b, &mut escaping);
+                }
+            } else {
+                plain(&mut out, bytes, &mut escaping);
+            }
+        }
+        for &b in chunk.invalid() {
+            escape(&mut out, b, &mut escaping);
         }
     }
-    out.push('\'');
+    out.push(b'\'');
     out
 }
 

@@ -107,7 +107,7 @@ thread, in order.
 
 /// A name as GNU's messages quote it.
 pub(crate) fn q(p: &Path) -> String {
-    common::shell_quote(&p.to_string_lossy())
+    common::shell_quote_os(p.as_os_str())
 }
 
 fn value(t: &Tool, p: &mut lexopt::Parser) -> Result<String, i32> {
