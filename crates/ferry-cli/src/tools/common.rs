@@ -53,6 +53,17 @@ impl Tool {
         let _ = io::Write::write_all(&mut io::stderr().lock(), &line);
     }
 
+    /// `ferry NAME: message` on standard error, the message as bytes (a
+    /// file name in it written as it is).
+    pub fn error_bytes(&self, msg: &[u8]) {
+        let mut line = Vec::with_capacity(self.name.len() + msg.len() + 3);
+        line.extend_from_slice(self.name.as_bytes());
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(msg);
+        line.push(b'\n');
+        let _ = io::Write::write_all(&mut io::stderr().lock(), &line);
+    }
+
     /// [`Tool::file_error`] for a name written as its bytes
     /// ([`Tool::name_error`]).
     pub fn file_error_bytes(&self, file: &[u8], e: &io::Error) {
