@@ -371,3 +371,58 @@ fn pipe_checks_both_ends_before_truncating() {
         );
     }
 }
+
+/// `ferry pipe` named a file that is not UTF-8 with U+FFFD for each stray
+/// byte, and could not take such a name as a Unix socket's path. Its
+/// messages write the name's bytes; the same-file refusal quotes them as
+/// GNU cp does.
+#[test]
+fn pipe_names_files_as_bytes() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    let o = ferry()
+        .args([names[4].clone(), OsString::from("-")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        o.stderr,
+        b"ferry pipe: no\xffne: No such file or directory\n"
+    );
+    let ours = ferry()
+        .args([names[0].clone(), names[0].clone()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let gnu = std::process::Command::new("cp")
+        .args([names[0].clone(), names[0].clone()])
+        .env("LC_ALL", "C")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), gnu.status.code());
+    assert_eq!(
+        ours.stderr[b"ferry pipe".len()..],
+        gnu.stderr[b"cp".len()..]
+    );
+    // A socket path that is not UTF-8.
+    let sock = dir.path().join(OsString::from_vec(b"s\xff".to_vec()));
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    let mut spec = b"unix:".to_vec();
+    spec.extend_from_slice(b"s\xff");
+    let o = ferry()
+        .args([OsString::from("b"), OsString::from_vec(spec)])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(peer.join().unwrap(), b"y\n");
+}

@@ -6,11 +6,12 @@ use super::common::{self, describe, Tool};
 use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::overlay::{BlockType, ChannelParams};
 use ferry::transfer::{between, Method, Path, Side, TransferOptions, TransferStats};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 
 const HELP: &str = "Usage: ferry pipe [OPTION]... SRC DST
@@ -57,7 +58,7 @@ struct Opts {
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     use lexopt::prelude::*;
     let mut o = Opts::default();
-    let mut operands: Vec<String> = Vec::new();
+    let mut operands: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
         let arg = common::next_arg!(t, p, HELP, 1);
@@ -115,7 +116,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             Long("append") => o.append = true,
             Long("stats") => o.stats = true,
             Long("progress") => o.progress = true,
-            Value(v) => operands.push(v.to_string_lossy().into_owned()),
+            Value(v) => operands.push(v),
             other => {
                 t.bad_option(other.unexpected());
                 return 1;
@@ -138,12 +139,12 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     run(t, &o, &operands[0], &operands[1])
 }
 
-fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
+fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
     fn endpoint<'e>(
         t: &Tool,
         e: &'e End,
         params: Option<ChannelParams>,
-        name: &str,
+        name: &OsStr,
     ) -> Result<Endpoint<'e>, i32> {
         e.usable()
             .and_then(|()| Endpoint::fd(e.fd()))
@@ -152,7 +153,7 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
                 None => ep,
             })
             .map_err(|err| {
-                t.error(format_args!("{name}: {}", describe(&err)));
+                t.file_error_bytes(name.as_bytes(), &err);
                 1
             })
     }
@@ -162,7 +163,7 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
     let src = match End::open(src_name, true, o.append) {
         Ok(e) => e,
         Err(e) => {
-            t.error(format_args!("{src_name}: {}", describe(&e)));
+            t.file_error_bytes(src_name.as_bytes(), &e);
             return 1;
         }
     };
@@ -173,7 +174,7 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
     let dst = match End::open(dst_name, false, o.append) {
         Ok(e) => e,
         Err(e) => {
-            t.error(format_args!("{dst_name}: {}", describe(&e)));
+            t.file_error_bytes(dst_name.as_bytes(), &e);
             return 1;
         }
     };
@@ -189,13 +190,16 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
         if truncates && common::is_reg(&out_st) && common::same_inode(&in_st, &out_st) {
             t.error(format_args!(
                 "{} and {} are the same file",
-                common::shell_quote(src_name),
-                common::shell_quote(dst_name)
+                common::shell_quote_os(src_name),
+                common::shell_quote_os(dst_name)
             ));
             return 1;
         }
         if common::reads_own_output(&in_st, Some(&out_st), common::SelfFeed::Cat(src.fd())) {
-            t.error(format_args!("{src_name}: input file is output file"));
+            t.name_error(
+                src_name.as_bytes(),
+                format_args!("input file is output file"),
+            );
             return 1;
         }
     }
@@ -204,7 +208,7 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
     let regular = rustix::fs::fstat(dst.fd()).is_ok_and(|st| common::is_reg(&st));
     if let (End::File(f), false, true) = (&dst, o.append, regular) {
         if let Err(e) = f.set_len(0) {
-            t.error(format_args!("{dst_name}: {}", describe(&e)));
+            t.file_error_bytes(dst_name.as_bytes(), &e);
             return 1;
         }
     }
@@ -234,16 +238,19 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
             if e.side() == Side::Write && dst_name == "-" {
                 common::end_if_sigpipe(e.io_error());
             }
-            t.error(format_args!(
-                "{name}: {what}: {} ({} bytes arrived)",
-                describe(e.io_error()),
-                e.bytes()
-            ));
+            t.name_error(
+                name.as_bytes(),
+                format_args!(
+                    "{what}: {} ({} bytes arrived)",
+                    describe(e.io_error()),
+                    e.bytes()
+                ),
+            );
             1
         }
     };
     if let Err(e) = dst.finish() {
-        t.error(format_args!("{dst_name}: {}", describe(&e)));
+        t.file_error_bytes(dst_name.as_bytes(), &e);
         return 1;
     }
     status
@@ -260,14 +267,22 @@ enum End {
 impl End {
     /// Opens `spec`; a DST file is created but not yet truncated (`run`
     /// truncates it once both ends have been checked).
-    fn open(spec: &str, source: bool, append: bool) -> io::Result<End> {
+    fn open(spec: &OsStr, source: bool, append: bool) -> io::Result<End> {
         if spec == "-" {
             // SAFETY: descriptors 0 and 1 stay open for the process's life.
             return Ok(End::Std(unsafe {
                 BorrowedFd::borrow_raw(if source { 0 } else { 1 })
             }));
         }
-        if let Some(rest) = spec.strip_prefix("tcp:") {
+        // A network address is text; a path is bytes.
+        fn text(rest: &[u8]) -> io::Result<&str> {
+            std::str::from_utf8(rest)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "expected HOST:PORT"))
+        }
+        let path = |rest: &[u8]| OsStr::from_bytes(rest).to_os_string();
+        let spec_bytes = spec.as_bytes();
+        if let Some(rest) = spec_bytes.strip_prefix(b"tcp:") {
+            let rest = text(rest)?;
             let (host, port) = host_port(rest)?;
             let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
             for a in (host, port).to_socket_addrs()? {
@@ -278,7 +293,8 @@ impl End {
             }
             return Err(last);
         }
-        if let Some(rest) = spec.strip_prefix("tcp-listen:") {
+        if let Some(rest) = spec_bytes.strip_prefix(b"tcp-listen:") {
+            let rest = text(rest)?;
             let (host, port) = match rest.parse::<u16>() {
                 Ok(p) => ("0.0.0.0", p),
                 Err(_) => host_port(rest)?,
@@ -286,14 +302,16 @@ impl End {
             let l = TcpListener::bind((host, port))?;
             return Ok(End::Tcp(l.accept()?.0));
         }
-        if let Some(path) = spec.strip_prefix("unix:") {
+        if let Some(rest) = spec_bytes.strip_prefix(b"unix:") {
+            let path = path(rest);
             return Ok(End::Unix(UnixStream::connect(path)?));
         }
-        if let Some(path) = spec.strip_prefix("unix-listen:") {
-            let l = UnixListener::bind(path)?;
+        if let Some(rest) = spec_bytes.strip_prefix(b"unix-listen:") {
+            let path = path(rest);
+            let l = UnixListener::bind(&path)?;
             let accepted = l.accept();
             // The socket's name is not needed once connected.
-            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(&path);
             return Ok(End::Unix(accepted?.0));
         }
         let f = if source {
