@@ -331,6 +331,9 @@ fn cat_quotes_file_names_in_messages_as_gnu() {
         os(b"nofile"),
         os(b"n\nl"),
         os("\u{e9}".as_bytes()),
+        os(b"it's"),
+        os(b"a'b c"),
+        os(b"a'#"),
     ];
     gnu::same_bytes("cat", &args, dir.path());
 }

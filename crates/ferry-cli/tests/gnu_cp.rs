@@ -430,6 +430,8 @@ fn cp_quotes_names_that_are_not_utf8_as_gnu() {
         vec![os(b"-v"), names[1].clone(), os(b"end\xff")],
         vec![os(b"-v"), names[1].clone(), os(b"nl\n")],
         vec![os(b"-v"), names[1].clone(), os("\u{e9}".as_bytes())],
+        vec![os(b"-v"), names[1].clone(), os(b"it's")],
+        vec![os(b"-v"), names[1].clone(), os(b"it's $x")],
         vec![names[4].clone(), os(b"z")],
         vec![names[2].clone(), os(b"z")],
     ] {

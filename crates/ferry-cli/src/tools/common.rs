@@ -207,9 +207,25 @@ fn utf8_locale() -> bool {
 /// character, and in a locale other than UTF-8 every byte above 127 — as
 /// `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
 /// "l"; `'bad'$'\377'` for "bad" and byte 255), so one name stays on one
-/// line and the bytes can be told apart.
+/// line and the bytes can be told apart; a name whose only special
+/// character is a quote goes in double quotes (`"it's"`), as GNU puts it.
 pub fn shell_quote_bytes(name: &[u8]) -> Vec<u8> {
     let utf8 = utf8_locale();
+    // GNU's choice for a name with a single quote and otherwise only
+    // characters that mean the same in C's and the shell's double quotes:
+    // double quotes ("it's").
+    if name.contains(&b'\'') {
+        if let Ok(text) = std::str::from_utf8(name) {
+            let compat = |c: char| {
+                c.is_ascii_alphanumeric()
+                    || " '%+,-./:@]_".contains(c)
+                    || (utf8 && !c.is_ascii() && !c.is_control())
+            };
+            if text.chars().all(compat) {
+                return [b"\"", name, b"\""].concat();
+            }
+        }
+    }
     let mut out = vec![b'\''];
     let mut escaping = false;
     let escape = |out: &mut Vec<u8>, b: u8, escaping: &mut bool| {
