@@ -257,3 +257,18 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
         }
     }
 }
+
+/// cut's messages showed a name that is not UTF-8 with U+FFFD for each
+/// stray byte, and any name unquoted; GNU quotes it with `quotef`.
+#[test]
+fn cut_quotes_file_names_in_messages_as_gnu() {
+    use std::ffi::OsString;
+    let (dir, names) = gnu::non_utf8_names();
+    let args = vec![
+        OsString::from("-b1"),
+        names[4].clone(),
+        OsString::from("a b"),
+        names[1].clone(),
+    ];
+    gnu::same_bytes("cut", &args, dir.path());
+}

@@ -446,7 +446,8 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut out = super::output::stdout();
     let mut status = 0;
     for f in &files {
-        let name = common::os_to_string(f);
+        // GNU's quotef: bare when nothing needs quoting, bytes kept.
+        let name = common::quotef(f);
         match run_file(f, &cut, &mut out) {
             Ok(()) => {}
             Err((true, e)) => {
