@@ -462,6 +462,12 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if let Err(e) = out.flush() {
         return common::write_failed(t, &e);
     }
+    // GNU's cut closes a standard input it read, and reports a failure:
+    // one it was started without cannot be closed.
+    if files.iter().any(|f| f == "-") && common::stdin_was_closed() {
+        t.file_error("-", &io::Error::from_raw_os_error(libc::EBADF));
+        return 1;
+    }
     status
 }
 
