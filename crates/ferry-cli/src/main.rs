@@ -6,7 +6,8 @@
 //! main thread's stack): measured, that start-up was a third of a run over
 //! a 1 KiB file (docs/BENCHMARKS.md, "Session 15"). What it did that the
 //! tools rely on is done here: SIGPIPE ignored (writers see `EPIPE` and
-//! end as GNU's do), standard output flushed at the end, and a closed
+//! end as GNU's do: by SIGPIPE, or with a write error when they were
+//! started with SIGPIPE ignored), standard output flushed at the end, and a closed
 //! standard input occupied so that no file opened takes its place
 //! (`tools::common::occupy_closed_stdin`).
 #![cfg_attr(not(test), no_main)]

@@ -297,3 +297,43 @@ fn formatted_output_from_a_pipe_is_not_held_back() {
         );
     }
 }
+
+/// `cat <&-`: GNU says "-: Bad file descriptor" and, at its end, "closing
+/// standard input: Bad file descriptor"; ferry omitted the second line.
+#[test]
+fn cat_reports_closing_a_closed_standard_input() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"hi\n").unwrap();
+    for args in ["", "-n", "- f", "f"] {
+        let ours = gnu::sh(d.path(), &format!("$FERRY cat {args} <&-"));
+        let theirs = gnu::sh(d.path(), &format!("cat {args} <&-"));
+        assert_eq!(
+            (ours.code, ours.stdout, gnu::as_gnu(&ours.stderr, "cat")),
+            (theirs.code, theirs.stdout, theirs.stderr),
+            "cat {args} <&-"
+        );
+    }
+}
+
+/// cat's messages showed a name that is not UTF-8 with U+FFFD for each
+/// stray byte, and any name unquoted; GNU's `quotef` leaves a plain name
+/// bare and quotes the rest in the shell-escape style.
+#[test]
+fn cat_quotes_file_names_in_messages_as_gnu() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    let args = vec![
+        names[4].clone(),
+        names[2].clone(),
+        os(b"a b"),
+        os(b"nofile"),
+        os(b"n\nl"),
+        os("\u{e9}".as_bytes()),
+        os(b"it's"),
+        os(b"a'b c"),
+        os(b"a'#"),
+    ];
+    gnu::same_bytes("cat", &args, dir.path());
+}

@@ -255,3 +255,28 @@ fn print_bytes_skips_and_limits_as_gnu() {
     }
     assert!(names.len() > 3);
 }
+
+/// cmp showed a name that is not UTF-8 with U+FFFD for each stray byte,
+/// in its "differ" line, its EOF message and its errors; GNU writes the
+/// bytes.
+#[test]
+fn cmp_writes_file_names_as_bytes() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    std::fs::write(
+        dir.path().join(OsString::from_vec(b"c\xff".to_vec())),
+        b"x\nzz\n",
+    )
+    .unwrap();
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    for args in [
+        vec![names[0].clone(), names[1].clone()],
+        vec![os(b"-b"), names[0].clone(), names[1].clone()],
+        vec![names[0].clone(), os(b"c\xff")],
+        vec![os(b"-l"), names[0].clone(), os(b"c\xff")],
+        vec![names[1].clone(), names[4].clone()],
+    ] {
+        gnu::same_bytes("cmp", &args, dir.path());
+    }
+}

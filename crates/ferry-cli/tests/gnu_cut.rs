@@ -257,3 +257,35 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
         }
     }
 }
+
+/// cut's messages showed a name that is not UTF-8 with U+FFFD for each
+/// stray byte, and any name unquoted; GNU quotes it with `quotef`.
+#[test]
+fn cut_quotes_file_names_in_messages_as_gnu() {
+    use std::ffi::OsString;
+    let (dir, names) = gnu::non_utf8_names();
+    let args = vec![
+        OsString::from("-b1"),
+        names[4].clone(),
+        OsString::from("a b"),
+        names[1].clone(),
+    ];
+    gnu::same_bytes("cut", &args, dir.path());
+}
+
+/// `cut -b1 <&-`: GNU says "-: Bad file descriptor" twice, the second
+/// time on closing the standard input it read; ferry said it once.
+#[test]
+fn cut_reports_closing_a_closed_standard_input() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"hi\n").unwrap();
+    for args in ["-b1", "-b1 - f", "-b1 f"] {
+        let ours = gnu::sh(d.path(), &format!("$FERRY cut {args} <&-"));
+        let theirs = gnu::sh(d.path(), &format!("cut {args} <&-"));
+        assert_eq!(
+            (ours.code, ours.stdout, gnu::as_gnu(&ours.stderr, "cut")),
+            (theirs.code, theirs.stdout, theirs.stderr),
+            "cut {args} <&-"
+        );
+    }
+}

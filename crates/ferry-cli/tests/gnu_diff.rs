@@ -246,3 +246,33 @@ fn context_header_dates_follow_the_time_locale() {
         }
     }
 }
+
+/// diff showed a name that is not UTF-8 with U+FFFD for each stray byte:
+/// in -u and -c headers (quoted with octal escapes, so the escapes were
+/// of U+FFFD's bytes), in "Files … differ" and "Binary files … differ",
+/// and in its errors. GNU uses the name's bytes.
+#[test]
+fn diff_writes_file_names_as_bytes() {
+    use std::ffi::OsString;
+    let (dir, names) = gnu::non_utf8_names();
+    let o = |s: &str| OsString::from(s);
+    // Both files dated alike, for the headers' time stamps.
+    let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    for n in [&names[0], &names[1], &names[3]] {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join(n))
+            .unwrap();
+        f.set_modified(t).unwrap();
+    }
+    for args in [
+        vec![o("-u"), names[0].clone(), names[1].clone()],
+        vec![o("-c"), names[0].clone(), names[1].clone()],
+        vec![o("-q"), names[0].clone(), names[1].clone()],
+        vec![o("-s"), names[0].clone(), names[0].clone()],
+        vec![names[0].clone(), names[3].clone()],
+        vec![names[1].clone(), names[4].clone()],
+    ] {
+        gnu::same_bytes("diff", &args, dir.path());
+    }
+}

@@ -246,3 +246,62 @@ fn a_full_disk_is_trouble() {
     let (c, _) = corpus();
     gnu::full_disk("grep", &["ab", "words"], c.path());
 }
+
+/// `ferry grep . f >> f` had no output-is-input check: it read the lines
+/// it had just appended, until the disk was full. GNU grep refuses ("f:
+/// input file is also the output", status 2) where it writes lines (not
+/// for -c, -l, -q or -m 1), whatever is left to read (`> f` too), for
+/// standard input as for a named file; /dev/null as output is not checked.
+#[test]
+fn grep_refuses_input_that_is_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in [
+        "grep . f >> f",
+        "grep . f > f",
+        "grep -s . f >> f",
+        "grep -c . f >> f",
+        "grep -m1 . f >> f",
+        "grep -m2 . f >> f",
+        "grep -l . f >> f",
+        "grep -q . f >> f",
+        "grep . - < f >> f",
+        "grep -H . g f >> g",
+        "grep -r . . >> f",
+        "grep . f > /dev/null",
+    ] {
+        let mut seen = Vec::new();
+        for prog in ["$FERRY ", ""] {
+            let r = gnu::sh(
+                dir.path(),
+                &format!("printf 'a\\nb\\n' > f; printf 'c\\n' > g; timeout 3 {prog}{cmd}; echo \"status $?\"; cat f g"),
+            );
+            seen.push((
+                String::from_utf8_lossy(&r.stdout).into_owned(),
+                gnu::as_gnu(&r.stderr, "grep"),
+            ));
+        }
+        assert_eq!(seen[0], seen[1], "{cmd}");
+    }
+}
+
+/// File names are bytes: grep printed `bad\xff\xfe.txt` as
+/// `bad\u{FFFD}\u{FFFD}.txt` in -l, -lZ, -H, -c output and in its
+/// messages, so `ferry grep -lZ x * | xargs -0 ls` failed. GNU writes the
+/// bytes, unquoted.
+#[test]
+fn grep_writes_file_names_as_bytes() {
+    let (dir, names) = gnu::non_utf8_names();
+    for opts in [
+        &["-l", "x"][..],
+        &["-lZ", "x"],
+        &["-H", "x"],
+        &["-c", "."],
+        &["-r", "y"],
+        &["-rL", "x"],
+        &["x"],
+    ] {
+        let mut args: Vec<std::ffi::OsString> = opts.iter().map(Into::into).collect();
+        args.extend(names.iter().cloned());
+        gnu::same_bytes("grep", &args, dir.path());
+    }
+}

@@ -480,3 +480,18 @@ fn a_full_temporary_disk_is_a_clear_error() {
         );
     }
 }
+
+/// sort's "cannot read" showed a name that is not UTF-8 with U+FFFD for
+/// each stray byte, and any name unquoted; GNU quotes it with `quotef`.
+#[test]
+fn sort_quotes_file_names_in_messages_as_gnu() {
+    use std::ffi::OsString;
+    let (dir, names) = gnu::non_utf8_names();
+    for args in [
+        vec![names[1].clone(), names[4].clone()],
+        vec![OsString::from("a b"), names[1].clone()],
+        vec![OsString::from("-m"), names[1].clone(), names[4].clone()],
+    ] {
+        gnu::same_bytes("sort", &args, dir.path());
+    }
+}

@@ -272,3 +272,27 @@ fn multibyte_locales_other_than_utf8() {
     }
     eprintln!("{ran} of 2 locales compared");
 }
+
+/// wc wrote a name that is not UTF-8 with U+FFFD for each stray byte, in
+/// its count lines and its messages; GNU writes the bytes in count lines
+/// and quotes the name (quotef) in messages.
+#[test]
+fn wc_writes_file_names_as_bytes() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    std::fs::write(dir.path().join("list"), b"bad\xff\xfe.txt\0b\0no\xffne\0").unwrap();
+    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+    for args in [
+        vec![names[0].clone(), names[1].clone()],
+        vec![
+            os(b"-l"),
+            names[0].clone(),
+            names[4].clone(),
+            names[1].clone(),
+        ],
+        vec![os(b"--files0-from=list")],
+    ] {
+        gnu::same_bytes("wc", &args, dir.path());
+    }
+}

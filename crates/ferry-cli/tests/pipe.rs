@@ -1,6 +1,8 @@
 //! `ferry pipe` as a user runs it: real files, pipes, TCP and Unix
 //! sockets, processes on both ends.
 
+mod gnu;
+
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -283,4 +285,144 @@ fn a_closed_reader_ends_it_by_sigpipe() {
     let o = c.wait_with_output().unwrap();
     assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o);
     assert!(o.stderr.is_empty());
+}
+
+/// `ferry pipe f f` exited 0 and emptied f (so did a hard link or a
+/// symbolic link to f as DST): the destination was truncated before
+/// anything looked at it. Refused now with GNU cp's words and status.
+#[test]
+fn pipe_refuses_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for dst in ["f", "hard", "soft"] {
+        for (prog, tool) in [("$FERRY pipe", "pipe"), ("cp", "cp")] {
+            let r = gnu::sh(
+                dir.path(),
+                &format!(
+                    "rm -f f hard soft; printf 'a\\nb\\n' > f; ln f hard; ln -s f soft; {prog} f {dst}"
+                ),
+            );
+            assert_eq!(r.code, 1, "{prog} f {dst}: {}", r.stderr);
+            assert_eq!(
+                gnu::as_gnu(&r.stderr, tool).replacen(tool, "", 1),
+                format!(": 'f' and '{dst}' are the same file\n"),
+                "{prog} f {dst}"
+            );
+            assert_eq!(std::fs::read(dir.path().join("f")).unwrap(), b"a\nb\n");
+        }
+    }
+}
+
+/// `ferry pipe --append f f` and `ferry pipe f - >> f` read what they
+/// wrote: a 12-byte file grew to 200 MB in 20 seconds. Refused as GNU cat
+/// refuses `cat f >> f`, with its message and status.
+#[test]
+fn pipe_refuses_appending_a_file_to_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let gnu_cat = gnu::sh(dir.path(), "printf 'a\\nb\\n' > f; cat f >> f");
+    for cmd in [
+        "$FERRY pipe --append f f",
+        "$FERRY pipe f - >> f",
+        "$FERRY pipe f - 1<>f",
+    ] {
+        let r = gnu::sh(
+            dir.path(),
+            &format!("printf 'a\\nb\\n' > f; timeout 10 {cmd}"),
+        );
+        assert_eq!(r.code, gnu_cat.code, "{cmd}: {}", r.stderr);
+        assert_eq!(
+            gnu::as_gnu(&r.stderr, "pipe").replace("pipe", "cat"),
+            gnu_cat.stderr,
+            "{cmd}"
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("f")).unwrap(),
+            b"a\nb\n",
+            "{cmd}"
+        );
+    }
+}
+
+/// `ferry pipe /tmp d` and `ferry pipe - d <&-` refused their source,
+/// but only after d had been opened with truncation: d was lost. Both
+/// ends are checked before the destination is truncated.
+#[test]
+fn pipe_checks_both_ends_before_truncating() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, msg) in [
+        (
+            "$FERRY pipe . d",
+            "ferry pipe: .: a directory is not a transfer endpoint\n",
+        ),
+        (
+            "$FERRY pipe - d <&-",
+            "ferry pipe: -: Bad file descriptor\n",
+        ),
+        (
+            "$FERRY pipe d - >&-",
+            "ferry pipe: -: Bad file descriptor\n",
+        ),
+    ] {
+        let r = gnu::sh(dir.path(), &format!("echo keep > d; {cmd}"));
+        assert_eq!((r.code, r.stderr.as_str()), (1, msg), "{cmd}");
+        assert_eq!(
+            std::fs::read(dir.path().join("d")).unwrap(),
+            b"keep\n",
+            "{cmd}"
+        );
+    }
+}
+
+/// `ferry pipe` named a file that is not UTF-8 with U+FFFD for each stray
+/// byte, and could not take such a name as a Unix socket's path. Its
+/// messages write the name's bytes; the same-file refusal quotes them as
+/// GNU cp does.
+#[test]
+fn pipe_names_files_as_bytes() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let (dir, names) = gnu::non_utf8_names();
+    let o = ferry()
+        .args([names[4].clone(), OsString::from("-")])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        o.stderr,
+        b"ferry pipe: no\xffne: No such file or directory\n"
+    );
+    let ours = ferry()
+        .args([names[0].clone(), names[0].clone()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let gnu = std::process::Command::new("cp")
+        .args([names[0].clone(), names[0].clone()])
+        .env("LC_ALL", "C")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), gnu.status.code());
+    assert_eq!(
+        ours.stderr[b"ferry pipe".len()..],
+        gnu.stderr[b"cp".len()..]
+    );
+    // A socket path that is not UTF-8.
+    let sock = dir.path().join(OsString::from_vec(b"s\xff".to_vec()));
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    let mut spec = b"unix:".to_vec();
+    spec.extend_from_slice(b"s\xff");
+    let o = ferry()
+        .args([OsString::from("b"), OsString::from_vec(spec)])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(peer.join().unwrap(), b"y\n");
 }

@@ -38,18 +38,34 @@ fn next_port() -> u16 {
 
 /// A receiver listening on a port of its own: (child, port). A port some
 /// other program holds makes the receiver fail at once; the next is tried.
-fn receiver(args: &[&str]) -> (Child, u16) {
+fn receiver(args: &[&str]) -> (Rx, u16) {
+    receiver_to(args, Stdio::piped)
+}
+
+/// A receiver whose output is read while it runs: a transmitter ends only
+/// once the receiver has taken all the data, so the receiver must not be
+/// held up writing a pipe nobody reads yet.
+struct Rx(std::thread::JoinHandle<std::io::Result<Output>>);
+
+impl Rx {
+    fn wait_with_output(self) -> std::io::Result<Output> {
+        self.0.join().unwrap()
+    }
+}
+
+/// [`receiver`], with standard output `out()`.
+fn receiver_to(args: &[&str], out: impl Fn() -> Stdio) -> (Rx, u16) {
     for _ in 0..50 {
         let port = next_port();
         let mut c = ferry()
             .args(["-r", "-p", &port.to_string()])
             .args(args)
-            .stdout(Stdio::piped())
+            .stdout(out())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         if wait_listening(port, &mut c) {
-            return (c, port);
+            return (Rx(std::thread::spawn(move || c.wait_with_output())), port);
         }
     }
     panic!("no port to listen on");
@@ -261,4 +277,36 @@ fn usage_errors_say_what_is_wrong() {
     let out = c.wait_with_output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--io MODE"));
+}
+
+/// `ferry ttcp -r > /dev/full`: the receiver failed clearly, but a
+/// transmitter whose writes all fit in the socket buffers exited 0. The
+/// receiver now resets the connection when it fails, and the transmitter
+/// waits for the receiver's end of it: a reset is its failure too.
+#[test]
+fn a_receiver_that_fails_makes_the_transmitter_fail() {
+    for rx in MODES {
+        for n in ["1", "4"] {
+            let full = || {
+                Stdio::from(
+                    std::fs::File::options()
+                        .write(true)
+                        .open("/dev/full")
+                        .unwrap(),
+                )
+            };
+            let (r, port) = receiver_to(&["--io", rx], full);
+            let out = transmit(port, &["-s", "-n", n, "127.0.0.1"], Stdio::null());
+            let r = r.wait_with_output().unwrap();
+            let rerr = String::from_utf8_lossy(&r.stderr);
+            assert_eq!(r.status.code(), Some(1), "{rx}: {rerr}");
+            assert!(rerr.contains("No space left on device"), "{rx}: {rerr}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{rx} -n {n}: {err}");
+            assert!(
+                err.contains("Connection reset by peer"),
+                "{rx} -n {n}: {err}"
+            );
+        }
+    }
 }

@@ -103,7 +103,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut fmt = Format::new(o);
     let mut out = super::output::stdout();
     for f in &files {
-        let name = common::os_to_string(f);
+        let name = common::quotef(f);
         if let Err((side, e)) = cat_one(f, o, out_st.as_ref(), &mut fmt, &mut out) {
             match side {
                 Side::Write => return common::write_failed(t, &e),
@@ -121,6 +121,15 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if let Err(e) = fmt.finish(&mut out).and_then(|_| out.flush()) {
         return common::write_failed(t, &e);
     }
+    // GNU's cat closes a standard input it read, and reports a failure:
+    // one it was started without cannot be closed.
+    if files.iter().any(|f| f == "-") && common::stdin_was_closed() {
+        t.error(format_args!(
+            "closing standard input: {}",
+            common::describe(&io::Error::from_raw_os_error(libc::EBADF))
+        ));
+        return 1;
+    }
     status
 }
 
@@ -133,19 +142,8 @@ fn cat_one(
 ) -> Result<(), (Side, io::Error)> {
     let input = open_input(file).map_err(|e| (Side::Read, e))?;
     let in_st = common::file_type(input.fd()).map_err(|e| (Side::Read, e))?;
-    if let Some(os) = out_st {
-        // GNU: a regular input that is also the output, read from before
-        // its end, would grow forever.
-        if common::is_reg(&in_st)
-            && common::is_reg(os)
-            && in_st.st_dev == os.st_dev
-            && in_st.st_ino == os.st_ino
-        {
-            let pos = rustix::fs::seek(input.fd(), rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
-            if pos < in_st.st_size as u64 {
-                return Err((Side::Read, io::Error::other("input file is output file")));
-            }
-        }
+    if common::reads_own_output(&in_st, out_st, common::SelfFeed::Cat(input.fd())) {
+        return Err((Side::Read, io::Error::other("input file is output file")));
     }
     if o.plain() {
         out.flush().map_err(|e| (Side::Write, e))?;

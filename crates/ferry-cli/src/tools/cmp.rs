@@ -7,6 +7,7 @@ use super::common::{self, Tool};
 use ferry::{OpenOptions, Stream};
 use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 const HELP: &str = "Usage: ferry cmp [OPTION]... FILE1 [FILE2 [SKIP1 [SKIP2]]]
 Compare two files byte by byte.
@@ -141,9 +142,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         Err(e) => {
             // Only writes fail here (read errors are reported where they
             // happen); diffutils words it this way.
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             t.error(format_args!("standard output: {}", common::describe(&e)));
             2
         }
@@ -200,7 +199,7 @@ fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
     } else {
         Stream::open(name, &common::stream_options(OpenOptions::read_only()))
     };
-    r.map_err(|e| t.file_error(&common::os_to_string(name), &common::os_only(e)))
+    r.map_err(|e| t.file_error_bytes(name.as_bytes(), &common::os_only(e)))
 }
 
 /// Bytes left to read in a regular file (for -l's column width).
@@ -215,7 +214,7 @@ fn remaining(name: &OsString, s: &Stream) -> Option<u64> {
 
 fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> io::Result<i32> {
     let mode = o.mode;
-    let (na, nb) = (common::os_to_string(an), common::os_to_string(bn));
+    let (na, nb) = (an.as_bytes(), bn.as_bytes());
     // The same file, from the same place: equal without reading.
     if an == bn && an != "-" && skip[0] == skip[1] {
         if let Ok(st) = rustix::fs::stat(an.as_os_str()) {
@@ -232,14 +231,14 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
     };
     for (s, (k, name)) in [&mut sa, &mut sb]
         .into_iter()
-        .zip(skip.iter().zip([&na, &nb]))
+        .zip(skip.iter().zip([na, nb]))
     {
         if *k > 0 && s.seek_to(io::SeekFrom::Current(*k as i64)).is_err() {
             // Not seekable: read and drop.
             let mut left = *k;
             while left > 0 {
                 let r = s.salloc(left.min(CHUNK as u64) as usize).map_err(|e| {
-                    t.file_error(name, &common::os_only(e));
+                    t.file_error_bytes(name, &common::os_only(e));
                     io::Error::other("")
                 });
                 let Ok(r) = r else { return Ok(2) };
@@ -266,7 +265,7 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
                     // A difference inside the common part: report it from
                     // the sequential path, starting just before it.
                     let start = at - at % CHUNK as u64;
-                    return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, o);
+                    return finish_from(t, (an, bn), na, nb, sa, sb, skip, start, o);
                 } else if la == lb {
                     // Equal over the whole (common) length.
                     return Ok(0);
@@ -274,11 +273,11 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
                 // Equal up to the shorter end: let the sequential path find
                 // the end (and count lines) from near there.
                 let start = n - n % CHUNK as u64;
-                return finish_from(t, (an, bn), &na, &nb, sa, sb, skip, start, o);
+                return finish_from(t, (an, bn), na, nb, sa, sb, skip, start, o);
             }
         }
     }
-    finish_from(t, (an, bn), &na, &nb, sa, sb, skip, 0, o)
+    finish_from(t, (an, bn), na, nb, sa, sb, skip, 0, o)
 }
 
 /// Files at least this large are compared on two threads.
@@ -336,8 +335,8 @@ fn parallel_first_difference(
 fn finish_from(
     t: &Tool,
     (an, bn): (&OsString, &OsString),
-    na: &str,
-    nb: &str,
+    na: &[u8],
+    nb: &[u8],
     sa: Stream,
     sb: Stream,
     skip: [u64; 2],
@@ -378,14 +377,14 @@ fn finish_from(
         let ra = match ga.salloc(want) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(na, &common::os_only(e));
+                t.file_error_bytes(na, &common::os_only(e));
                 return Ok(2);
             }
         };
         let rb = match gb.salloc(want) {
             Ok(r) => r,
             Err(e) => {
-                t.file_error(nb, &common::os_only(e));
+                t.file_error_bytes(nb, &common::os_only(e));
                 return Ok(2);
             }
         };
@@ -409,7 +408,7 @@ fn finish_from(
                     let newlines = match counted {
                         Ok((n, _)) => n + in_chunk,
                         Err(e) => {
-                            t.file_error(na, &common::os_only(e));
+                            t.file_error_bytes(na, &common::os_only(e));
                             return Ok(2);
                         }
                     };
@@ -422,7 +421,7 @@ fn finish_from(
                     };
                     let msg = if o.bytes {
                         format!(
-                            "{na} {nb} differ: byte {}, line {} is {:>3o} {} {:>3o} {}\n",
+                            " differ: byte {}, line {} is {:>3o} {} {:>3o} {}\n",
                             offset + i as u64 + 1,
                             newlines + 1,
                             xi,
@@ -432,12 +431,12 @@ fn finish_from(
                         )
                     } else {
                         format!(
-                            "{na} {nb} differ: {unit} {}, line {}\n",
+                            " differ: {unit} {}, line {}\n",
                             offset + i as u64 + 1,
                             newlines + 1
                         )
                     };
-                    out.write(msg.as_bytes())?;
+                    out.write(&[na, b" ", nb, msg.as_bytes()].concat())?;
                     out.flush()?;
                     return Ok(1);
                 }
@@ -473,13 +472,20 @@ fn finish_from(
             if mode == Mode::Silent {
                 return Ok(1);
             }
-            let short = if a_shorter { &na } else { &nb };
+            let short = if a_shorter { na } else { nb };
             if offset == 0 {
-                t.error(format_args!("EOF on {short} which is empty"));
+                t.error_bytes(&[b"EOF on ", short, b" which is empty"].concat());
                 return Ok(1);
             }
             if mode == Mode::All {
-                t.error(format_args!("EOF on {short} after byte {offset}"));
+                t.error_bytes(
+                    &[
+                        b"EOF on ",
+                        short,
+                        format!(" after byte {offset}").as_bytes(),
+                    ]
+                    .concat(),
+                );
                 return Ok(1);
             }
             let counted = if eager {
@@ -490,19 +496,16 @@ fn finish_from(
             let (newlines, last_was_nl) = match counted {
                 Ok(x) => x,
                 Err(e) => {
-                    t.file_error(na, &common::os_only(e));
+                    t.file_error_bytes(na, &common::os_only(e));
                     return Ok(2);
                 }
             };
             if last_was_nl {
-                t.error(format_args!(
-                    "EOF on {short} after byte {offset}, line {newlines}"
-                ));
+                let at = format!(" after byte {offset}, line {newlines}");
+                t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
             } else {
-                t.error(format_args!(
-                    "EOF on {short} after byte {offset}, in line {}",
-                    newlines + 1
-                ));
+                let at = format!(" after byte {offset}, in line {}", newlines + 1);
+                t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
             }
             return Ok(1);
         }

@@ -39,6 +39,37 @@ impl Tool {
         self.error(format_args!("{file}: {}", describe(e)));
     }
 
+    /// `ferry NAME: FILE: message` on standard error, the file name
+    /// written as its bytes, unquoted, as grep and diffutils write names
+    /// (a name is bytes: shown through UTF-8 it became U+FFFD).
+    pub fn name_error(&self, file: &[u8], msg: fmt::Arguments<'_>) {
+        let mut line = Vec::with_capacity(self.name.len() + file.len() + 64);
+        line.extend_from_slice(self.name.as_bytes());
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(file);
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(msg.to_string().as_bytes());
+        line.push(b'\n');
+        let _ = io::Write::write_all(&mut io::stderr().lock(), &line);
+    }
+
+    /// `ferry NAME: message` on standard error, the message as bytes (a
+    /// file name in it written as it is).
+    pub fn error_bytes(&self, msg: &[u8]) {
+        let mut line = Vec::with_capacity(self.name.len() + msg.len() + 3);
+        line.extend_from_slice(self.name.as_bytes());
+        line.extend_from_slice(b": ");
+        line.extend_from_slice(msg);
+        line.push(b'\n');
+        let _ = io::Write::write_all(&mut io::stderr().lock(), &line);
+    }
+
+    /// [`Tool::file_error`] for a name written as its bytes
+    /// ([`Tool::name_error`]).
+    pub fn file_error_bytes(&self, file: &[u8], e: &io::Error) {
+        self.name_error(file, format_args!("{}", describe(e)));
+    }
+
     /// GNU's usage error: the message, then the `--help` hint.
     pub fn usage_error(&self, msg: fmt::Arguments<'_>) {
         self.error(msg);
@@ -127,43 +158,119 @@ pub fn quote_always(name: &str) -> String {
 }
 
 /// A name quoted for a shell as GNU's `shell-escape-always` style writes
-/// it: inside single quotes, a quote as `'\''`, and control characters
-/// as `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
-/// "l"), so one name stays on one line.
+/// it ([`shell_quote_bytes`]).
 pub fn shell_quote(name: &str) -> String {
-    let mut out = String::from("'");
-    let mut chars = name.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else if c.is_control() {
-            out.push_str("'$'");
-            let mut c = c;
-            loop {
-                match c {
-                    '\x07' => out.push_str("\\a"),
-                    '\x08' => out.push_str("\\b"),
-                    '\x0c' => out.push_str("\\f"),
-                    '\n' => out.push_str("\\n"),
-                    '\r' => out.push_str("\\r"),
-                    '\t' => out.push_str("\\t"),
-                    '\x0b' => out.push_str("\\v"),
-                    _ => out.push_str(&format!("\\{:03o}", c as u32 & 0xff)),
-                }
-                match chars.peek() {
-                    Some(&n) if n.is_control() => {
-                        c = n;
-                        chars.next();
-                    }
-                    _ => break,
-                }
+    shell_quote_os(std::ffi::OsStr::new(name))
+}
+
+/// [`shell_quote_bytes`] of a name that may not be UTF-8, as a string:
+/// the bytes that are not characters come out as escapes, so nothing is
+/// lost (the name was shown through UTF-8, each such byte as U+FFFD).
+pub fn shell_quote_os(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let q = shell_quote_bytes(name.as_bytes());
+    String::from_utf8(q).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A file name as GNU's `quotef` shows it in coreutils' messages: bare
+/// when it needs no quotes, else as [`shell_quote_bytes`] quotes it.
+pub fn quotef(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let b = name.as_bytes();
+    if !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || b"/._-+,:@%^".contains(c))
+    {
+        String::from_utf8_lossy(b).into_owned()
+    } else {
+        shell_quote_os(name)
+    }
+}
+
+/// Whether the environment's locale is UTF-8 (LC_ALL, LC_CTYPE, LANG):
+/// its printable characters are shown as they are in quoted names.
+fn utf8_locale() -> bool {
+    static UTF8: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *UTF8.get_or_init(|| {
+        let v = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        v.contains("utf-8") || v.contains("utf8")
+    })
+}
+
+/// A name quoted for a shell as GNU's `shell-escape-always` style writes
+/// it: inside single quotes, a quote as `'\''`, and what is not a
+/// printable character — control characters, bytes that are not a
+/// character, and in a locale other than UTF-8 every byte above 127 — as
+/// `$'…'` escapes between quoted runs (`'n'$'\n''l'` for "n", newline,
+/// "l"; `'bad'$'\377'` for "bad" and byte 255), so one name stays on one
+/// line and the bytes can be told apart; a name whose only special
+/// character is a quote goes in double quotes (`"it's"`), as GNU puts it.
+pub fn shell_quote_bytes(name: &[u8]) -> Vec<u8> {
+    let utf8 = utf8_locale();
+    // GNU's choice for a name with a single quote and otherwise only
+    // characters that mean the same in C's and the shell's double quotes:
+    // double quotes ("it's").
+    if name.contains(&b'\'') {
+        if let Ok(text) = std::str::from_utf8(name) {
+            let compat = |c: char| {
+                c.is_ascii_alphanumeric()
+                    || " '%+,-./:@]_".contains(c)
+                    || (utf8 && !c.is_ascii() && !c.is_control())
+            };
+            if text.chars().all(compat) {
+                return [b"\"", name, b"\""].concat();
             }
-            out.push_str("''");
-        } else {
-            out.push(c);
         }
     }
-    out.push('\'');
+    let mut out = vec![b'\''];
+    let mut escaping = false;
+    let escape = |out: &mut Vec<u8>, b: u8, escaping: &mut bool| {
+        if !*escaping {
+            out.extend_from_slice(b"'$'");
+            *escaping = true;
+        }
+        match b {
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x0b => out.extend_from_slice(b"\\v"),
+            _ => out.extend_from_slice(format!("\\{b:03o}").as_bytes()),
+        }
+    };
+    let plain = |out: &mut Vec<u8>, bytes: &[u8], escaping: &mut bool| {
+        if std::mem::take(escaping) {
+            out.extend_from_slice(b"''");
+        }
+        if bytes == b"'" {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.extend_from_slice(bytes);
+        }
+    };
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let mut buf = [0u8; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            if c.is_control() || (!c.is_ascii() && !utf8) {
+                for &b in bytes {
+                    escape(&mut out, b, &mut escaping);
+                }
+            } else {
+                plain(&mut out, bytes, &mut escaping);
+            }
+        }
+        for &b in chunk.invalid() {
+            escape(&mut out, b, &mut escaping);
+        }
+    }
+    out.push(b'\'');
     out
 }
 
@@ -238,9 +345,7 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
         return 0;
     };
     drop(out);
-    if is_broken_pipe(&e) {
-        die_of_sigpipe();
-    }
+    end_if_sigpipe(&e);
     let (msg, status) = match t.id.as_str() {
         "diff" if help => ("write failed".to_string(), 2),
         "cmp" | "diff" => (format!("standard output: {}", describe(&e)), 2),
@@ -253,12 +358,11 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
 }
 
 /// Reports an error writing standard output: a reader that went away ends
-/// the process by SIGPIPE (silently, as GNU tools end); anything else is
-/// `write error: …` and status 1.
+/// the process by SIGPIPE (silently, as GNU tools end) unless SIGPIPE was
+/// ignored ([`end_if_sigpipe`]); anything else is `write error: …` and
+/// status 1.
 pub fn write_failed(t: &Tool, e: &io::Error) -> i32 {
-    if is_broken_pipe(e) {
-        die_of_sigpipe();
-    }
+    end_if_sigpipe(e);
     t.error(format_args!("write error: {}", describe(e)));
     1
 }
@@ -324,6 +428,7 @@ pub fn occupy_closed_stdin() {
     {
         return;
     }
+    STDIN_WAS_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
     // SAFETY: open(2) of a constant path; 0 being free, it is the number
     // open returns.
     let got = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY) };
@@ -335,19 +440,48 @@ pub fn occupy_closed_stdin() {
     }
 }
 
+/// Standard input was closed when the process started.
+static STDIN_WAS_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether standard input was closed when the process started
+/// ([`occupy_closed_stdin`]): a GNU tool that read it then fails to close
+/// it at its end, and says so (cat's "closing standard input: Bad file
+/// descriptor").
+pub fn stdin_was_closed() -> bool {
+    STDIN_WAS_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// SIGPIPE was ignored when the process started (`(trap '' PIPE; ferry
+/// cat f | head -1)`).
+static SIGPIPE_WAS_IGNORED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// Ignores SIGPIPE, as std's runtime start-up does (the binary starts
 /// without it): a write to a pipe nobody reads fails with `EPIPE`, and the
-/// tool then ends as GNU's do ([`die_of_sigpipe`]).
+/// tool then ends as GNU's do ([`end_if_sigpipe`]). The disposition it was
+/// started with is kept in mind: GNU's tools, started with SIGPIPE
+/// ignored, see `EPIPE` and say so.
 #[cfg_attr(test, allow(dead_code))]
 pub fn ignore_sigpipe() {
     // SAFETY: changing SIGPIPE's disposition to "ignore" at start-up,
     // before any thread exists; no handler function is involved.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let old = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    SIGPIPE_WAS_IGNORED.store(old == libc::SIG_IGN, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Ends the process the way GNU tools end when their reader goes away:
-/// killed by SIGPIPE (so shells see the same status), silently.
-pub fn die_of_sigpipe() -> ! {
+/// Ends the process the way a GNU tool ends when `e` says its reader went
+/// away: killed by SIGPIPE, silently — if it was started with SIGPIPE's
+/// default action. Started with SIGPIPE ignored, a GNU tool gets `EPIPE`
+/// and reports it as any other write error; so does the caller, when
+/// this returns.
+pub fn end_if_sigpipe(e: &io::Error) {
+    if is_broken_pipe(e) && !SIGPIPE_WAS_IGNORED.load(std::sync::atomic::Ordering::Relaxed) {
+        die_of_sigpipe();
+    }
+}
+
+/// Ends the process by SIGPIPE (so shells see the same status), silently.
+fn die_of_sigpipe() -> ! {
     // SAFETY: restoring the default action and raising the signal is what
     // a C program without a SIGPIPE handler would get.
     unsafe {
@@ -355,6 +489,52 @@ pub fn die_of_sigpipe() -> ! {
         libc::raise(libc::SIGPIPE);
     }
     std::process::exit(141)
+}
+
+/// The same file: the same device and inode.
+pub fn same_inode(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino
+}
+
+/// Which GNU tool's rule refuses an input that is also the output.
+#[derive(Clone, Copy)]
+pub enum SelfFeed<'a> {
+    /// GNU cat's, on the input's descriptor: refused only while the input
+    /// has bytes left to read (its offset below its size), since only then
+    /// would the output grow as fast as it is read (`cat f >> f`; `cat f >
+    /// f` is allowed).
+    Cat(BorrowedFd<'a>),
+    /// GNU grep's: refused whatever is left to read (`grep x f > f` too).
+    Grep,
+}
+
+/// GNU's check that a tool is not reading its own output: the output a
+/// regular file (so never /dev/null or a terminal) and the input the same
+/// file, under `rule`. Without it, `grep . f >> f` fed itself until the
+/// disk was full. `out` is standard output's stat (None when unknown).
+pub fn reads_own_output(
+    in_st: &rustix::fs::Stat,
+    out: Option<&rustix::fs::Stat>,
+    rule: SelfFeed<'_>,
+) -> bool {
+    let Some(out) = out else {
+        return false;
+    };
+    if !is_reg(out) || !same_inode(in_st, out) {
+        return false;
+    }
+    match rule {
+        SelfFeed::Grep => true,
+        SelfFeed::Cat(input) => {
+            let pos = rustix::fs::seek(input, rustix::fs::SeekFrom::Current(0)).unwrap_or(0);
+            pos < in_st.st_size as u64
+        }
+    }
+}
+
+/// Standard output's stat, None when it cannot be had.
+pub fn stdout_stat() -> Option<rustix::fs::Stat> {
+    rustix::fs::fstat(io::stdout().as_fd()).ok()
 }
 
 /// An input: a file by name, or standard input for `-`.

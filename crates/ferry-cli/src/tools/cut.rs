@@ -446,7 +446,8 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut out = super::output::stdout();
     let mut status = 0;
     for f in &files {
-        let name = common::os_to_string(f);
+        // GNU's quotef: bare when nothing needs quoting, bytes kept.
+        let name = common::quotef(f);
         match run_file(f, &cut, &mut out) {
             Ok(()) => {}
             Err((true, e)) => {
@@ -460,6 +461,12 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     }
     if let Err(e) = out.flush() {
         return common::write_failed(t, &e);
+    }
+    // GNU's cut closes a standard input it read, and reports a failure:
+    // one it was started without cannot be closed.
+    if files.iter().any(|f| f == "-") && common::stdin_was_closed() {
+        t.file_error("-", &io::Error::from_raw_os_error(libc::EBADF));
+        return 1;
     }
     status
 }

@@ -6,11 +6,12 @@ use super::common::{self, describe, Tool};
 use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::overlay::{BlockType, ChannelParams};
 use ferry::transfer::{between, Method, Path, Side, TransferOptions, TransferStats};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::num::NonZeroUsize;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 
 const HELP: &str = "Usage: ferry pipe [OPTION]... SRC DST
@@ -57,7 +58,7 @@ struct Opts {
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     use lexopt::prelude::*;
     let mut o = Opts::default();
-    let mut operands: Vec<String> = Vec::new();
+    let mut operands: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args);
     loop {
         let arg = common::next_arg!(t, p, HELP, 1);
@@ -115,7 +116,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             Long("append") => o.append = true,
             Long("stats") => o.stats = true,
             Long("progress") => o.progress = true,
-            Value(v) => operands.push(v.to_string_lossy().into_owned()),
+            Value(v) => operands.push(v),
             other => {
                 t.bad_option(other.unexpected());
                 return 1;
@@ -138,45 +139,79 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     run(t, &o, &operands[0], &operands[1])
 }
 
-fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
-    // Opened in order: a listening SRC waits before DST is opened.
-    let src = match End::open(src_name, true, o.append) {
-        Ok(e) => e,
-        Err(e) => {
-            t.error(format_args!("{src_name}: {}", describe(&e)));
-            return 1;
-        }
-    };
-    let dst = match End::open(dst_name, false, o.append) {
-        Ok(e) => e,
-        Err(e) => {
-            t.error(format_args!("{dst_name}: {}", describe(&e)));
-            return 1;
-        }
-    };
+fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
     fn endpoint<'e>(
         t: &Tool,
         e: &'e End,
         params: Option<ChannelParams>,
-        name: &str,
+        name: &OsStr,
     ) -> Result<Endpoint<'e>, i32> {
-        Endpoint::fd(e.fd())
+        e.usable()
+            .and_then(|()| Endpoint::fd(e.fd()))
             .map(|ep| match params {
                 Some(p) => ep.impose(p),
                 None => ep,
             })
             .map_err(|err| {
-                t.error(format_args!("{name}: {}", describe(&err)));
+                t.file_error_bytes(name.as_bytes(), &err);
                 1
             })
     }
-    let (s, d) = match (
-        endpoint(t, &src, o.input, src_name),
-        endpoint(t, &dst, o.out, dst_name),
-    ) {
-        (Ok(s), Ok(d)) => (s, d),
-        (Err(c), _) | (_, Err(c)) => return c,
+    // Opened in order: a listening SRC waits before DST is opened. Every
+    // check is made before a DST file is truncated: `ferry pipe /tmp d`
+    // and `ferry pipe - d <&-` refused, but only after emptying d.
+    let src = match End::open(src_name, true, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.file_error_bytes(src_name.as_bytes(), &e);
+            return 1;
+        }
     };
+    let s = match endpoint(t, &src, o.input, src_name) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let dst = match End::open(dst_name, false, o.append) {
+        Ok(e) => e,
+        Err(e) => {
+            t.file_error_bytes(dst_name.as_bytes(), &e);
+            return 1;
+        }
+    };
+    let d = match endpoint(t, &dst, o.out, dst_name) {
+        Ok(d) => d,
+        Err(c) => return c,
+    };
+    if let (Ok(in_st), Ok(out_st)) = (rustix::fs::fstat(src.fd()), rustix::fs::fstat(dst.fd())) {
+        // A file into itself: truncating it loses it (`ferry pipe f f`
+        // emptied f), appending to it grows it for ever (`--append f f`,
+        // `ferry pipe f - >> f`). Refused as GNU's cp and cat refuse.
+        let truncates = matches!(dst, End::File(_)) && !o.append;
+        if truncates && common::is_reg(&out_st) && common::same_inode(&in_st, &out_st) {
+            t.error(format_args!(
+                "{} and {} are the same file",
+                common::shell_quote_os(src_name),
+                common::shell_quote_os(dst_name)
+            ));
+            return 1;
+        }
+        if common::reads_own_output(&in_st, Some(&out_st), common::SelfFeed::Cat(src.fd())) {
+            t.name_error(
+                src_name.as_bytes(),
+                format_args!("input file is output file"),
+            );
+            return 1;
+        }
+    }
+    // O_TRUNC's work, now; like O_TRUNC, only a regular file's (a
+    // device's size cannot be set).
+    let regular = rustix::fs::fstat(dst.fd()).is_ok_and(|st| common::is_reg(&st));
+    if let (End::File(f), false, true) = (&dst, o.append, regular) {
+        if let Err(e) = f.set_len(0) {
+            t.file_error_bytes(dst_name.as_bytes(), &e);
+            return 1;
+        }
+    }
     let bar = Bar::new(o.progress, src.size());
     let add = |n: u64| bar.add(n);
     let mut opts = TransferOptions::new().progress(&add);
@@ -200,19 +235,22 @@ fn run(t: &Tool, o: &Opts, src_name: &str, dst_name: &str) -> i32 {
                 Side::Read => (src_name, "read error"),
                 Side::Write => (dst_name, "write error"),
             };
-            if e.side() == Side::Write && dst_name == "-" && common::is_broken_pipe(e.io_error()) {
-                common::die_of_sigpipe();
+            if e.side() == Side::Write && dst_name == "-" {
+                common::end_if_sigpipe(e.io_error());
             }
-            t.error(format_args!(
-                "{name}: {what}: {} ({} bytes arrived)",
-                describe(e.io_error()),
-                e.bytes()
-            ));
+            t.name_error(
+                name.as_bytes(),
+                format_args!(
+                    "{what}: {} ({} bytes arrived)",
+                    describe(e.io_error()),
+                    e.bytes()
+                ),
+            );
             1
         }
     };
     if let Err(e) = dst.finish() {
-        t.error(format_args!("{dst_name}: {}", describe(&e)));
+        t.file_error_bytes(dst_name.as_bytes(), &e);
         return 1;
     }
     status
@@ -227,14 +265,24 @@ enum End {
 }
 
 impl End {
-    fn open(spec: &str, source: bool, append: bool) -> io::Result<End> {
+    /// Opens `spec`; a DST file is created but not yet truncated (`run`
+    /// truncates it once both ends have been checked).
+    fn open(spec: &OsStr, source: bool, append: bool) -> io::Result<End> {
         if spec == "-" {
             // SAFETY: descriptors 0 and 1 stay open for the process's life.
             return Ok(End::Std(unsafe {
                 BorrowedFd::borrow_raw(if source { 0 } else { 1 })
             }));
         }
-        if let Some(rest) = spec.strip_prefix("tcp:") {
+        // A network address is text; a path is bytes.
+        fn text(rest: &[u8]) -> io::Result<&str> {
+            std::str::from_utf8(rest)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "expected HOST:PORT"))
+        }
+        let path = |rest: &[u8]| OsStr::from_bytes(rest).to_os_string();
+        let spec_bytes = spec.as_bytes();
+        if let Some(rest) = spec_bytes.strip_prefix(b"tcp:") {
+            let rest = text(rest)?;
             let (host, port) = host_port(rest)?;
             let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
             for a in (host, port).to_socket_addrs()? {
@@ -245,7 +293,8 @@ impl End {
             }
             return Err(last);
         }
-        if let Some(rest) = spec.strip_prefix("tcp-listen:") {
+        if let Some(rest) = spec_bytes.strip_prefix(b"tcp-listen:") {
+            let rest = text(rest)?;
             let (host, port) = match rest.parse::<u16>() {
                 Ok(p) => ("0.0.0.0", p),
                 Err(_) => host_port(rest)?,
@@ -253,14 +302,16 @@ impl End {
             let l = TcpListener::bind((host, port))?;
             return Ok(End::Tcp(l.accept()?.0));
         }
-        if let Some(path) = spec.strip_prefix("unix:") {
+        if let Some(rest) = spec_bytes.strip_prefix(b"unix:") {
+            let path = path(rest);
             return Ok(End::Unix(UnixStream::connect(path)?));
         }
-        if let Some(path) = spec.strip_prefix("unix-listen:") {
-            let l = UnixListener::bind(path)?;
+        if let Some(rest) = spec_bytes.strip_prefix(b"unix-listen:") {
+            let path = path(rest);
+            let l = UnixListener::bind(&path)?;
             let accepted = l.accept();
             // The socket's name is not needed once connected.
-            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(&path);
             return Ok(End::Unix(accepted?.0));
         }
         let f = if source {
@@ -270,10 +321,30 @@ impl End {
                 .write(true)
                 .create(true)
                 .append(append)
-                .truncate(!append)
+                .truncate(false)
                 .open(spec)?
         };
         Ok(End::File(f))
+    }
+
+    /// Fails for a standard input or output the process was started
+    /// without (taken by /dev/null opened the other way, main.rs), as
+    /// reading or writing it would.
+    fn usable(&self) -> io::Result<()> {
+        if let End::Std(fd) = self {
+            let mode = rustix::fs::fcntl_getfl(fd)?;
+            let want_read = fd.as_raw_fd() == 0;
+            let acc = mode & rustix::fs::OFlags::RWMODE;
+            let ok = if want_read {
+                acc != rustix::fs::OFlags::WRONLY
+            } else {
+                acc != rustix::fs::OFlags::RDONLY
+            };
+            if !ok {
+                return Err(io::Error::from_raw_os_error(libc::EBADF));
+            }
+        }
+        Ok(())
     }
 
     fn fd(&self) -> BorrowedFd<'_> {

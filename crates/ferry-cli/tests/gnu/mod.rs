@@ -225,3 +225,150 @@ impl Corpus {
         self.dir.path().join(name)
     }
 }
+
+/// Runs the shell command line `script` in `dir` (`sh -c`, C locale), with
+/// `$FERRY` naming the ferry binary: for redirections, closed descriptors
+/// and signal dispositions that the command itself is started with.
+pub fn sh(dir: &Path, script: &str) -> Run {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env_remove("LANG")
+        .env_remove("LANGUAGE")
+        .env("LC_ALL", "C")
+        .env("FERRY", env!("CARGO_BIN_EXE_ferry"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        code: out
+            .status
+            .code()
+            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `ferry TOOL` replaced by `TOOL` in a message, to compare it with GNU's.
+pub fn as_gnu(stderr: &str, tool: &str) -> String {
+    stderr.replace(&format!("ferry {tool}"), tool)
+}
+
+/// Runs `prog args` in `dir` with standard output on a pipe whose reader
+/// is already gone, so that its first write fails; with `ignore_sigpipe`,
+/// started with SIGPIPE ignored (the disposition a shell's `trap '' PIPE`
+/// hands on), else with its default action.
+pub fn to_closed_pipe(prog: &str, args: &[&str], dir: &Path, ignore_sigpipe: bool) -> Run {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let trap = if ignore_sigpipe {
+        "trap '' PIPE; "
+    } else {
+        "trap - PIPE; "
+    };
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{trap}exec \"$0\" \"$@\""))
+        .arg(prog)
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    Run {
+        code: out
+            .status
+            .code()
+            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        stdout: Vec::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `ferry TOOL args` and `TOOL args` in `dir` (C locale), arguments
+/// as bytes (file names that are not UTF-8); panics unless standard
+/// output, the exit status and standard error (`ferry TOOL` read as
+/// `TOOL`) are the same bytes.
+pub fn same_bytes(tool: &str, args: &[std::ffi::OsString], dir: &Path) {
+    let run = |ours: bool| {
+        let mut c = Command::new(if ours {
+            env!("CARGO_BIN_EXE_ferry")
+        } else {
+            tool
+        });
+        if ours {
+            c.arg(tool);
+        }
+        let o = c
+            .args(args)
+            .current_dir(dir)
+            .env_remove("LANG")
+            .env_remove("LANGUAGE")
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let from = format!("ferry {tool}: ");
+        let to = format!("{tool}: ");
+        let mut err = Vec::new();
+        let mut rest = &o.stderr[..];
+        while !rest.is_empty() {
+            if ours && rest.starts_with(from.as_bytes()) {
+                err.extend_from_slice(to.as_bytes());
+                rest = &rest[from.len()..];
+            } else {
+                err.push(rest[0]);
+                rest = &rest[1..];
+            }
+        }
+        (o.status.code(), o.stdout, err)
+    };
+    let (ours, gnu) = (run(true), run(false));
+    assert!(
+        ours == gnu,
+        "{tool} {args:?}:\n ferry: {:?}\n   GNU: {:?}",
+        (
+            ours.0,
+            String::from_utf8_lossy(&ours.1),
+            String::from_utf8_lossy(&ours.2)
+        ),
+        (
+            gnu.0,
+            String::from_utf8_lossy(&gnu.1),
+            String::from_utf8_lossy(&gnu.2)
+        )
+    );
+}
+
+/// A directory holding files whose names are not UTF-8: `bad\xff\xfe.txt`
+/// (holding "x"), `d\xfe/q\xff` (holding "y"), `bin\xff` (binary, with
+/// "x"), and `b` (holding "y"); the names, as bytes, with `no\xffne`
+/// (missing) last.
+pub fn non_utf8_names() -> (tempfile::TempDir, Vec<std::ffi::OsString>) {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let name = |b: &[u8]| std::ffi::OsStr::from_bytes(b).to_os_string();
+    std::fs::write(p.join(name(b"bad\xff\xfe.txt")), b"x\n").unwrap();
+    std::fs::create_dir(p.join(name(b"d\xfe"))).unwrap();
+    std::fs::write(p.join(name(b"d\xfe")).join(name(b"q\xff")), b"y\n").unwrap();
+    std::fs::write(p.join(name(b"bin\xff")), b"x\0\n").unwrap();
+    std::fs::write(p.join("b"), b"y\n").unwrap();
+    let names = vec![
+        name(b"bad\xff\xfe.txt"),
+        name(b"b"),
+        name(b"d\xfe"),
+        name(b"bin\xff"),
+        name(b"no\xffne"),
+    ];
+    (dir, names)
+}

@@ -3,6 +3,13 @@
 //! for large files: ferry::transfer::copy_range) extent by extent so holes stay
 //! holes, or `--sparse=always` making holes of zero blocks; `--atomic`
 //! replacement and `--progress`.
+//!
+//! A killed copy never leaves a destination that looks complete and is
+//! not: two threads size the file first and fill it from both ends, so a
+//! new file is filled unnamed (O_TMPFILE) and linked in once complete,
+//! and an existing one (or any, under `ulimit -f` or where the file
+//! system has no unnamed files) is filled in order by one thread, as
+//! GNU's cp fills it, so that it only ever holds a true prefix.
 
 use super::options::{Opts, Reflink, Sparse};
 use super::progress::Progress;
@@ -79,9 +86,34 @@ pub fn copy_regular(
             .mode(mode)
             .open(to)
     };
-    let out = match &existing {
-        None => create(),
-        Some(ex) => {
+    // A new file is filled unnamed (O_TMPFILE) and given its name once
+    // complete: the two-thread copy sizes the file first and fills it from
+    // both ends, so a copy killed (even by SIGKILL) left a file of the full
+    // size holding zeros, which looked complete. Killed now, it leaves
+    // nothing.
+    // Under a file size limit (`ulimit -f`) the copy is named from the
+    // start and made in order, as GNU's: SIGXFSZ then leaves every byte
+    // up to the limit, a true prefix.
+    let size_limited = rustix::process::getrlimit(rustix::process::Resource::Fsize)
+        .current
+        .is_some();
+    // A name ending in '/' is opened as given, for the kernel's answer.
+    let slash = to.as_os_str().as_encoded_bytes().ends_with(b"/");
+    let unnamed = match (&existing, o.attributes_only || size_limited || slash) {
+        (None, false) => unnamed_beside(to, mode).map_err(|e| {
+            format!(
+                "cannot create regular file {}: {}",
+                q(to),
+                common::describe(&e)
+            )
+        })?,
+        _ => None,
+    };
+    let in_order = unnamed.is_none();
+    let out = match (&existing, unnamed) {
+        (_, Some(f)) => Ok(f),
+        (None, None) => create(),
+        (Some(ex), None) => {
             let r = std::fs::OpenOptions::new()
                 .write(true)
                 .truncate(!o.attributes_only)
@@ -115,6 +147,11 @@ pub fn copy_regular(
         }
     }
     .map_err(|e| {
+        // GNU: a name with a trailing slash that is not a directory.
+        let e = match e.raw_os_error() {
+            Some(libc::EISDIR) if slash => io::Error::from_raw_os_error(libc::ENOTDIR),
+            _ => e,
+        };
         format!(
             "cannot create regular file {}: {}",
             q(to),
@@ -153,19 +190,72 @@ pub fn copy_regular(
             return r.map(|_| ()).map_err(|e| err_of(src, to)(e.into_parts()));
         }
     }
-    let r = fill(&input, &out, sm, src, to, &progress, cx);
+    let r = fill(&input, &out, sm, (src, to), &progress, in_order, cx).and_then(|()| {
+        if in_order {
+            return Ok(());
+        }
+        give_name(&out, to).map_err(|e| {
+            format!(
+                "cannot create regular file {}: {}",
+                q(to),
+                common::describe(&e)
+            )
+        })
+    });
     progress.finish();
     r
 }
 
-/// The data of `input` into the empty (or truncated) `out`.
+/// An unnamed regular file (O_TMPFILE) in the directory `to` will be in,
+/// with `mode`; None where the file system has no unnamed files.
+fn unnamed_beside(to: &Path, mode: u32) -> io::Result<Option<File>> {
+    let dir = to
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(mode)
+        .open(dir)
+    {
+        Ok(f) => Ok(Some(f)),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT)
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Links the unnamed file `f` in as `to` (which must not exist).
+fn give_name(f: &File, to: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/proc/self/fd/{}", f.as_raw_fd());
+    rustix::fs::linkat(
+        rustix::fs::CWD,
+        path.as_str(),
+        rustix::fs::CWD,
+        to,
+        rustix::fs::AtFlags::SYMLINK_FOLLOW,
+    )?;
+    Ok(())
+}
+
+/// The data of `input` into the empty (or truncated) `out`; `in_order`:
+/// from the start on, so that the file only ever holds a true prefix of
+/// the copy (a named destination, which a kill may leave behind).
 fn fill(
     input: &File,
     out: &File,
     sm: &std::fs::Metadata,
-    src: &Path,
-    to: &Path,
+    (src, to): (&Path, &Path),
     progress: &Progress,
+    in_order: bool,
     cx: &mut Ctx<'_>,
 ) -> Result<(), String> {
     let o = cx.o;
@@ -192,9 +282,23 @@ fn fill(
     if o.sparse == Sparse::Always {
         return copy_making_holes(input, out, src, to, progress);
     }
-    copy_data(input, out, sm, o.sparse == Sparse::Auto, src, to, progress)
+    copy_data(
+        input,
+        out,
+        sm,
+        o.sparse == Sparse::Auto,
+        in_order,
+        (src, to),
+        progress,
+    )
 }
 
+/// `--atomic`: the copy is made in a new file, synced, and renamed over
+/// `to`, so that `to` is always either the old file or the whole new one.
+/// The new file is unnamed (O_TMPFILE) until it is complete: a copy killed
+/// by TERM or INT (or KILL) leaves no hidden `.NAME.ferry-PID` of the
+/// source's size beside `to`, as it did. Where the file system has no
+/// unnamed files, a hidden named one is used, removed on failure.
 fn copy_atomic(
     input: &File,
     sm: &std::fs::Metadata,
@@ -215,22 +319,28 @@ fn copy_atomic(
     let tmp = dir.join(tmp_name);
     // The new file gets the mode the old one had, or the source's.
     let mode = existing.map_or(sm.mode(), |m| m.mode()) & 0o7777;
-    let out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(&tmp)
-        .map_err(|e| {
-            format!(
-                "cannot create regular file {}: {}",
-                q(&tmp),
-                common::describe(&e)
-            )
-        })?;
-    let r = fill(input, &out, sm, src, to, progress, cx)
+    let created = |e: io::Error, name: &Path| {
+        format!(
+            "cannot create regular file {}: {}",
+            q(name),
+            common::describe(&e)
+        )
+    };
+    let unnamed = unnamed_beside(to, mode).map_err(|e| created(e, &tmp))?;
+    let named = unnamed.is_none();
+    let out = match unnamed {
+        Some(f) => f,
+        None => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)
+            .map_err(|e| created(e, &tmp))?,
+    };
+    let r = fill(input, &out, sm, (src, to), progress, false, cx)
         .and_then(|_| {
             if existing.is_some() {
-                // create_new applied the umask; put back the old mode.
+                // Creation applied the umask; put back the old mode.
                 out.set_permissions(std::fs::Permissions::from_mode(mode))
                     .map_err(|e| {
                         format!(
@@ -244,10 +354,22 @@ fn copy_atomic(
                 .map_err(|e| format!("error writing {}: {}", q(to), common::describe(&e)))
         })
         .and_then(|_| {
-            std::fs::rename(&tmp, to)
-                .map_err(|e| format!("cannot replace {}: {}", q(to), common::describe(&e)))
+            if !named {
+                // No file at `to`: the complete file takes the name at once.
+                match give_name(&out, to) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                    Err(e) => return Err(created(e, to)),
+                }
+                // A name for the instant before the rename.
+                give_name(&out, &tmp).map_err(|e| created(e, &tmp))?;
+            }
+            std::fs::rename(&tmp, to).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("cannot replace {}: {}", q(to), common::describe(&e))
+            })
         });
-    if r.is_err() {
+    if r.is_err() && named {
         let _ = std::fs::remove_file(&tmp);
     }
     r
@@ -288,8 +410,8 @@ fn copy_data(
     out: &File,
     sm: &std::fs::Metadata,
     keep_holes: bool,
-    src: &Path,
-    to: &Path,
+    in_order: bool,
+    (src, to): (&Path, &Path),
     progress: &Progress,
 ) -> Result<(), String> {
     let size = sm.len();
@@ -297,7 +419,12 @@ fn copy_data(
     let err = err_of(src, to);
     let (i, o) = (input.as_fd(), out.as_fd());
     let add = |n: u64| progress.add(n);
-    let opts = TransferOptions::new().progress(&add).leave_signals();
+    let mut opts = TransferOptions::new().progress(&add).leave_signals();
+    if in_order {
+        // One thread: two would size the file first and fill it from two
+        // ends.
+        opts = opts.parallel_min(u64::MAX);
+    }
     if sm.file_type().is_file() {
         for (from, end) in extents(i, size, sparse) {
             let n = transfer::copy_range(i, o, from..end, from, &opts)

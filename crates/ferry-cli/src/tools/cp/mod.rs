@@ -101,13 +101,16 @@ regular file.
 Files of 64 MiB and more are copied by two threads: on ext4 one with
 copy_file_range and one reading straight into the new file's mapped pages
 (the space is allocated first); elsewhere each copies a half with
-copy_file_range. Under a file size limit (ulimit -f) the copy is one
-thread, in order.
+copy_file_range; a new file is filled unnamed and takes its name once
+complete, so that a copy cut short leaves nothing that looks whole. A
+file that exists already is filled in order by one thread (a copy cut
+short leaves a true prefix, as GNU's), as is any under a file size limit
+(ulimit -f).
 ";
 
 /// A name as GNU's messages quote it.
 pub(crate) fn q(p: &Path) -> String {
-    common::shell_quote(&p.to_string_lossy())
+    common::shell_quote_os(p.as_os_str())
 }
 
 fn value(t: &Tool, p: &mut lexopt::Parser) -> Result<String, i32> {

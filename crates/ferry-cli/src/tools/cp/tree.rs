@@ -165,10 +165,17 @@ impl<'a> Copier<'a> {
                 || o.deref == Deref::Always
                 || (cmdline && o.deref == Deref::CommandLine));
         let src = src.to_path_buf();
+        // A destination that cannot be looked at (a name too long, a
+        // non-directory on its path) is an error, as GNU's "cannot stat";
+        // only a missing one is made.
         let mut dm = if parent_new {
             None
         } else {
-            std::fs::symlink_metadata(dst).ok()
+            match std::fs::symlink_metadata(dst) {
+                Ok(m) => Some(m),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return self.fail(format!("cannot stat {}: {}", q(dst), describe(&e))),
+            }
         };
         let mut backup_made: Option<PathBuf> = None;
         if let Some(d) = dm.clone() {
@@ -617,8 +624,10 @@ fn is_device(ft: &std::fs::FileType) -> bool {
     ft.is_char_device() || ft.is_block_device() || ft.is_socket()
 }
 
-/// FIFOs and devices are read like files unless copied recursively.
+/// FIFOs, devices and sockets are read like files unless copied
+/// recursively (a socket then fails to open, ENXIO, as GNU's cp reports;
+/// it made a socket node and said nothing).
 fn copy_as_regular(o: &Opts, ft: &std::fs::FileType) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    (ft.is_fifo() || is_device(ft)) && (!o.recursive || o.copy_contents) && !ft.is_socket()
+    (ft.is_fifo() || is_device(ft)) && (!o.recursive || o.copy_contents)
 }

@@ -27,6 +27,7 @@ pub use opts::Opts;
 use opts::Style as OutStyle;
 use std::ffi::OsString;
 use std::io::{self, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 /// GNU diff decides "binary" from its first buffer: one block.
@@ -57,9 +58,7 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
         Ok(code) => code,
         Err(e) => {
             // diffutils words it as cmp does, and it is trouble (2).
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             t.error(format_args!("standard output: {}", common::describe(&e)));
             2
         }
@@ -68,14 +67,15 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
 
 /// One side of the comparison.
 pub struct Side {
-    name: String,
+    /// How messages name it: bytes, as file names are.
+    name: Vec<u8>,
     data: Buf,
     st: Option<rustix::fs::Stat>,
 }
 
 impl Side {
     /// An absent file under -N: empty, dated the epoch.
-    fn absent(name: String) -> Side {
+    fn absent(name: Vec<u8>) -> Side {
         Side {
             name,
             data: Buf::from_owner(Vec::new()),
@@ -88,7 +88,7 @@ impl Side {
 fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
     use std::io::Read;
     use std::os::fd::AsFd;
-    let shown = common::os_to_string(name);
+    let shown = name.as_bytes().to_vec();
     if name == "-" {
         let st = rustix::fs::fstat(io::stdin()).ok();
         let mut v = Vec::new();
@@ -111,13 +111,13 @@ fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
         path.push(base.unwrap_or_default());
-        shown = path.to_string_lossy().into_owned();
+        shown = path.as_os_str().as_bytes().to_vec();
     }
     load_path(&path, shown)
 }
 
 /// Reads the file at `path`, shown as `shown`.
-fn load_path(path: &Path, shown: String) -> io::Result<Side> {
+fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| match e.raw_os_error() {
         Some(n) => io::Error::from_raw_os_error(n),
@@ -173,9 +173,9 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_a => Side::absent(dir_name(an, bn)),
         Err(e) => {
-            t.file_error(&dir_name(an, bn), &e);
+            t.file_error_bytes(&dir_name(an, bn), &e);
             if let Err(e) = &rb {
-                t.file_error(&dir_name(bn, an), e);
+                t.file_error_bytes(&dir_name(bn, an), e);
             }
             return Ok(2);
         }
@@ -184,7 +184,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_b => Side::absent(dir_name(bn, an)),
         Err(e) => {
-            t.file_error(&dir_name(bn, an), &e);
+            t.file_error_bytes(&dir_name(bn, an), &e);
             return Ok(2);
         }
     };
@@ -195,8 +195,12 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         _ => false,
     };
     let labels = [
-        o.labels.first().cloned().unwrap_or_else(|| a.name.clone()),
-        o.labels.get(1).cloned().unwrap_or_else(|| b.name.clone()),
+        o.labels
+            .first()
+            .map_or_else(|| a.name.clone(), |l| l.clone().into_bytes()),
+        o.labels
+            .get(1)
+            .map_or_else(|| b.name.clone(), |l| l.clone().into_bytes()),
     ];
     files(o, &a, &b, labels, same_file, None, out)
 }
@@ -208,7 +212,7 @@ fn files(
     o: &Opts,
     a: &Side,
     b: &Side,
-    names: [String; 2],
+    names: [Vec<u8>; 2],
     same_file: bool,
     header: Option<&str>,
     out: &mut Out,
@@ -219,13 +223,13 @@ fn files(
     let show_all = o.style == OutStyle::Side && !o.brief && !binary;
     if (same_file || a.data[..] == b.data[..]) && !show_all {
         if o.report_same {
-            out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
+            out.write(&[b"Files ", &an[..], b" and ", bn, b" are identical\n"].concat())?;
         }
         return Ok(0);
     }
     if binary || (o.brief && !o.ig.any() && !o.strip_cr) {
         let what = if o.brief { "Files" } else { "Binary files" };
-        out.write(format!("{what} {an} and {bn} differ\n").as_bytes())?;
+        out.write(&[what.as_bytes(), b" ", an, b" and ", bn, b" differ\n"].concat())?;
         return Ok(1);
     }
     let (da, db);
@@ -251,12 +255,12 @@ fn files(
             side::side_by_side(out, &cmp.la, &cmp.lb, &changes, o)?;
         }
         if o.report_same {
-            out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
+            out.write(&[b"Files ", &an[..], b" and ", bn, b" are identical\n"].concat())?;
         }
         return Ok(0);
     }
     if o.brief {
-        out.write(format!("Files {an} and {bn} differ\n").as_bytes())?;
+        out.write(&[b"Files ", &an[..], b" and ", bn, b" differ\n"].concat())?;
         return Ok(1);
     }
     if let Some(h) = header {
@@ -279,7 +283,7 @@ fn files(
                 Some(l) if header.is_none() => l.clone(),
                 _ => format!(
                     "{}\t{}",
-                    tree::c_maybe_quote(names[k].as_bytes()),
+                    tree::c_maybe_quote(&names[k]),
                     stamp(s.st.as_ref(), context)
                 ),
             };
@@ -338,13 +342,13 @@ pub fn diff_normal(a: &[u8], b: &[u8], out: &mut dyn Write) -> io::Result<i32> {
 }
 
 /// The name an error about operand `name` shows (DIR/FILE for a directory).
-fn dir_name(name: &OsString, other: &OsString) -> String {
+fn dir_name(name: &OsString, other: &OsString) -> Vec<u8> {
     if std::fs::metadata(name).is_ok_and(|m| m.is_dir()) {
         if let Some(base) = Path::new(other).file_name() {
-            return Path::new(name).join(base).to_string_lossy().into_owned();
+            return Path::new(name).join(base).into_os_string().into_vec();
         }
     }
-    common::os_to_string(name)
+    name.as_bytes().to_vec()
 }
 
 fn probe_binary(d: &[u8]) -> bool {

@@ -321,9 +321,9 @@ fn pair(
 ) -> io::Result<i32> {
     let side = |p: &Path, has: bool| -> io::Result<Side> {
         if !has {
-            return Ok(Side::absent(shown(p)));
+            return Ok(Side::absent(p.as_os_str().as_bytes().to_vec()));
         }
-        load_path(p, shown(p))
+        load_path(p, p.as_os_str().as_bytes().to_vec())
     };
     let (a, b) = match (side(xa, has_a), side(xb, has_b)) {
         (Ok(a), Ok(b)) => (a, b),

@@ -134,8 +134,8 @@ impl Search<'_> {
         let mut any = false;
         if self.with_name {
             match c {
-                Some(c) => c.wrap(&c.fn_, self.name.as_bytes(), b),
-                None => b.extend_from_slice(self.name.as_bytes()),
+                Some(c) => c.wrap(&c.fn_, self.name, b),
+                None => b.extend_from_slice(self.name),
             }
             if o.null_name {
                 b.push(0);

@@ -58,6 +58,11 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
     } else {
         None
     };
+    // GNU's output-is-input check, where lines are written: not for -q,
+    // -l, -L, -c or -m 1.
+    let own_output = (o.report == Report::Lines && o.max_count.is_none_or(|n| n > 1))
+        .then(common::stdout_stat)
+        .flatten();
     let mut out = crate::tools::output::stdout();
     let mut any = false;
     let mut trouble = false;
@@ -67,15 +72,30 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
     let read_trouble = std::cell::Cell::new(false);
     let mut one = |f: Found<'_>| -> walk::Next {
         let name = if f.path == "-" && !f.walked {
-            o.label.clone()
+            o.label.as_bytes()
         } else {
-            f.name.to_string()
+            f.name
         };
         let with_name = o.with_name.unwrap_or(many || f.walked);
-        let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, &name, with_name);
+        let mut s = Search::new(&o, m.as_mut(), m2.as_mut(), &mut out, name, with_name);
         s.printed = printed;
         let mut opened = true;
-        match s.file(f.path) {
+        let in_st = if f.path == "-" {
+            rustix::fs::fstat(std::io::stdin())
+        } else {
+            rustix::fs::stat(f.path)
+        };
+        let r = match in_st {
+            Ok(st)
+                if common::reads_own_output(&st, own_output.as_ref(), common::SelfFeed::Grep) =>
+            {
+                Err(Failure::Open(io::Error::other(
+                    "input file is also the output",
+                )))
+            }
+            _ => s.file(f.path),
+        };
+        match r {
             Ok(()) => {}
             Err(Failure::Open(e)) => {
                 opened = false;
@@ -83,7 +103,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
                     if let Err(e) = s.out.flush() {
                         return Err(write_failed(t, &e));
                     }
-                    t.file_error(&name, &e);
+                    t.file_error_bytes(name, &e);
                 }
                 read_trouble.set(true);
             }
@@ -93,7 +113,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
                     if let Err(e) = s.out.flush() {
                         return Err(write_failed(t, &e));
                     }
-                    t.file_error(&name, &e);
+                    t.file_error_bytes(name, &e);
                 }
                 read_trouble.set(true);
             }
@@ -112,7 +132,7 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
             if let Err(e) = out.flush() {
                 return Err(write_failed(t, &e));
             }
-            eprintln!("{}: {}: binary file matches", t.name, name);
+            t.name_error(name, format_args!("binary file matches"));
         }
         if selected > 0 {
             any = true;

@@ -19,7 +19,7 @@ pub(super) struct Search<'a> {
     /// With a second core: counts the second half of each block.
     pub(super) m2: Option<&'a mut Matcher>,
     pub(super) out: &'a mut Out,
-    pub(super) name: &'a str,
+    pub(super) name: &'a [u8],
     pub(super) with_name: bool,
     /// Lines before the current block.
     pub(super) lineno: u64,
@@ -63,7 +63,7 @@ impl<'a> Search<'a> {
         m: Option<&'a mut Matcher>,
         m2: Option<&'a mut Matcher>,
         out: &'a mut Out,
-        name: &'a str,
+        name: &'a [u8],
         with_name: bool,
     ) -> Search<'a> {
         Search {
@@ -399,8 +399,8 @@ impl<'a> Search<'a> {
         let mut b = Vec::new();
         let name = |b: &mut Vec<u8>, then: &[u8]| {
             match &self.o.color {
-                Some(c) => c.wrap(&c.fn_, self.name.as_bytes(), b),
-                None => b.extend_from_slice(self.name.as_bytes()),
+                Some(c) => c.wrap(&c.fn_, self.name, b),
+                None => b.extend_from_slice(self.name),
             }
             if self.o.null_name {
                 b.push(0);

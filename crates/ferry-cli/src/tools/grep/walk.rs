@@ -6,7 +6,7 @@
 //! Glob patterns are matched by the C library's `fnmatch` with no flags
 //! (so `*` matches `/` and a leading dot), as GNU grep matches them.
 
-use super::common::{self, Tool};
+use super::common::Tool;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -114,7 +114,7 @@ pub(super) struct Walk {
 /// One file to search: where it is and how output names it.
 pub(super) struct Found<'a> {
     pub path: &'a OsStr,
-    pub name: &'a str,
+    pub name: &'a [u8],
     /// Found by walking a directory (not named on the command line).
     pub walked: bool,
 }
@@ -144,11 +144,11 @@ impl Walk {
         trouble: &mut bool,
         f: &mut dyn FnMut(Found<'_>) -> Next,
     ) -> Next {
-        let name = common::os_to_string(op);
+        let name = op.as_bytes();
         if op == "-" {
             return f(Found {
                 path: op,
-                name: &name,
+                name,
                 walked: false,
             });
         }
@@ -167,7 +167,7 @@ impl Walk {
                             return Ok(true);
                         }
                         let mut seen = vec![(m.dev(), m.ino())];
-                        let prefix = if implicit { None } else { Some(name.as_str()) };
+                        let prefix = if implicit { None } else { Some(name) };
                         return self.dir(t, Path::new(op), prefix, quiet, trouble, &mut seen, f);
                     }
                 }
@@ -182,7 +182,7 @@ impl Walk {
         }
         f(Found {
             path: op,
-            name: &name,
+            name,
             walked: false,
         })
     }
@@ -194,22 +194,28 @@ impl Walk {
         &self,
         t: &Tool,
         path: &Path,
-        prefix: Option<&str>,
+        prefix: Option<&[u8]>,
         quiet: bool,
         trouble: &mut bool,
         seen: &mut Vec<(u64, u64)>,
         f: &mut dyn FnMut(Found<'_>) -> Next,
     ) -> Next {
-        let shown = |base: &str| match prefix {
-            None => base.to_string(),
-            Some(p) if p.ends_with('/') => format!("{p}{base}"),
-            Some(p) => format!("{p}/{base}"),
+        let shown = |base: &[u8]| -> Vec<u8> {
+            let mut n = Vec::new();
+            if let Some(p) = prefix {
+                n.extend_from_slice(p);
+                if !p.ends_with(b"/") {
+                    n.push(b'/');
+                }
+            }
+            n.extend_from_slice(base);
+            n
         };
         let entries = match std::fs::read_dir(path) {
             Ok(e) => e,
             Err(e) => {
                 if !quiet {
-                    t.file_error(prefix.unwrap_or("."), &e);
+                    t.file_error_bytes(prefix.unwrap_or(b"."), &e);
                 }
                 *trouble = true;
                 return Ok(true);
@@ -220,14 +226,14 @@ impl Walk {
                 Ok(e) => e,
                 Err(err) => {
                     if !quiet {
-                        t.file_error(prefix.unwrap_or("."), &err);
+                        t.file_error_bytes(prefix.unwrap_or(b"."), &err);
                     }
                     *trouble = true;
                     break;
                 }
             };
             let base = e.file_name();
-            let name = shown(&common::os_to_string(&base));
+            let name = shown(base.as_bytes());
             let full: PathBuf = e.path();
             let mut ft = match e.file_type() {
                 Ok(ft) => ft,
@@ -245,7 +251,7 @@ impl Walk {
                     }
                     Err(err) => {
                         if !quiet {
-                            t.file_error(&name, &err);
+                            t.file_error_bytes(&name, &err);
                         }
                         *trouble = true;
                         continue;
@@ -262,7 +268,7 @@ impl Walk {
                         Ok(m) => m,
                         Err(err) => {
                             if !quiet {
-                                t.file_error(&name, &err);
+                                t.file_error_bytes(&name, &err);
                             }
                             *trouble = true;
                             continue;
@@ -272,7 +278,7 @@ impl Walk {
                 let id = (m.dev(), m.ino());
                 if seen.contains(&id) {
                     if !quiet {
-                        t.error(format_args!("{name}: warning: recursive directory loop"));
+                        t.name_error(&name, format_args!("warning: recursive directory loop"));
                     }
                     continue;
                 }

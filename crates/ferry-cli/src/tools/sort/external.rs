@@ -149,7 +149,7 @@ impl<'a> Pieces<'a> {
         }
         let f = &self.files[self.next];
         self.next += 1;
-        let name = super::super::common::os_to_string(f);
+        let name = super::super::common::quotef(f);
         let s = if f == "-" {
             Stream::stdin()
         } else {

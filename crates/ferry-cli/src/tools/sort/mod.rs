@@ -180,7 +180,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         for f in &o.files {
             match read_input(f) {
                 Ok(b) => inputs.push(b),
-                Err(e) => return cannot_read(t, &common::os_to_string(f), &e),
+                Err(e) => return cannot_read(t, &common::quotef(f), &e),
             }
         }
         let per_file: Vec<Vec<&[u8]>> = inputs.iter().map(|b| lines_of(b, o.eol)).collect();
@@ -202,9 +202,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             2
         }
         Err((None, e, total)) => {
-            if common::is_broken_pipe(&e) {
-                common::die_of_sigpipe();
-            }
+            common::end_if_sigpipe(&e);
             // GNU's words: its stdio buffer (a 4 KiB block) fills and is
             // written while sorting's output goes on, or is flushed at
             // the end; then close_stdout's "write error".
@@ -932,7 +930,7 @@ fn check(t: &Tool, o: &Opts, cmp: &Cmp, mode: Check) -> i32 {
         Err(e) => {
             t.error(format_args!(
                 "cannot read: {}: {}",
-                common::os_to_string(f),
+                common::quotef(f),
                 common::describe(&e)
             ));
             return 2;

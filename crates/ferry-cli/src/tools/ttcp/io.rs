@@ -193,7 +193,27 @@ pub(crate) fn transmit(o: &Opts) -> Result<Outcome, Failure> {
         }
         _ => {}
     }
-    clock.stop(bytes, calls)
+    let out = clock.stop(bytes, calls)?;
+    delivered(&sock, bytes)?;
+    Ok(out)
+}
+
+/// Waits for the receiver's end of the connection: an orderly close once
+/// it has taken all the data, a reset when it failed ([`receive`]). The
+/// last writes only reach the socket buffers: a receiver that failed on
+/// them (`ferry ttcp -r > /dev/full`) went unnoticed, and the sender
+/// exited 0.
+fn delivered(sock: &TcpStream, bytes: u64) -> Result<(), Failure> {
+    let mut scrap = [0u8; 512];
+    let mut sock = sock;
+    loop {
+        match sock.read(&mut scrap) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == stdio::ErrorKind::Interrupted => {}
+            Err(e) => return Err(fail("the receiver did not take the data", Some(bytes))(e)),
+        }
+    }
 }
 
 /// The pattern, `len` bytes of it, in a memfd: page-cache pages the
@@ -208,12 +228,22 @@ fn pattern_file(len: usize) -> Result<std::fs::File, Failure> {
     Ok(f)
 }
 
-/// The receiving side (`-r`).
+/// The receiving side (`-r`). A receiver that fails resets the
+/// connection, so that its transmitter fails too ([`delivered`]).
 pub(crate) fn receive(o: &Opts) -> Result<Outcome, Failure> {
     let what = format!("listen on port {}", o.port);
     let l = TcpListener::bind(("0.0.0.0", o.port)).map_err(fail(what, None))?;
     let (mut sock, _) = l.accept().map_err(fail("accept", None))?;
     drop(l);
+    let r = receive_on(o, &mut sock);
+    if r.is_err() {
+        // Closed with a zero linger time: a reset, not an orderly end.
+        let _ = rustix::net::sockopt::set_socket_linger(&sock, Some(Duration::ZERO));
+    }
+    r
+}
+
+fn receive_on(o: &Opts, sock: &mut TcpStream) -> Result<Outcome, Failure> {
     if let Some(b) = o.sockbuf {
         rustix::net::sockopt::set_socket_recv_buffer_size(&sock, b)
             .map_err(|e| fail("SO_RCVBUF", None)(e.into()))?;
@@ -252,9 +282,9 @@ pub(crate) fn receive(o: &Opts) -> Result<Outcome, Failure> {
             }
             (bytes, calls)
         }
-        Mode::Exchange => super::exchange::receive(o, &sock, out)?,
+        Mode::Exchange => super::exchange::receive(o, sock, out)?,
         Mode::Splice | Mode::Sendfile => {
-            let st = transfer::copy(&sock, out, &TransferOptions::new()).map_err(|e| {
+            let st = transfer::copy(&*sock, out, &TransferOptions::new()).map_err(|e| {
                 let bytes = e.bytes();
                 let (side, error) = e.into_parts();
                 let what = match side {

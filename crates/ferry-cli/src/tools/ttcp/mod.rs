@@ -43,7 +43,9 @@ Test TCP: transmit to (-t) or receive from (-r) a ttcp on another host
       --version   output version information and exit
 
 Reports go to standard error, one line each, prefixed `ttcp-t:` or
-`ttcp-r:`. Exit status is 0 if every byte moved, 1 otherwise.
+`ttcp-r:`. Exit status is 0 if every byte moved, 1 otherwise: the
+transmitter waits for the receiver to close the connection, and a
+receiver that fails resets it, so that the transmitter fails too.
 ";
 
 /// How bytes cross the boundary (`--io`).

@@ -5,7 +5,7 @@ use super::{number_width, Report, Want};
 use crate::tools::common::{self, Tool};
 use std::ffi::OsString;
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// GNU reads a list held in a regular file of at most this many bytes
 /// first, and sizes the columns to the named files; a longer one, or one
@@ -90,8 +90,7 @@ pub(super) fn run(
             r.status = 1;
             continue;
         }
-        let label = common::os_to_string(&name);
-        if let Err(status) = r.file(t, &name, Some(&label)) {
+        if let Err(status) = r.file(t, &name, Some(name.as_bytes())) {
             return status;
         }
     }

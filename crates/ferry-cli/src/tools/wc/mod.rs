@@ -14,6 +14,7 @@ use super::locale::{self, WideTable};
 use count::{count_file, Counts, Want};
 use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 
 const HELP: &str = "Usage: ferry wc [OPTION]... [FILE]...
 Print newline, word, and byte counts for each FILE, and a total line if
@@ -77,7 +78,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         status: 0,
         total: Counts::default(),
         wide: WideTable::new(),
-        out: String::new(),
+        out: Vec::new(),
     };
     if let Some(from) = files0 {
         if let Some(extra) = files.first() {
@@ -97,8 +98,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     }
     let mut r = report(number_width(&files, &w));
     for f in &files {
-        let name = common::os_to_string(f);
-        if let Err(status) = r.file(t, f, named.then_some(name.as_str())) {
+        if let Err(status) = r.file(t, f, named.then_some(f.as_bytes())) {
             return status;
         }
     }
@@ -114,13 +114,13 @@ struct Report {
     status: i32,
     total: Counts,
     wide: WideTable,
-    out: String,
+    out: Vec<u8>,
 }
 
 impl Report {
     /// Counts `f` and prints its line (`label`: its name, if named).
     /// `Err(status)` if standard output failed.
-    fn file(&mut self, t: &Tool, f: &OsString, label: Option<&str>) -> Result<(), i32> {
+    fn file(&mut self, t: &Tool, f: &OsString, label: Option<&[u8]>) -> Result<(), i32> {
         if f.is_empty() {
             t.error(format_args!("invalid zero-length file name"));
             self.status = 1;
@@ -133,7 +133,7 @@ impl Report {
                 line(&mut self.out, &c, &w, width, label);
             }
             Err((e, counts)) => {
-                t.file_error(&common::os_to_string(f), &e);
+                t.file_error(&common::quotef(f), &e);
                 self.status = 1;
                 if let Some(c) = counts {
                     add(&mut self.total, &c);
@@ -148,7 +148,7 @@ impl Report {
     fn finish(mut self, t: &Tool, total: bool) -> i32 {
         if total {
             let (w, width) = (self.want, self.width);
-            line(&mut self.out, &self.total, &w, width, Some("total"));
+            line(&mut self.out, &self.total, &w, width, Some(b"total"));
         }
         match flush(&mut self.out) {
             Ok(()) => self.status,
@@ -157,8 +157,8 @@ impl Report {
     }
 }
 
-fn flush(out: &mut String) -> io::Result<()> {
-    let r = super::output::write_all_fd(out.as_bytes());
+fn flush(out: &mut Vec<u8>) -> io::Result<()> {
+    let r = super::output::write_all_fd(out);
     out.clear();
     r
 }
@@ -171,7 +171,7 @@ fn add(t: &mut Counts, c: &Counts) {
     t.maxlen = t.maxlen.max(c.maxlen);
 }
 
-fn line(out: &mut String, c: &Counts, w: &Want, width: usize, label: Option<&str>) {
+fn line(out: &mut Vec<u8>, c: &Counts, w: &Want, width: usize, label: Option<&[u8]>) {
     let mut first = true;
     for (on, v) in [
         (w.lines, c.lines),
@@ -182,23 +182,23 @@ fn line(out: &mut String, c: &Counts, w: &Want, width: usize, label: Option<&str
     ] {
         if on {
             if !first {
-                out.push(' ');
+                out.push(b' ');
             }
-            out.push_str(&format!("{v:>width$}"));
+            out.extend_from_slice(format!("{v:>width$}").as_bytes());
             first = false;
         }
     }
     if let Some(l) = label {
-        out.push(' ');
+        out.push(b' ');
         // A name with a newline is quoted, so that each count keeps to its
-        // line (GNU wc since 9.0).
-        if l.contains('\n') {
-            out.push_str(&common::shell_quote(l));
+        // line (GNU wc since 9.0); any other is written as its bytes.
+        if l.contains(&b'\n') {
+            out.extend_from_slice(&common::shell_quote_bytes(l));
         } else {
-            out.push_str(l);
+            out.extend_from_slice(l);
         }
     }
-    out.push('\n');
+    out.push(b'\n');
 }
 
 /// GNU's column width: digits of the total size of the regular files, at
