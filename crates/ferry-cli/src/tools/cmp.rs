@@ -4,7 +4,7 @@
 //! going to be printed.
 
 use super::common::{self, Tool};
-use ferry::{OpenOptions, Stream};
+use ferry::Stream;
 use std::ffi::OsString;
 use std::io;
 
@@ -198,7 +198,7 @@ fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
     let r = if name == "-" {
         Stream::stdin()
     } else {
-        Stream::open(name, &common::stream_options(OpenOptions::read_only()))
+        Stream::open(name, &common::input_options())
     };
     r.map_err(|e| t.file_error(&common::os_to_string(name), &common::os_only(e)))
 }
@@ -302,8 +302,8 @@ fn parallel_first_difference(
 ) -> Option<Option<u64>> {
     let half = (n / 2) - (n / 2) % CHUNK as u64;
     let part = |from: u64, to: u64| -> Option<Option<u64>> {
-        let sa = Stream::open(an, &common::stream_options(OpenOptions::read_only())).ok()?;
-        let sb = Stream::open(bn, &common::stream_options(OpenOptions::read_only())).ok()?;
+        let sa = Stream::open(an, &common::input_options()).ok()?;
+        let sb = Stream::open(bn, &common::input_options()).ok()?;
         let mut pos = from;
         while pos < to {
             let len = ((to - pos) as usize).min(PARALLEL_CHUNK);

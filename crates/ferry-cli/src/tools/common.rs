@@ -300,6 +300,23 @@ pub fn stream_options(opts: ferry::OpenOptions) -> ferry::OpenOptions {
     opts.backend(b)
 }
 
+/// How a tool opens an input file by name: read-only, on
+/// [`stream_options`]'s backend, and mapped without a read lease. A lease
+/// would hold other programs hostage while the tool reads: `truncate` of
+/// the file fails with EAGAIN, and once the tool is stopped (Ctrl-Z) an
+/// `echo x >> FILE` waits the kernel's 45 s lease-break time. GNU's tools
+/// take none; a file rewritten under them reads as whatever bytes were
+/// there, and so it does here.
+pub fn input_options() -> ferry::OpenOptions {
+    let o = stream_options(ferry::OpenOptions::read_only());
+    // SAFETY: the tools read their input's bytes as plain data — counted,
+    // compared, searched, copied out — and keep no `ContentId` of them; a
+    // program that writes the file meanwhile gets what it gets from GNU's
+    // tools too (torn or mixed contents, never an error of ours), and a
+    // file that shrinks is the stream's `UnexpectedEof` (SIGBUS guard).
+    unsafe { o.without_lease() }
+}
+
 /// True for a write error that means the reader went away.
 pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe

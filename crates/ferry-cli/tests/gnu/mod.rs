@@ -225,3 +225,104 @@ impl Corpus {
         self.dir.path().join(name)
     }
 }
+
+/// A file of `mib` MiB of numbered text lines, written in large writes.
+pub fn lines_file(path: &Path, mib: usize) {
+    let mut v = Vec::with_capacity(mib << 20);
+    let mut i = 0u64;
+    while v.len() < mib << 20 {
+        v.extend_from_slice(
+            format!(
+                "{:016x} line of text {}\n",
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                i % 977
+            )
+            .as_bytes(),
+        );
+        i += 1;
+    }
+    std::fs::write(path, v).unwrap();
+}
+
+/// A child process stopped with SIGSTOP; on drop it is continued and
+/// killed, so a failing test leaves nothing behind.
+pub struct Stopped(pub std::process::Child);
+
+impl Stopped {
+    pub fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    /// Continues the process and waits for its end: its status and
+    /// messages.
+    pub fn resume(self) -> (std::process::ExitStatus, String) {
+        // SAFETY (test): signals to our own child.
+        unsafe { libc::kill(self.pid(), libc::SIGCONT) };
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again.
+        let child = unsafe { std::ptr::read(&me.0) };
+        let o = child.wait_with_output().unwrap();
+        (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY (test): signals to our own child.
+        unsafe {
+            libc::kill(self.pid(), libc::SIGCONT);
+            libc::kill(self.pid(), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `ferry args` (standard output to /dev/null) and stops it with
+/// SIGSTOP as soon as it has `file` mapped; panics if it ends first.
+pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
+    let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut c = Stopped(child);
+    let maps = format!("/proc/{}/maps", c.pid());
+    let want = file.to_string_lossy().into_owned();
+    loop {
+        if std::fs::read_to_string(&maps).is_ok_and(|m| m.lines().any(|l| l.ends_with(&want))) {
+            // SAFETY (test): a signal to our own child.
+            unsafe { libc::kill(c.pid(), libc::SIGSTOP) };
+            return c;
+        }
+        if let Some(st) = c.0.try_wait().unwrap() {
+            panic!("ferry {args:?} ended ({st}) before it mapped {want}");
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// The lines of /proc/locks that are leases held by process `pid`.
+pub fn leases_of(pid: i32) -> Vec<String> {
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("LEASE") && l.split_whitespace().any(|w| w == pid.to_string()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `sh -c script` under `timeout 10` (a command held back by a
+/// lease fails instead of hanging the test); its exit status.
+pub fn sh_bounded(script: &str, dir: &Path) -> Option<i32> {
+    Command::new("timeout")
+        .args(["10", "sh", "-c", script])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap()
+        .code()
+}

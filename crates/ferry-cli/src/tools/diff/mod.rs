@@ -4,12 +4,12 @@
 //! `-t`, `-T`, `--color`; directories (`-r`, `-N`, `-x`, `-X`); `-q`,
 //! `-s`, `-a`, `--label`, its binary-file check and exit statuses.
 //!
-//! Regular files are mapped (`Buf::map_file`, which holds a read lease so
-//! the bytes cannot change under the diff) and their lines are handed to
-//! the diff as slices of the mapping — nothing is copied. A file that
-//! cannot be leased (open for writing somewhere, owned by another user,
-//! on a file system without leases) is read into memory instead
-//! (`Buf::read_file`). The edit script comes from `imara-diff`'s Myers;
+//! Regular files are read to their end through a stream, mapped without a
+//! read lease where the stream maps (`common::input_options`: a lease would
+//! hold writers of the file back while diff runs, which GNU's diff never
+//! does), and their lines are handed to the diff as slices of the mapping
+//! — nothing is copied; what the stream reads into buffers (small files,
+//! /proc files, bytes past the size seen at the start) is joined into one. The edit script comes from `imara-diff`'s Myers;
 //! its change groups are then slid the way GNU diff slides them, so that
 //! ambiguous changes are shown where GNU shows them (`compare`).
 
@@ -126,10 +126,8 @@ fn load_path(path: &Path, shown: String) -> io::Result<Side> {
     let st = rustix::fs::fstat(&f).ok();
     let data = match &st {
         Some(s) if common::is_reg(s) => {
-            let all = 0..s.st_size as u64;
-            Buf::map_file(&f, all.clone())
-                .or_else(|_| Buf::read_file(&f, all))
-                .map_err(common::os_only)?
+            let s = ferry::Stream::open(path, &common::input_options()).map_err(common::os_only)?;
+            read_to_end(&s).map_err(common::os_only)?
         }
         _ => {
             let mut v = Vec::new();
@@ -142,6 +140,35 @@ fn load_path(path: &Path, shown: String) -> io::Result<Side> {
         data,
         st,
     })
+}
+
+/// All of a regular file, read to its end whatever its size said when it
+/// was opened (as GNU reads it): a file rewritten meanwhile is what was
+/// read, and one whose size says nothing (/proc, /sys: 0, or a page) is
+/// read whole. One region where the stream maps the file (no copy);
+/// pieces read past the size are joined into one buffer.
+fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
+    let mut parts: Vec<Buf> = Vec::new();
+    loop {
+        let left = s.len()?.saturating_sub(s.position());
+        let want = usize::try_from(left).unwrap_or(usize::MAX).max(64 << 10);
+        let r = s.salloc(want)?;
+        if r.is_empty() {
+            break;
+        }
+        parts.push(r.into_buf());
+    }
+    if parts.len() <= 1 {
+        return Ok(parts.pop().unwrap_or_default());
+    }
+    let total = parts.iter().map(|b| b.len()).sum();
+    let mut v = Vec::new();
+    v.try_reserve_exact(total)
+        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    for b in &parts {
+        v.extend_from_slice(b);
+    }
+    Ok(Buf::from_owner(v))
 }
 
 fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::Result<i32> {

@@ -153,7 +153,7 @@ impl<'a> Pieces<'a> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
-            Stream::open(f, &ferry::OpenOptions::read_only())
+            Stream::open(f, &crate::tools::common::input_options())
         };
         let s = s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
         self.cur = Some((s, name));

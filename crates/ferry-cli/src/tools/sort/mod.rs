@@ -739,7 +739,7 @@ fn read_input(f: &OsString) -> io::Result<Vec<u8>> {
     let s = if f == "-" {
         ferry::Stream::stdin()
     } else {
-        ferry::Stream::open(f, &common::stream_options(ferry::OpenOptions::read_only()))
+        ferry::Stream::open(f, &common::input_options())
     };
     let mut s = s.map_err(common::os_only)?;
     let mut v = Vec::new();
