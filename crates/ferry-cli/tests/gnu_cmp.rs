@@ -255,3 +255,49 @@ fn print_bytes_skips_and_limits_as_gnu() {
     }
     assert!(names.len() > 3);
 }
+
+/// The line number in cmp's report counts the newlines of the bytes it
+/// compared. It used to read file A again to count them once it had
+/// something to report: a file truncated and rewritten meanwhile gave the
+/// new contents' count ("differ: char 2359297, line 1" after 2 MiB of
+/// equal lines, or "EOF on F after byte 4194304, in line 54"). GNU counts
+/// as it reads. Here B comes through a pipe: once cmp has taken its first
+/// 3 MiB, A is rewritten with as many bytes of `x` (no newline), then the
+/// rest of B follows; the line reported must be that of the first
+/// differing byte in what both held when compared.
+#[test]
+fn line_numbers_count_the_bytes_compared_not_a_later_read() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    gnu::lines_file(&a, 40);
+    let orig = std::fs::read(&a).unwrap();
+    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cmp", "a", "-"])
+        .current_dir(d.path())
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = cmp.stdin.take().unwrap();
+    let first = 3 << 20;
+    pipe.write_all(&orig[..first]).unwrap();
+    std::fs::write(&a, vec![b'x'; orig.len()]).unwrap();
+    // cmp stops reading at the difference: the rest may not be taken.
+    let _ = pipe.write_all(&orig[first..]);
+    drop(pipe);
+    let o = cmp.wait_with_output().unwrap();
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    // "a - differ: char N, line L"
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(&words[..4], ["a", "-", "differ:", "char"], "{out}");
+    let at: usize = words[4].trim_end_matches(',').parse().unwrap();
+    let line: usize = words[6].parse().unwrap();
+    assert!(at > 1 << 20, "{out}");
+    let newlines = orig[..at - 1].iter().filter(|&&c| c == b'\n').count();
+    assert_eq!(line, newlines + 1, "{out}");
+}

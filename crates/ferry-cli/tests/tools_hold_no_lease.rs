@@ -42,7 +42,7 @@ fn writers_not_held_back(args: &[&str], input: &str) {
         Some(0),
         "ferry {args:?}: truncating {input} was refused"
     );
-    let (st, err) = tool.resume();
+    let (st, _, err) = tool.resume();
     assert_eq!(st.signal(), None, "ferry {args:?} died: {st}: {err}");
 }
 

@@ -253,16 +253,20 @@ impl Stopped {
         self.0.id() as i32
     }
 
-    /// Continues the process and waits for its end: its status and
-    /// messages.
-    pub fn resume(self) -> (std::process::ExitStatus, String) {
+    /// Continues the process and waits for its end: its status, output
+    /// and messages.
+    pub fn resume(self) -> (std::process::ExitStatus, Vec<u8>, String) {
         // SAFETY (test): signals to our own child.
         unsafe { libc::kill(self.pid(), libc::SIGCONT) };
         let me = std::mem::ManuallyDrop::new(self);
         // SAFETY: `me` is never used or dropped again.
         let child = unsafe { std::ptr::read(&me.0) };
         let o = child.wait_with_output().unwrap();
-        (o.status, String::from_utf8_lossy(&o.stderr).into_owned())
+        (
+            o.status,
+            o.stdout,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     }
 }
 
@@ -277,15 +281,21 @@ impl Drop for Stopped {
     }
 }
 
-/// Starts `ferry args` (standard output to /dev/null) and stops it with
+/// Starts `ferry args` (output to pipes read at [`Stopped::resume`]) and stops it with
 /// SIGSTOP as soon as it has `file` mapped; panics if it ends first.
 pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
+    stop_once_mapped_from(args, dir, file, 0)
+}
+
+/// [`stop_while_mapping`], once a mapping of `file` from offset `from` or
+/// later shows (so the tool read what came before: streams map forward).
+pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) -> Stopped {
     let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
         .args(args)
         .current_dir(dir)
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -293,7 +303,14 @@ pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
     let maps = format!("/proc/{}/maps", c.pid());
     let want = file.to_string_lossy().into_owned();
     loop {
-        if std::fs::read_to_string(&maps).is_ok_and(|m| m.lines().any(|l| l.ends_with(&want))) {
+        let mapped = |l: &str| {
+            l.ends_with(&want)
+                && l.split_whitespace()
+                    .nth(2)
+                    .and_then(|o| u64::from_str_radix(o, 16).ok())
+                    .is_some_and(|o| o >= from)
+        };
+        if std::fs::read_to_string(&maps).is_ok_and(|m| m.lines().any(mapped)) {
             // SAFETY (test): a signal to our own child.
             unsafe { libc::kill(c.pid(), libc::SIGSTOP) };
             return c;
