@@ -301,3 +301,29 @@ fn line_numbers_count_the_bytes_compared_not_a_later_read() {
     let newlines = orig[..at - 1].iter().filter(|&&c| c == b'\n').count();
     assert_eq!(line, newlines + 1, "{out}");
 }
+
+/// The same file read from the same offset is identical without being
+/// read, as GNU finds it: `echo abc | cmp - -` said "EOF on - which is
+/// empty" (both sides read one standard input), and `cmp /dev/zero
+/// /dev/zero` ran until killed. A standard input moved past its start is
+/// not at the same offset as the file it is.
+#[test]
+fn the_same_input_twice_is_identical() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\nb\n").unwrap();
+    std::os::unix::fs::symlink("f", d.path().join("l")).unwrap();
+    gnu::same_bounded("cmp", &["-", "-"], Some(b"abc\n"), d.path());
+    gnu::same_bounded("cmp", &["/dev/zero", "/dev/zero"], None, d.path());
+    gnu::same_bounded("cmp", &["f", "l"], None, d.path());
+    gnu::same_bounded(
+        "cmp",
+        &["-i", "1", "/dev/zero", "/dev/zero"],
+        None,
+        d.path(),
+    );
+    for script in ["cmp - f < f", "(read x; cmp - f) < f"] {
+        let ferry = format!("{} cmp", env!("CARGO_BIN_EXE_ferry"));
+        let ours = gnu::sh_bounded(&script.replace("cmp", &ferry), d.path());
+        assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
+    }
+}

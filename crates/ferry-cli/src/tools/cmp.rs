@@ -215,16 +215,34 @@ fn remaining(name: &OsString, s: &Stream) -> Option<u64> {
     common::is_reg(&st).then(|| (st.st_size as u64).saturating_sub(s.position()))
 }
 
+/// True if `an` and `bn` are the same file (device and inode) and would
+/// be read from the same offset: GNU cmp's test for identical inputs.
+fn same_place(an: &OsString, bn: &OsString, skip: [u64; 2]) -> bool {
+    let at = |n: &OsString, k: u64| {
+        if n == "-" {
+            let st = rustix::fs::fstat(std::io::stdin()).ok()?;
+            // A pipe has no offset: both "-" are the same one anyway.
+            let pos = rustix::fs::seek(std::io::stdin(), rustix::fs::SeekFrom::Current(0))
+                .map_or(Some(u64::MAX), Some)?;
+            Some((st.st_dev, st.st_ino, pos.saturating_add(k)))
+        } else {
+            let st = rustix::fs::stat(n.as_os_str()).ok()?;
+            Some((st.st_dev, st.st_ino, k))
+        }
+    };
+    match (at(an, skip[0]), at(bn, skip[1])) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> io::Result<i32> {
     let mode = o.mode;
     let (na, nb) = (common::os_to_string(an), common::os_to_string(bn));
-    // The same file, from the same place: equal without reading.
-    if an == bn && an != "-" && skip[0] == skip[1] {
-        if let Ok(st) = rustix::fs::stat(an.as_os_str()) {
-            if common::is_reg(&st) {
-                return Ok(0);
-            }
-        }
+    // The same file, from the same place: equal without reading (as GNU:
+    // any kind of file, `cmp - -` and `cmp /dev/zero /dev/zero` too).
+    if same_place(an, bn, skip) {
+        return Ok(0);
     }
     let Ok(mut sa) = open(t, an) else {
         return Ok(2);

@@ -343,3 +343,21 @@ pub fn sh_bounded(script: &str, dir: &Path) -> Option<i32> {
         .unwrap()
         .code()
 }
+
+/// [`same`], both tools run under `timeout 10`: for inputs a regression
+/// could read forever (/dev/zero), which then fails instead of hanging.
+pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let mut fa: Vec<String> = vec!["10".into(), ferry.into(), tool.into()];
+    let mut ga: Vec<String> = vec!["10".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("timeout", &fa, stdin, dir, &[]);
+    let gnu = run("timeout", &ga, stdin, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?}"
+    );
+}
