@@ -246,3 +246,27 @@ fn context_header_dates_follow_the_time_locale() {
         }
     }
 }
+
+/// The same file read from the same offset is identical without being
+/// read, as GNU finds it: `echo abc | diff - -` printed "1d0 < abc" (the
+/// second side read what the first had left: nothing), and `diff
+/// /dev/zero /dev/zero` ran until memory ran out.
+#[test]
+fn the_same_input_twice_is_identical() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\nb\n").unwrap();
+    std::os::unix::fs::symlink("f", d.path().join("l")).unwrap();
+    for args in [
+        &["-", "-"][..],
+        &["-s", "-", "-"],
+        &["/dev/zero", "/dev/zero"],
+        &["-s", "f", "l"],
+    ] {
+        gnu::same_bounded("diff", args, Some(b"abc\n"), d.path());
+    }
+    for script in ["diff - f < f", "(read x; diff - f) < f"] {
+        let ferry = format!("{} diff", env!("CARGO_BIN_EXE_ferry"));
+        let ours = gnu::sh_bounded(&script.replace("diff", &ferry), d.path());
+        assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
+    }
+}

@@ -171,6 +171,23 @@ fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
     Ok(Buf::from_owner(v))
 }
 
+/// True if `an` and `bn` are the same file (device and inode) read from
+/// the same offset (standard input from where it stands; a pipe has none).
+fn same_input(an: &OsString, bn: &OsString) -> bool {
+    let at = |n: &OsString| {
+        if n == "-" {
+            let st = rustix::fs::fstat(io::stdin()).ok()?;
+            let pos = rustix::fs::seek(io::stdin(), rustix::fs::SeekFrom::Current(0))
+                .map_or(u64::MAX, |p| p);
+            Some((st.st_dev, st.st_ino, pos))
+        } else {
+            let st = rustix::fs::stat(n.as_os_str()).ok()?;
+            Some((st.st_dev, st.st_ino, 0))
+        }
+    };
+    matches!((at(an), at(bn)), (Some(a), Some(b)) if a == b)
+}
+
 fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::Result<i32> {
     let is_dir = |n: &OsString| n != "-" && std::fs::metadata(n).is_ok_and(|m| m.is_dir());
     if o.no_deref {
@@ -189,6 +206,24 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             true,
             out,
         );
+    }
+    // The same file from the same place (`diff - -`, `diff /dev/zero
+    // /dev/zero`): identical without reading, as GNU finds them (reading
+    // first compared standard input's lines with nothing, and read
+    // /dev/zero until memory ran out). Side by side shows the lines.
+    if !(o.style == OutStyle::Side && !o.brief) && !is_dir(an) && !is_dir(bn) && same_input(an, bn)
+    {
+        let side = |n: &OsString| Side {
+            name: common::os_to_string(n),
+            data: Buf::new(),
+            st: None,
+        };
+        let (a, b) = (side(an), side(bn));
+        let labels = [
+            o.labels.first().cloned().unwrap_or_else(|| a.name.clone()),
+            o.labels.get(1).cloned().unwrap_or_else(|| b.name.clone()),
+        ];
+        return files(o, &a, &b, labels, true, None, out);
     }
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
