@@ -270,3 +270,28 @@ fn the_same_input_twice_is_identical() {
         assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
     }
 }
+
+/// Files whose size says nothing (procfs: 0; sysfs: a page) are read to
+/// their end, as GNU reads them: `diff /proc/version copy` took the /proc
+/// file for empty ("0a1 > Linux …", status 1), and a /sys file failed
+/// with "read_file: the file ended at offset …".
+#[test]
+fn proc_and_sys_files_are_read_to_their_end() {
+    let d = tempfile::tempdir().unwrap();
+    let sys = "/sys/kernel/mm/transparent_hugepage/enabled";
+    let mut n = 0;
+    for f in ["/proc/version", "/proc/self/mountinfo", sys] {
+        let Ok(bytes) = std::fs::read(f) else {
+            continue;
+        };
+        n += 1;
+        std::fs::write(d.path().join("same"), &bytes).unwrap();
+        let mut other = bytes.clone();
+        other.extend_from_slice(b"one more line\n");
+        std::fs::write(d.path().join("other"), &other).unwrap();
+        for args in [[f, "same"], [f, "other"], ["other", f]] {
+            same("diff", &s(&args), None, d.path(), &[]);
+        }
+    }
+    assert!(n > 0, "no /proc or /sys file to read");
+}
