@@ -295,3 +295,29 @@ fn proc_and_sys_files_are_read_to_their_end() {
     }
     assert!(n > 0, "no /proc or /sys file to read");
 }
+
+/// A pipe or device whose first block holds a NUL is binary, and is read
+/// only as far as it differs, as GNU reads it: `diff /dev/zero f` read
+/// /dev/zero until memory ran out ("out of memory", status 2) where GNU
+/// says "Binary files /dev/zero and f differ" (status 1). With -a its
+/// lines are wanted: GNU's "memory exhausted" (status 2) once memory is
+/// gone, not a message naming the file.
+#[test]
+fn binary_devices_are_read_only_as_far_as_they_differ() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"abc\n").unwrap();
+    std::fs::write(d.path().join("z"), vec![0u8; 5000]).unwrap();
+    let zeros = vec![0u8; 5000];
+    for args in [
+        &["/dev/zero", "f"][..],
+        &["f", "/dev/zero"],
+        &["/dev/zero", "z"],
+        &["-q", "/dev/zero", "z"],
+        &["-s", "z", "-"],
+        &["-s", "-", "z"],
+        &["-s", "f", "-"],
+    ] {
+        gnu::same_bounded("diff", args, Some(&zeros), d.path());
+    }
+    gnu::same_limited("diff", &["-a", "/dev/zero", "f"], None, d.path(), 500_000);
+}

@@ -361,3 +361,29 @@ pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path)
         "{tool} {args:?}"
     );
 }
+
+/// [`same_bounded`] with the address space of both tools limited to `kib`
+/// KiB (`ulimit -v`, set in the shell that then runs the tool, so the
+/// test process keeps its own limit).
+pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path, kib: u64) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("ulimit -v {kib}; exec timeout 20 \"$@\"");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, stdin, dir, &[]);
+    let gnu = run("sh", &ga, stdin, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?} under ulimit -v {kib}"
+    );
+}

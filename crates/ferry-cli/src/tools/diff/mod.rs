@@ -71,6 +71,10 @@ pub struct Side {
     name: String,
     data: Buf,
     st: Option<rustix::fs::Stat>,
+    /// A pipe or device whose first block held a NUL: binary, and read
+    /// no further than that block (`data`) until asked (/dev/zero never
+    /// ends). The rest of it.
+    more: Option<std::fs::File>,
 }
 
 impl Side {
@@ -80,26 +84,124 @@ impl Side {
             name,
             data: Buf::from_owner(Vec::new()),
             st: None,
+            more: None,
+        }
+    }
+
+    /// Reads the rest of a binary pipe or device (-a asked for its lines).
+    fn read_more(&mut self) -> io::Result<()> {
+        if let Some(f) = self.more.take() {
+            let mut v = self.data.to_vec();
+            read_all(&f, &mut v)?;
+            self.data = Buf::from_owner(v);
+        }
+        Ok(())
+    }
+}
+
+/// Reads `f` to its end onto `v`, growing it with `try_reserve`: input
+/// larger than memory is `OutOfMemory` (GNU's "memory exhausted"), not
+/// an abort.
+fn read_all(mut f: &std::fs::File, v: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::Read;
+    loop {
+        if v.len() == v.capacity() {
+            v.try_reserve(v.capacity().max(64 << 10))
+                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        }
+        let spare = v.capacity() - v.len();
+        let at = v.len();
+        v.resize(at + spare, 0);
+        let n = match f.read(&mut v[at..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => {
+                v.truncate(at);
+                return Err(e);
+            }
+        };
+        v.truncate(at + n);
+        if n == 0 && spare > 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// A pipe, device or standard input: its first block, and, if that holds
+/// a NUL (binary, as GNU decides from its first buffer), the file to read
+/// the rest from later; otherwise all of it.
+fn read_unsized(f: std::fs::File) -> io::Result<(Buf, Option<std::fs::File>)> {
+    use std::io::Read;
+    let mut v = vec![0u8; BINARY_PROBE];
+    let mut n = 0;
+    while n < v.len() {
+        match (&f).read(&mut v[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    v.truncate(n);
+    if n == BINARY_PROBE && probe_binary(&v) {
+        return Ok((Buf::from_owner(v), Some(f)));
+    }
+    if n == BINARY_PROBE {
+        read_all(&f, &mut v)?;
+    }
+    Ok((Buf::from_owner(v), None))
+}
+
+/// True if the bytes `a` holds and the rest of its file equal `b`'s: the
+/// comparison of binary files, a block at a time, stopping at the first
+/// difference (what GNU does with files it will only call different).
+fn same_bytes(a: &Side, b: &Side) -> io::Result<bool> {
+    use std::io::Read;
+    let mut pend = [a.data.to_vec(), b.data.to_vec()];
+    let mut more = [a.more.as_ref(), b.more.as_ref()];
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = pend[0].len().min(pend[1].len());
+        if pend[0][..n] != pend[1][..n] {
+            return Ok(false);
+        }
+        for (p, m) in pend.iter_mut().zip(more.iter_mut()) {
+            p.drain(..n);
+            if let (true, Some(mut f)) = (p.is_empty(), *m) {
+                let k = loop {
+                    match f.read(&mut buf) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        r => break r?,
+                    }
+                };
+                if k == 0 {
+                    *m = None;
+                }
+                p.extend_from_slice(&buf[..k]);
+            }
+        }
+        let done = [0, 1].map(|i| pend[i].is_empty() && more[i].is_none());
+        if done[0] || done[1] {
+            return Ok(done[0] && done[1]);
         }
     }
 }
 
 /// Reads an operand: a regular file is mapped, anything else read whole.
 fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
-    use std::io::Read;
     use std::os::fd::AsFd;
     let shown = common::os_to_string(name);
     if name == "-" {
         let st = rustix::fs::fstat(io::stdin()).ok();
-        let mut v = Vec::new();
         // Read through the descriptor, not std's Stdin, which takes EBADF
         // (a closed standard input) for an empty one: GNU says so.
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
-        std::fs::File::from(fd).read_to_end(&mut v)?;
+        let (data, more) = read_unsized(std::fs::File::from(fd))?;
         return Ok(Side {
             name: shown,
-            data: Buf::from_owner(v),
+            data,
             st,
+            more,
         });
     }
     let mut path = PathBuf::from(name);
@@ -118,7 +220,6 @@ fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
 
 /// Reads the file at `path`, shown as `shown`.
 fn load_path(path: &Path, shown: String) -> io::Result<Side> {
-    use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| match e.raw_os_error() {
         Some(n) => io::Error::from_raw_os_error(n),
         None => e,
@@ -127,18 +228,15 @@ fn load_path(path: &Path, shown: String) -> io::Result<Side> {
     let data = match &st {
         Some(s) if common::is_reg(s) => {
             let s = ferry::Stream::open(path, &common::input_options()).map_err(common::os_only)?;
-            read_to_end(&s).map_err(common::os_only)?
+            (read_to_end(&s).map_err(common::os_only)?, None)
         }
-        _ => {
-            let mut v = Vec::new();
-            (&f).read_to_end(&mut v)?;
-            Buf::from_owner(v)
-        }
+        _ => read_unsized(f)?,
     };
     Ok(Side {
         name: shown,
-        data,
+        data: data.0,
         st,
+        more: data.1,
     })
 }
 
@@ -169,6 +267,16 @@ fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
         v.extend_from_slice(b);
     }
     Ok(Buf::from_owner(v))
+}
+
+/// Reports an operand that could not be read: GNU's "memory exhausted"
+/// (no name) when it does not fit in memory.
+fn load_failed(t: &Tool, name: &str, e: &io::Error) {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        t.error(format_args!("memory exhausted"));
+    } else {
+        t.file_error(name, e);
+    }
 }
 
 /// True if `an` and `bn` are the same file (device and inode) read from
@@ -217,6 +325,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             name: common::os_to_string(n),
             data: Buf::new(),
             st: None,
+            more: None,
         };
         let (a, b) = (side(an), side(bn));
         let labels = [
@@ -228,6 +337,17 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
     let (ra, rb) = (load(an, bn), load(bn, an));
+    let (mut ra, mut rb) = (ra, rb);
+    if o.text {
+        // -a: the lines of a binary pipe or device too.
+        for r in [&mut ra, &mut rb] {
+            if let Ok(side) = r {
+                if let Err(e) = side.read_more() {
+                    *r = Err(e);
+                }
+            }
+        }
+    }
     // -N reads an absent file as empty, when the other one exists.
     let absent_a = enoent(&ra) && (o.new_file || o.unidirectional) && rb.is_ok();
     let absent_b = enoent(&rb) && o.new_file && ra.is_ok();
@@ -235,9 +355,9 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_a => Side::absent(dir_name(an, bn)),
         Err(e) => {
-            t.file_error(&dir_name(an, bn), &e);
+            load_failed(t, &dir_name(an, bn), &e);
             if let Err(e) = &rb {
-                t.file_error(&dir_name(bn, an), e);
+                load_failed(t, &dir_name(bn, an), e);
             }
             return Ok(2);
         }
@@ -246,7 +366,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_b => Side::absent(dir_name(bn, an)),
         Err(e) => {
-            t.file_error(&dir_name(bn, an), &e);
+            load_failed(t, &dir_name(bn, an), &e);
             return Ok(2);
         }
     };
@@ -278,6 +398,18 @@ fn files(
     let [an, bn] = &names;
     // Side by side shows identical files' lines too (text ones).
     let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
+    if binary && (a.more.is_some() || b.more.is_some()) && !same_file {
+        // A binary pipe or device, read only as far as it differs.
+        if same_bytes(a, b)? {
+            if o.report_same {
+                out.write(format!("Files {an} and {bn} are identical\n").as_bytes())?;
+            }
+            return Ok(0);
+        }
+        let what = if o.brief { "Files" } else { "Binary files" };
+        out.write(format!("{what} {an} and {bn} differ\n").as_bytes())?;
+        return Ok(1);
+    }
     let show_all = o.style == OutStyle::Side && !o.brief && !binary;
     if (same_file || a.data[..] == b.data[..]) && !show_all {
         if o.report_same {
