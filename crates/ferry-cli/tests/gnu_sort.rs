@@ -480,3 +480,13 @@ fn a_full_temporary_disk_is_a_clear_error() {
         );
     }
 }
+
+/// `sort --help > /dev/full` ended with status 1 and "write error: No
+/// space left on device"; GNU sort's status for it is 2, its message
+/// "write error" (for --version: "write error: No space left on device").
+#[test]
+fn help_and_version_to_a_full_disk() {
+    let d = tempfile::tempdir().unwrap();
+    gnu::same_redirected("sort", &["--help"], "> /dev/full", d.path());
+    gnu::same_redirected("sort", &["--version"], "> /dev/full", d.path());
+}

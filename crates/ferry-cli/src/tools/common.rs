@@ -245,6 +245,8 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
         "diff" if help => ("write failed".to_string(), 2),
         "cmp" | "diff" => (format!("standard output: {}", describe(&e)), 2),
         "wc" => ("write error".to_string(), 1),
+        "sort" if help => ("write error".to_string(), 2),
+        "sort" => (format!("write error: {}", describe(&e)), 2),
         "grep" => (format!("write error: {}", describe(&e)), 2),
         _ => (format!("write error: {}", describe(&e)), 1),
     };

@@ -387,3 +387,29 @@ pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path,
         "{tool} {args:?} under ulimit -v {kib}"
     );
 }
+
+/// Runs `ferry TOOL args` and `TOOL args` through `sh -c` with the
+/// redirections `redir` (`> /dev/full`, `<&-`): status, output and
+/// messages (tool name aside) must be GNU's.
+pub fn same_redirected(tool: &str, args: &[&str], redir: &str, dir: &Path) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("exec \"$@\" {redir}");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, None, dir, &[]);
+    let gnu = run("sh", &ga, None, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?} {redir}"
+    );
+}
