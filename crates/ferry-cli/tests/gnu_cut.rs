@@ -257,3 +257,14 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
         }
     }
 }
+
+/// `cut <&-` said "-: Bad file descriptor" once; GNU cut says it again
+/// when it fails to close the standard input it read, at the end.
+#[test]
+fn a_closed_standard_input_as_gnu_reports_it() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"hello\n").unwrap();
+    for args in [&["-c1"][..], &["-c1", "-", "f", "-"], &["-f1", "f"]] {
+        gnu::same_redirected("cut", args, "<&-", d.path());
+    }
+}

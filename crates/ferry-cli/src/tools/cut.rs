@@ -445,6 +445,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     }
     let mut out = super::output::stdout();
     let mut status = 0;
+    // Standard input read and found closed: GNU cut's closing it at the
+    // end fails too, reported as "-: Bad file descriptor".
+    let mut stdin_gone = false;
     for f in &files {
         let name = common::os_to_string(f);
         match run_file(f, &cut, &mut out) {
@@ -454,12 +457,16 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             }
             Err((false, e)) => {
                 t.file_error(&name, &e);
+                stdin_gone |= f == "-" && e.raw_os_error() == Some(libc::EBADF);
                 status = 1;
             }
         }
     }
     if let Err(e) = out.flush() {
         return common::write_failed(t, &e);
+    }
+    if stdin_gone {
+        t.file_error("-", &io::Error::from_raw_os_error(libc::EBADF));
     }
     status
 }
