@@ -490,3 +490,28 @@ fn help_and_version_to_a_full_disk() {
     gnu::same_redirected("sort", &["--help"], "> /dev/full", d.path());
     gnu::same_redirected("sort", &["--version"], "> /dev/full", d.path());
 }
+
+/// An input sort cannot read is named by the step that failed, in GNU
+/// sort's words: "cannot read" (its access check: absent), "open failed"
+/// (a socket; an absent file under -c, which checks no access), "read
+/// failed" (a directory). ferry said "cannot read" for all of them.
+#[test]
+fn unreadable_inputs_named_by_the_step_that_failed() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("f"), b"b\na\n").unwrap();
+    let _sock = std::os::unix::net::UnixListener::bind(d.path().join("sock")).unwrap();
+    for args in [
+        &["dir"][..],
+        &["sock"],
+        &["absent"],
+        &["f", "dir"],
+        &["-m", "f", "absent"],
+        &["-c", "dir"],
+        &["-c", "sock"],
+        &["-c", "absent"],
+        &["-C", "absent"],
+    ] {
+        gnu::same_bounded("sort", args, None, d.path());
+    }
+}

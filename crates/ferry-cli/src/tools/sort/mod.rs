@@ -224,8 +224,37 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
 }
 
 fn cannot_read(t: &Tool, name: &str, e: &io::Error) -> i32 {
-    t.error(format_args!("cannot read: {name}: {}", common::describe(e)));
+    t.error(format_args!(
+        "{}: {name}: {}",
+        read_failure(name, e),
+        common::describe(e)
+    ));
     2
+}
+
+/// GNU sort's words for an input it could not read, by the step that
+/// failed: its access check ("cannot read": absent, no permission), the
+/// open ("open failed": a socket), or the reading ("read failed": a
+/// directory).
+fn read_failure(name: &str, e: &io::Error) -> &'static str {
+    if name == "-" {
+        return "read failed";
+    }
+    let readable = std::ffi::CString::new(name)
+        .is_ok_and(|c| rustix::fs::access(c.as_c_str(), rustix::fs::Access::READ_OK).is_ok());
+    if !readable {
+        "cannot read"
+    } else {
+        read_failure_after_access(name, e)
+    }
+}
+
+fn read_failure_after_access(name: &str, e: &io::Error) -> &'static str {
+    if e.raw_os_error() != Some(libc::EISDIR) && std::fs::File::open(name).is_err() {
+        "open failed"
+    } else {
+        "read failed"
+    }
 }
 
 /// What writing the output gave: bytes written, or the error (with the
@@ -929,12 +958,14 @@ fn check(t: &Tool, o: &Opts, cmp: &Cmp, mode: Check) -> i32 {
     let f = &o.files[0];
     let data = match read_input(f) {
         Ok(b) => b,
+        // (-c checks no access first: an absent file is "open failed".)
         Err(e) => {
-            t.error(format_args!(
-                "cannot read: {}: {}",
-                common::os_to_string(f),
-                common::describe(&e)
-            ));
+            let name = common::os_to_string(f);
+            let what = match read_failure(&name, &e) {
+                "cannot read" => read_failure_after_access(&name, &e),
+                w => w,
+            };
+            t.error(format_args!("{what}: {name}: {}", common::describe(&e)));
             return 2;
         }
     };
