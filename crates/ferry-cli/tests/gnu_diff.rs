@@ -321,3 +321,25 @@ fn binary_devices_are_read_only_as_far_as_they_differ() {
     }
     gnu::same_limited("diff", &["-a", "/dev/zero", "f"], None, d.path(), 500_000);
 }
+
+/// A directory against standard input or against a file that is not
+/// there, in GNU's words: `diff DIR nonexist` added a bogus
+/// "DIR/nonexist: No such file or directory" line before GNU's one, and
+/// `diff DIR - < f` said "DIR/-: Is a directory" where GNU says "cannot
+/// compare '-' to a directory".
+#[test]
+fn a_directory_against_stdin_or_an_absent_file() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("f"), b"a\n").unwrap();
+    for args in [
+        &["dir", "absent"][..],
+        &["absent", "dir"],
+        &["dir", "-"],
+        &["-", "dir"],
+        &["-r", "dir", "-"],
+        &["dir", "f"],
+    ] {
+        gnu::same_bounded("diff", args, Some(b"a\n"), d.path());
+    }
+}

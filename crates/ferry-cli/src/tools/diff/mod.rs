@@ -315,6 +315,23 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             out,
         );
     }
+    // A directory against standard input, or against a file that is not
+    // there: GNU's words, before any DIR/FILE is looked for (which added
+    // a bogus "DIR/nonexist: No such file or directory").
+    if (an == "-" && is_dir(bn)) || (bn == "-" && is_dir(an)) {
+        t.error(format_args!("cannot compare '-' to a directory"));
+        return Ok(2);
+    }
+    if !o.new_file && !o.unidirectional {
+        for (d, f) in [(an, bn), (bn, an)] {
+            if f != "-" && is_dir(d) {
+                if let Err(e) = std::fs::metadata(f) {
+                    load_failed(t, &common::os_to_string(f), &common::os_only(e));
+                    return Ok(2);
+                }
+            }
+        }
+    }
     // The same file from the same place (`diff - -`, `diff /dev/zero
     // /dev/zero`): identical without reading, as GNU finds them (reading
     // first compared standard input's lines with nothing, and read
