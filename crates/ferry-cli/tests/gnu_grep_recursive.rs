@@ -185,3 +185,25 @@ fn devices_and_fifos_are_skipped_as_gnu_skips_them() {
         same("grep", &s(a), None, root, &[]);
     }
 }
+
+/// `grep -D skip x SOCKET` skipped the socket silently (status 1); GNU
+/// opens a command-line name before it looks at its type, so the socket
+/// is "No such device or address" (status 2). Found in a walk, it is
+/// skipped without opening, by both.
+#[test]
+fn a_socket_named_under_devices_skip_is_an_open_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("dir/f"), b"x\n").unwrap();
+    let _a = std::os::unix::net::UnixListener::bind(d.path().join("sock")).unwrap();
+    let _b = std::os::unix::net::UnixListener::bind(d.path().join("dir/sock")).unwrap();
+    for args in [
+        &["-D", "skip", "x", "sock"][..],
+        &["-r", "-D", "skip", "x", "sock"],
+        &["-D", "read", "x", "sock"],
+        &["-r", "-D", "skip", "x", "dir"],
+        &["-r", "x", "dir"],
+    ] {
+        gnu::same_bounded("grep", args, None, d.path());
+    }
+}

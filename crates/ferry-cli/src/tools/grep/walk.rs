@@ -175,7 +175,9 @@ impl Walk {
                 if self.filter.skips_file(op.as_bytes(), true) {
                     return Ok(true);
                 }
-                if is_device(&ft) && self.devices == Devices::Skip {
+                // GNU opens a command-line name before it looks at its
+                // type: a socket cannot be opened, and that is reported.
+                if is_device(&ft) && !ft.is_socket() && self.devices == Devices::Skip {
                     return Ok(true);
                 }
             }
