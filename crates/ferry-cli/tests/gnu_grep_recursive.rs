@@ -207,3 +207,33 @@ fn a_socket_named_under_devices_skip_is_an_open_error() {
         gnu::same_bounded("grep", args, None, d.path());
     }
 }
+
+/// A tree deeper than PATH_MAX is walked as GNU's fts walks it, from
+/// directory descriptor to directory descriptor: `ferry grep -r x deep`
+/// failed with "File name too long". The tree is built by bash going
+/// down one relative step at a time (dash's `cd` refuses once its $PWD
+/// would pass PATH_MAX).
+#[test]
+fn a_tree_deeper_than_path_max_is_searched() {
+    let d = tempfile::tempdir().unwrap();
+    let long = "d".repeat(200);
+    let script = format!(
+        "mkdir deep && cd deep && for i in $(seq 30); do mkdir {long} && cd {long} || exit 1; done; echo 'x marks' > f; echo y > g"
+    );
+    let made = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for args in [
+        &["-r", "x", "deep"][..],
+        &["-rc", "x", "deep"],
+        &["-rl", "y", "deep"],
+        &["-r", "--include=g", "y", "deep"],
+    ] {
+        gnu::same_bounded("grep", args, None, d.path());
+    }
+    // (remove_dir_all walks with descriptors too.)
+    std::fs::remove_dir_all(d.path().join("deep")).unwrap();
+}
