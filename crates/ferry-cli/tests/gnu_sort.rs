@@ -515,3 +515,15 @@ fn unreadable_inputs_named_by_the_step_that_failed() {
         gnu::same_bounded("sort", args, None, d.path());
     }
 }
+
+/// A line longer than the memory sort may have: GNU's "sort: memory
+/// exhausted" and status 2. ferry aborted ("memory allocation of
+/// 4294967296 bytes failed", SIGABRT) where its buffers grew.
+#[test]
+fn a_line_larger_than_memory_is_memory_exhausted() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\n").unwrap();
+    for args in [&[][..], &["-c"], &["-m", "-", "f"]] {
+        gnu::same_limited_fed("sort", args, d.path(), 1_000_000, "head -c 2G /dev/zero");
+    }
+}

@@ -413,3 +413,28 @@ pub fn same_redirected(tool: &str, args: &[&str], redir: &str, dir: &Path) {
         "{tool} {args:?} {redir}"
     );
 }
+
+/// [`same_limited`] with standard input from the shell command `feed`
+/// (`head -c 2G /dev/zero`: more than the limit, never held by the test).
+pub fn same_limited_fed(tool: &str, args: &[&str], dir: &Path, kib: u64, feed: &str) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("ulimit -v {kib}; {feed} | timeout 60 \"$@\"");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, None, dir, &[]);
+    let gnu = run("sh", &ga, None, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{feed} | {tool} {args:?} under ulimit -v {kib}"
+    );
+}

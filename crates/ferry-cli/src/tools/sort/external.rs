@@ -73,6 +73,29 @@ pub enum Fail {
     Partial(String, u64, usize),
 }
 
+/// Reads `r` onto the end of `buf` until its end or `room` bytes, growing
+/// `buf` with `try_reserve` (doubling, at least 1 MiB at a time): memory
+/// that cannot be had is `OutOfMemory` (GNU's "memory exhausted"), not an
+/// abort. The bytes read.
+pub fn read_growing(r: &mut impl Read, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+    let mut got = 0;
+    while got < room {
+        if buf.len() == buf.capacity() {
+            let grow = (room - got).min(buf.capacity().max(1 << 20));
+            buf.try_reserve_exact(grow)
+                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        }
+        let spare = (buf.capacity() - buf.len()).min(room - got);
+        // Within the spare capacity read_to_end does not grow the buffer.
+        let n = Read::by_ref(r).take(spare as u64).read_to_end(buf)?;
+        got += n;
+        if n < spare {
+            break;
+        }
+    }
+    Ok(got)
+}
+
 /// One sorted run on disk.
 pub struct Run {
     file: File,
@@ -239,7 +262,7 @@ impl<'a> Pieces<'a> {
             // What the piece has room for; grown as it comes (no
             // buffer of the whole limit up front).
             let room = self.limit.saturating_sub(buf.len()).max(1 << 16);
-            let got = match Read::by_ref(s).take(room as u64).read_to_end(&mut buf) {
+            let got = match read_growing(s, &mut buf, room) {
                 Ok(n) => n,
                 Err(e) => return Err(Fail::Read(name.clone(), super::super::common::os_only(e))),
             };

@@ -21,7 +21,7 @@ use compare::Cmp;
 use key::Key;
 use std::cmp::Ordering;
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io;
 
 const HELP: &str = "Usage: ferry sort [OPTION]... [FILE]...
 Write sorted concatenation of all FILE(s) to standard output.
@@ -224,6 +224,10 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
 }
 
 fn cannot_read(t: &Tool, name: &str, e: &io::Error) -> i32 {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        t.error(format_args!("memory exhausted"));
+        return 2;
+    }
     t.error(format_args!(
         "{}: {name}: {}",
         read_failure(name, e),
@@ -772,7 +776,7 @@ fn read_input(f: &OsString) -> io::Result<Vec<u8>> {
     };
     let mut s = s.map_err(common::os_only)?;
     let mut v = Vec::new();
-    s.read_to_end(&mut v).map_err(common::os_only)?;
+    external::read_growing(&mut s, &mut v, usize::MAX).map_err(common::os_only)?;
     Ok(v)
 }
 
@@ -959,6 +963,9 @@ fn check(t: &Tool, o: &Opts, cmp: &Cmp, mode: Check) -> i32 {
     let data = match read_input(f) {
         Ok(b) => b,
         // (-c checks no access first: an absent file is "open failed".)
+        Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
+            return cannot_read(t, &common::os_to_string(f), &e)
+        }
         Err(e) => {
             let name = common::os_to_string(f);
             let what = match read_failure(&name, &e) {
