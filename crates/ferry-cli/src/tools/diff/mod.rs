@@ -336,8 +336,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     // /dev/zero`): identical without reading, as GNU finds them (reading
     // first compared standard input's lines with nothing, and read
     // /dev/zero until memory ran out). Side by side shows the lines.
-    if !(o.style == OutStyle::Side && !o.brief) && !is_dir(an) && !is_dir(bn) && same_input(an, bn)
-    {
+    if (o.style != OutStyle::Side || o.brief) && !is_dir(an) && !is_dir(bn) && same_input(an, bn) {
         let side = |n: &OsString| Side {
             name: common::os_to_string(n),
             data: Buf::new(),
