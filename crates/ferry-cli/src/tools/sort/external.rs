@@ -114,9 +114,18 @@ pub struct Pieces<'a> {
     read: u64,
     /// A piece's memory given back, to hold the next.
     spare: Vec<u8>,
+    /// The output (`-o`), which may be one of the inputs.
+    output: Option<&'a OsString>,
 }
 
 impl<'a> Pieces<'a> {
+    /// Names the output (`-o`): an input that is the output keeps its
+    /// lease (`input_options_for`).
+    pub fn output(mut self, output: Option<&'a OsString>) -> Pieces<'a> {
+        self.output = output;
+        self
+    }
+
     pub fn new(files: &'a [OsString], framing: Framing, limit: usize) -> Pieces<'a> {
         let limit = limit.max(1 << 16);
         let limit = match framing {
@@ -133,6 +142,7 @@ impl<'a> Pieces<'a> {
             limit,
             read: 0,
             spare: Vec::new(),
+            output: None,
         }
     }
 
@@ -176,7 +186,7 @@ impl<'a> Pieces<'a> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
-            Stream::open(f, &crate::tools::common::input_options())
+            Stream::open(f, &super::input_options_for(f, self.output))
         };
         let s = s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
         self.cur = Some((s, name));
