@@ -321,9 +321,61 @@ fn the_same_input_twice_is_identical() {
         None,
         d.path(),
     );
-    for script in ["cmp - f < f", "(read x; cmp - f) < f"] {
+    for script in ["cmp - f < f >/dev/null", "(read x; cmp - f) < f >/dev/null"] {
         let ferry = format!("{} cmp", env!("CARGO_BIN_EXE_ferry"));
         let ours = gnu::sh_bounded(&script.replace("cmp", &ferry), d.path());
         assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
     }
+}
+
+/// A file cut short while cmp reads it ends there, in GNU's words ("EOF on
+/// a after byte N, in line L", status 1). Its mapped pages past the new
+/// end read as zeros (the SIGBUS guard), and cmp reported those zeros as
+/// a difference ("a - differ: byte 3145729, line 53973"). Here B comes
+/// through a pipe and A is truncated to 1 MiB once cmp has taken 3 MiB.
+#[test]
+fn a_file_cut_short_under_cmp_is_its_end() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    gnu::lines_file(&a, 40);
+    let orig = std::fs::read(&a).unwrap();
+    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cmp", "a", "-"])
+        .current_dir(d.path())
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = cmp.stdin.take().unwrap();
+    pipe.write_all(&orig[..3 << 20]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .and_then(|f| f.set_len(1 << 20))
+        .unwrap();
+    let _ = pipe.write_all(&orig[3 << 20..]);
+    drop(pipe);
+    let o = cmp.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).replace("ferry cmp", "cmp");
+    assert_eq!(
+        (o.status.code(), &o.stdout[..]),
+        (Some(1), &b""[..]),
+        "{err}"
+    );
+    // "cmp: EOF on a after byte N, in line L" (or ", line L" after a newline)
+    let rest = err.strip_prefix("cmp: EOF on a after byte ").expect(&err);
+    let (n, line) = rest.trim_end().split_once(", ").unwrap();
+    let n: usize = n.parse().unwrap();
+    assert!(n >= 1 << 20, "{err}");
+    let newlines = orig[..n].iter().filter(|&&c| c == b'\n').count();
+    let want = if orig[n - 1] == b'\n' {
+        format!("line {newlines}")
+    } else {
+        format!("in line {}", newlines + 1)
+    };
+    assert_eq!(line, want, "{err}");
 }

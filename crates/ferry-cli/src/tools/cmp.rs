@@ -438,9 +438,42 @@ fn finish_from(
                     let i = first_difference(x, y);
                     let in_chunk = bytecount::count(&x[..i], b'\n') as u64;
                     let (xi, yi) = (x[i], y[i]);
-                    drop((ra, rb));
-                    // Lines are counted only now, by reading A's equal part
-                    // again: identical files (the common case) never pay.
+                    // A file cut short under its mapping reads as zeros
+                    // where its pages went: that is its end, not a
+                    // difference (GNU's read would have stopped there).
+                    let sizes = [ga.len().ok(), gb.len().ok()];
+                    let ends = [0, 1].map(|k| {
+                        let end = sizes[k].map_or(0, |n| n.saturating_sub(skip[k]));
+                        end.clamp(offset, offset + i as u64)
+                    });
+                    let newlines_to = |end: u64| {
+                        let seen = &x[..(end - offset) as usize];
+                        let n = bytecount::count(seen, b'\n') as u64;
+                        (
+                            eager_nl + n,
+                            seen.last().map_or(eager_last, |&c| c == b'\n'),
+                        )
+                    };
+                    let lines_at = ends.map(newlines_to);
+                    let lost = [ra.free().is_err(), rb.free().is_err()];
+                    if let Some(k) = (0..2).find(|&k| lost[k]) {
+                        out.flush()?;
+                        let short = if k == 0 { &na } else { &nb };
+                        let (end, (newlines, last_was_nl)) = (ends[k], lines_at[k]);
+                        if end == 0 {
+                            t.error(format_args!("EOF on {short} which is empty"));
+                        } else if last_was_nl {
+                            t.error(format_args!(
+                                "EOF on {short} after byte {end}, line {newlines}"
+                            ));
+                        } else {
+                            t.error(format_args!(
+                                "EOF on {short} after byte {end}, in line {}",
+                                newlines + 1
+                            ));
+                        }
+                        return Ok(1);
+                    }
                     let newlines = eager_nl + in_chunk;
                     // POSIX says "char" in the C locale; diffutils says "byte"
                     // elsewhere.
