@@ -280,3 +280,127 @@ fn cmp_writes_file_names_as_bytes() {
         gnu::same_bytes("cmp", &args, dir.path());
     }
 }
+
+/// The line number in cmp's report counts the newlines of the bytes it
+/// compared. It used to read file A again to count them once it had
+/// something to report: a file truncated and rewritten meanwhile gave the
+/// new contents' count ("differ: char 2359297, line 1" after 2 MiB of
+/// equal lines, or "EOF on F after byte 4194304, in line 54"). GNU counts
+/// as it reads. Here B comes through a pipe: once cmp has taken its first
+/// 3 MiB, A is rewritten with as many bytes of `x` (no newline), then the
+/// rest of B follows; the line reported must be that of the first
+/// differing byte in what both held when compared.
+#[test]
+fn line_numbers_count_the_bytes_compared_not_a_later_read() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    gnu::lines_file(&a, 40);
+    let orig = std::fs::read(&a).unwrap();
+    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cmp", "a", "-"])
+        .current_dir(d.path())
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = cmp.stdin.take().unwrap();
+    let first = 3 << 20;
+    pipe.write_all(&orig[..first]).unwrap();
+    std::fs::write(&a, vec![b'x'; orig.len()]).unwrap();
+    // cmp stops reading at the difference: the rest may not be taken.
+    let _ = pipe.write_all(&orig[first..]);
+    drop(pipe);
+    let o = cmp.wait_with_output().unwrap();
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    // "a - differ: char N, line L"
+    let words: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(&words[..4], ["a", "-", "differ:", "char"], "{out}");
+    let at: usize = words[4].trim_end_matches(',').parse().unwrap();
+    let line: usize = words[6].parse().unwrap();
+    assert!(at > 1 << 20, "{out}");
+    let newlines = orig[..at - 1].iter().filter(|&&c| c == b'\n').count();
+    assert_eq!(line, newlines + 1, "{out}");
+}
+
+/// The same file read from the same offset is identical without being
+/// read, as GNU finds it: `echo abc | cmp - -` said "EOF on - which is
+/// empty" (both sides read one standard input), and `cmp /dev/zero
+/// /dev/zero` ran until killed. A standard input moved past its start is
+/// not at the same offset as the file it is.
+#[test]
+fn the_same_input_twice_is_identical() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\nb\n").unwrap();
+    std::os::unix::fs::symlink("f", d.path().join("l")).unwrap();
+    gnu::same_bounded("cmp", &["-", "-"], Some(b"abc\n"), d.path());
+    gnu::same_bounded("cmp", &["/dev/zero", "/dev/zero"], None, d.path());
+    gnu::same_bounded("cmp", &["f", "l"], None, d.path());
+    gnu::same_bounded(
+        "cmp",
+        &["-i", "1", "/dev/zero", "/dev/zero"],
+        None,
+        d.path(),
+    );
+    for script in ["cmp - f < f >/dev/null", "(read x; cmp - f) < f >/dev/null"] {
+        let ferry = format!("{} cmp", env!("CARGO_BIN_EXE_ferry"));
+        let ours = gnu::sh_bounded(&script.replace("cmp", &ferry), d.path());
+        assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
+    }
+}
+
+/// A file cut short while cmp reads it ends there, in GNU's words ("EOF on
+/// a after byte N, in line L", status 1). Its mapped pages past the new
+/// end read as zeros (the SIGBUS guard), and cmp reported those zeros as
+/// a difference ("a - differ: byte 3145729, line 53973"). Here B comes
+/// through a pipe and A is truncated to 1 MiB once cmp has taken 3 MiB.
+#[test]
+fn a_file_cut_short_under_cmp_is_its_end() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    gnu::lines_file(&a, 40);
+    let orig = std::fs::read(&a).unwrap();
+    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["cmp", "a", "-"])
+        .current_dir(d.path())
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = cmp.stdin.take().unwrap();
+    pipe.write_all(&orig[..3 << 20]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&a)
+        .and_then(|f| f.set_len(1 << 20))
+        .unwrap();
+    let _ = pipe.write_all(&orig[3 << 20..]);
+    drop(pipe);
+    let o = cmp.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).replace("ferry cmp", "cmp");
+    assert_eq!(
+        (o.status.code(), &o.stdout[..]),
+        (Some(1), &b""[..]),
+        "{err}"
+    );
+    // "cmp: EOF on a after byte N, in line L" (or ", line L" after a newline)
+    let rest = err.strip_prefix("cmp: EOF on a after byte ").expect(&err);
+    let (n, line) = rest.trim_end().split_once(", ").unwrap();
+    let n: usize = n.parse().unwrap();
+    assert!(n >= 1 << 20, "{err}");
+    let newlines = orig[..n].iter().filter(|&&c| c == b'\n').count();
+    let want = if orig[n - 1] == b'\n' {
+        format!("line {newlines}")
+    } else {
+        format!("in line {}", newlines + 1)
+    };
+    assert_eq!(line, want, "{err}");
+}

@@ -276,3 +276,103 @@ fn diff_writes_file_names_as_bytes() {
         gnu::same_bytes("diff", &args, dir.path());
     }
 }
+
+/// The same file read from the same offset is identical without being
+/// read, as GNU finds it: `echo abc | diff - -` printed "1d0 < abc" (the
+/// second side read what the first had left: nothing), and `diff
+/// /dev/zero /dev/zero` ran until memory ran out.
+#[test]
+fn the_same_input_twice_is_identical() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\nb\n").unwrap();
+    std::os::unix::fs::symlink("f", d.path().join("l")).unwrap();
+    for args in [
+        &["-", "-"][..],
+        &["-s", "-", "-"],
+        &["/dev/zero", "/dev/zero"],
+        &["-s", "f", "l"],
+    ] {
+        gnu::same_bounded("diff", args, Some(b"abc\n"), d.path());
+    }
+    for script in [
+        "diff - f < f >/dev/null",
+        "(read x; diff - f) < f >/dev/null",
+    ] {
+        let ferry = format!("{} diff", env!("CARGO_BIN_EXE_ferry"));
+        let ours = gnu::sh_bounded(&script.replace("diff", &ferry), d.path());
+        assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
+    }
+}
+
+/// Files whose size says nothing (procfs: 0; sysfs: a page) are read to
+/// their end, as GNU reads them: `diff /proc/version copy` took the /proc
+/// file for empty ("0a1 > Linux …", status 1), and a /sys file failed
+/// with "read_file: the file ended at offset …".
+#[test]
+fn proc_and_sys_files_are_read_to_their_end() {
+    let d = tempfile::tempdir().unwrap();
+    let sys = "/sys/kernel/mm/transparent_hugepage/enabled";
+    let mut n = 0;
+    for f in ["/proc/version", "/proc/self/mountinfo", sys] {
+        let Ok(bytes) = std::fs::read(f) else {
+            continue;
+        };
+        n += 1;
+        std::fs::write(d.path().join("same"), &bytes).unwrap();
+        let mut other = bytes.clone();
+        other.extend_from_slice(b"one more line\n");
+        std::fs::write(d.path().join("other"), &other).unwrap();
+        for args in [[f, "same"], [f, "other"], ["other", f]] {
+            same("diff", &s(&args), None, d.path(), &[]);
+        }
+    }
+    assert!(n > 0, "no /proc or /sys file to read");
+}
+
+/// A pipe or device whose first block holds a NUL is binary, and is read
+/// only as far as it differs, as GNU reads it: `diff /dev/zero f` read
+/// /dev/zero until memory ran out ("out of memory", status 2) where GNU
+/// says "Binary files /dev/zero and f differ" (status 1). With -a its
+/// lines are wanted: GNU's "memory exhausted" (status 2) once memory is
+/// gone, not a message naming the file.
+#[test]
+fn binary_devices_are_read_only_as_far_as_they_differ() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"abc\n").unwrap();
+    std::fs::write(d.path().join("z"), vec![0u8; 5000]).unwrap();
+    let zeros = vec![0u8; 5000];
+    for args in [
+        &["/dev/zero", "f"][..],
+        &["f", "/dev/zero"],
+        &["/dev/zero", "z"],
+        &["-q", "/dev/zero", "z"],
+        &["-s", "z", "-"],
+        &["-s", "-", "z"],
+        &["-s", "f", "-"],
+    ] {
+        gnu::same_bounded("diff", args, Some(&zeros), d.path());
+    }
+    gnu::same_limited("diff", &["-a", "/dev/zero", "f"], None, d.path(), 500_000);
+}
+
+/// A directory against standard input or against a file that is not
+/// there, in GNU's words: `diff DIR nonexist` added a bogus
+/// "DIR/nonexist: No such file or directory" line before GNU's one, and
+/// `diff DIR - < f` said "DIR/-: Is a directory" where GNU says "cannot
+/// compare '-' to a directory".
+#[test]
+fn a_directory_against_stdin_or_an_absent_file() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("f"), b"a\n").unwrap();
+    for args in [
+        &["dir", "absent"][..],
+        &["absent", "dir"],
+        &["dir", "-"],
+        &["-", "dir"],
+        &["-r", "dir", "-"],
+        &["dir", "f"],
+    ] {
+        gnu::same_bounded("diff", args, Some(b"a\n"), d.path());
+    }
+}

@@ -435,3 +435,15 @@ fn line_buffered_output_arrives_line_by_line() {
         assert!(ch.wait().unwrap().success());
     }
 }
+
+/// A line longer than the memory grep may have (`grep -a`: read as text):
+/// GNU's "grep: memory exhausted" and status 2. ferry aborted ("memory
+/// allocation of 4294967296 bytes failed", SIGABRT) where it gathered the
+/// line (`for_each_block`'s carry buffer now grows with `try_reserve`).
+#[test]
+fn a_text_line_larger_than_memory_is_memory_exhausted() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [&["-a", "x"][..], &["-ac", "x"]] {
+        gnu::same_limited_fed("grep", args, d.path(), 1_000_000, "head -c 2G /dev/zero");
+    }
+}

@@ -185,3 +185,55 @@ fn devices_and_fifos_are_skipped_as_gnu_skips_them() {
         same("grep", &s(a), None, root, &[]);
     }
 }
+
+/// `grep -D skip x SOCKET` skipped the socket silently (status 1); GNU
+/// opens a command-line name before it looks at its type, so the socket
+/// is "No such device or address" (status 2). Found in a walk, it is
+/// skipped without opening, by both.
+#[test]
+fn a_socket_named_under_devices_skip_is_an_open_error() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("dir/f"), b"x\n").unwrap();
+    let _a = std::os::unix::net::UnixListener::bind(d.path().join("sock")).unwrap();
+    let _b = std::os::unix::net::UnixListener::bind(d.path().join("dir/sock")).unwrap();
+    for args in [
+        &["-D", "skip", "x", "sock"][..],
+        &["-r", "-D", "skip", "x", "sock"],
+        &["-D", "read", "x", "sock"],
+        &["-r", "-D", "skip", "x", "dir"],
+        &["-r", "x", "dir"],
+    ] {
+        gnu::same_bounded("grep", args, None, d.path());
+    }
+}
+
+/// A tree deeper than PATH_MAX is walked as GNU's fts walks it, from
+/// directory descriptor to directory descriptor: `ferry grep -r x deep`
+/// failed with "File name too long". The tree is built by bash going
+/// down one relative step at a time (dash's `cd` refuses once its $PWD
+/// would pass PATH_MAX).
+#[test]
+fn a_tree_deeper_than_path_max_is_searched() {
+    let d = tempfile::tempdir().unwrap();
+    let long = "d".repeat(200);
+    let script = format!(
+        "mkdir deep && cd deep && for i in $(seq 30); do mkdir {long} && cd {long} || exit 1; done; echo 'x marks' > f; echo y > g"
+    );
+    let made = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for args in [
+        &["-r", "x", "deep"][..],
+        &["-rc", "x", "deep"],
+        &["-rl", "y", "deep"],
+        &["-r", "--include=g", "y", "deep"],
+    ] {
+        gnu::same_bounded("grep", args, None, d.path());
+    }
+    // (remove_dir_all walks with descriptors too.)
+    std::fs::remove_dir_all(d.path().join("deep")).unwrap();
+}

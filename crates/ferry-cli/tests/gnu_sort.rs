@@ -495,3 +495,50 @@ fn sort_quotes_file_names_in_messages_as_gnu() {
         gnu::same_bytes("sort", &args, dir.path());
     }
 }
+
+/// `sort --help > /dev/full` ended with status 1 and "write error: No
+/// space left on device"; GNU sort's status for it is 2, its message
+/// "write error" (for --version: "write error: No space left on device").
+#[test]
+fn help_and_version_to_a_full_disk() {
+    let d = tempfile::tempdir().unwrap();
+    gnu::same_redirected("sort", &["--help"], "> /dev/full", d.path());
+    gnu::same_redirected("sort", &["--version"], "> /dev/full", d.path());
+}
+
+/// An input sort cannot read is named by the step that failed, in GNU
+/// sort's words: "cannot read" (its access check: absent), "open failed"
+/// (a socket; an absent file under -c, which checks no access), "read
+/// failed" (a directory). ferry said "cannot read" for all of them.
+#[test]
+fn unreadable_inputs_named_by_the_step_that_failed() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    std::fs::write(d.path().join("f"), b"b\na\n").unwrap();
+    let _sock = std::os::unix::net::UnixListener::bind(d.path().join("sock")).unwrap();
+    for args in [
+        &["dir"][..],
+        &["sock"],
+        &["absent"],
+        &["f", "dir"],
+        &["-m", "f", "absent"],
+        &["-c", "dir"],
+        &["-c", "sock"],
+        &["-c", "absent"],
+        &["-C", "absent"],
+    ] {
+        gnu::same_bounded("sort", args, None, d.path());
+    }
+}
+
+/// A line longer than the memory sort may have: GNU's "sort: memory
+/// exhausted" and status 2. ferry aborted ("memory allocation of
+/// 4294967296 bytes failed", SIGABRT) where its buffers grew.
+#[test]
+fn a_line_larger_than_memory_is_memory_exhausted() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"a\n").unwrap();
+    for args in [&[][..], &["-c"], &["-m", "-", "f"]] {
+        gnu::same_limited_fed("sort", args, d.path(), 1_000_000, "head -c 2G /dev/zero");
+    }
+}

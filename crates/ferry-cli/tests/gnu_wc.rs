@@ -296,3 +296,25 @@ fn wc_writes_file_names_as_bytes() {
         gnu::same_bytes("wc", &args, dir.path());
     }
 }
+
+/// Standard input and output in trouble, in GNU wc's words: `wc <&-` said
+/// "-: Bad file descriptor" once, where GNU names the standard input it
+/// reads for want of operands "'standard input'", prints its counts in
+/// width 1 (it cannot examine the input) and then fails to close it ("-:
+/// Bad file descriptor" again); `wc f > /dev/full` added the reason to
+/// "write error", which GNU wc only gives for a closed output.
+#[test]
+fn closed_input_and_full_output_as_gnu_reports_them() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"hi there\n").unwrap();
+    for (args, redir) in [
+        (&[][..], "<&-"),
+        (&["-", "-"], "<&-"),
+        (&["-l", "-", "f"], "<&-"),
+        (&["f"], "> /dev/full"),
+        (&["f", "f"], "> /dev/full"),
+        (&["f"], ">&-"),
+    ] {
+        gnu::same_redirected("wc", args, redir, d.path());
+    }
+}

@@ -1,10 +1,12 @@
 //! `ferry cmp`: GNU cmp (diffutils). Both files come through alloc-stream
 //! regions (mapped for local files) and are compared a megabyte at a time
-//! with no copy; newlines are counted with SIMD only when a line number is
-//! going to be printed.
+//! with no copy; newlines are counted with SIMD as the bytes are compared,
+//! where a line number may be printed (GNU counts them as it reads: reading
+//! the file again to count them reported lines of whatever a writer had put
+//! there since).
 
 use super::common::{self, Tool};
-use ferry::{OpenOptions, Stream};
+use ferry::Stream;
 use std::ffi::OsString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -197,7 +199,7 @@ fn open(t: &Tool, name: &OsString) -> Result<Stream, ()> {
     let r = if name == "-" {
         Stream::stdin()
     } else {
-        Stream::open(name, &common::stream_options(OpenOptions::read_only()))
+        Stream::open(name, &common::input_options())
     };
     r.map_err(|e| t.file_error_bytes(name.as_bytes(), &common::os_only(e)))
 }
@@ -212,16 +214,34 @@ fn remaining(name: &OsString, s: &Stream) -> Option<u64> {
     common::is_reg(&st).then(|| (st.st_size as u64).saturating_sub(s.position()))
 }
 
+/// True if `an` and `bn` are the same file (device and inode) and would
+/// be read from the same offset: GNU cmp's test for identical inputs.
+fn same_place(an: &OsString, bn: &OsString, skip: [u64; 2]) -> bool {
+    let at = |n: &OsString, k: u64| {
+        if n == "-" {
+            let st = rustix::fs::fstat(std::io::stdin()).ok()?;
+            // A pipe has no offset: both "-" are the same one anyway.
+            let pos = rustix::fs::seek(std::io::stdin(), rustix::fs::SeekFrom::Current(0))
+                .map_or(Some(u64::MAX), Some)?;
+            Some((st.st_dev, st.st_ino, pos.saturating_add(k)))
+        } else {
+            let st = rustix::fs::stat(n.as_os_str()).ok()?;
+            Some((st.st_dev, st.st_ino, k))
+        }
+    };
+    match (at(an, skip[0]), at(bn, skip[1])) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> io::Result<i32> {
     let mode = o.mode;
     let (na, nb) = (an.as_bytes(), bn.as_bytes());
-    // The same file, from the same place: equal without reading.
-    if an == bn && an != "-" && skip[0] == skip[1] {
-        if let Ok(st) = rustix::fs::stat(an.as_os_str()) {
-            if common::is_reg(&st) {
-                return Ok(0);
-            }
-        }
+    // The same file, from the same place: equal without reading (as GNU:
+    // any kind of file, `cmp - -` and `cmp /dev/zero /dev/zero` too).
+    if same_place(an, bn, skip) {
+        return Ok(0);
     }
     let Ok(mut sa) = open(t, an) else {
         return Ok(2);
@@ -261,23 +281,29 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
             };
             let n = la.min(lb);
             if n >= PARALLEL_MIN {
-                if let Some(Some(at)) = parallel_first_difference(an, bn, skip, n) {
-                    // A difference inside the common part: report it from
-                    // the sequential path, starting just before it.
-                    let start = at - at % CHUNK as u64;
-                    return finish_from(t, (an, bn), na, nb, sa, sb, skip, start, o);
-                } else if la == lb {
-                    // Equal over the whole (common) length.
-                    return Ok(0);
+                if let Some((diff, lines)) = parallel_first_difference(an, bn, skip, n) {
+                    let start = match diff {
+                        // A difference inside the common part: report it
+                        // from the sequential path, starting just before it.
+                        Some(at) => at - at % CHUNK as u64,
+                        // Equal over the whole (common) length.
+                        None if la == lb => return Ok(0),
+                        // Equal up to the shorter end: let the sequential
+                        // path find the end from near there.
+                        None => n - n % CHUNK as u64,
+                    };
+                    let k = (start / CHUNK as u64) as usize;
+                    let before = (
+                        lines[..k].iter().map(|c| c.0).sum(),
+                        k > 0 && lines[k - 1].1,
+                    );
+                    let from = (start, before);
+                    return finish_from(t, (an, bn), na, nb, sa, sb, skip, from, o);
                 }
-                // Equal up to the shorter end: let the sequential path find
-                // the end (and count lines) from near there.
-                let start = n - n % CHUNK as u64;
-                return finish_from(t, (an, bn), na, nb, sa, sb, skip, start, o);
             }
         }
     }
-    finish_from(t, (an, bn), na, nb, sa, sb, skip, 0, o)
+    finish_from(t, (an, bn), na, nb, sa, sb, skip, (0, (0, false)), o)
 }
 
 /// Files at least this large are compared on two threads.
@@ -290,19 +316,27 @@ const PARALLEL_MIN: u64 = 64 << 20;
 /// also faster on large folios, 67 against 82 ms).
 const PARALLEL_CHUNK: usize = 256 << 10;
 
+/// Newlines in each whole `CHUNK` compared equal, and whether its last
+/// byte is one.
+type ChunkLines = Vec<(u64, bool)>;
+
 /// The offset of the first difference in the first `n` bytes (after the
-/// skips), using two threads; `None` if the threads could not run (then
-/// the sequential path decides) and `Some(None)` if equal.
+/// skips), using two threads, with the newlines of every whole `CHUNK`
+/// compared equal before it (A's bytes as read, counted as they are
+/// compared); `None` if the threads could not run (then the sequential
+/// path decides); no offset if equal.
 fn parallel_first_difference(
     an: &OsString,
     bn: &OsString,
     skip: [u64; 2],
     n: u64,
-) -> Option<Option<u64>> {
+) -> Option<(Option<u64>, ChunkLines)> {
     let half = (n / 2) - (n / 2) % CHUNK as u64;
-    let part = |from: u64, to: u64| -> Option<Option<u64>> {
-        let sa = Stream::open(an, &common::stream_options(OpenOptions::read_only())).ok()?;
-        let sb = Stream::open(bn, &common::stream_options(OpenOptions::read_only())).ok()?;
+    let part = |from: u64, to: u64| -> Option<(Option<u64>, ChunkLines)> {
+        let sa = Stream::open(an, &common::input_options()).ok()?;
+        let sb = Stream::open(bn, &common::input_options()).ok()?;
+        let mut lines = Vec::new();
+        let mut nl = 0u64;
         let mut pos = from;
         while pos < to {
             let len = ((to - pos) as usize).min(PARALLEL_CHUNK);
@@ -312,11 +346,15 @@ fn parallel_first_difference(
                 return None; // changed under us: let the sequential path see
             }
             if ra[..] != rb[..] {
-                return Some(Some(pos + first_difference(&ra, &rb) as u64));
+                return Some((Some(pos + first_difference(&ra, &rb) as u64), lines));
             }
+            nl += bytecount::count(&ra, b'\n') as u64;
             pos += len as u64;
+            if pos.is_multiple_of(CHUNK as u64) {
+                lines.push((std::mem::take(&mut nl), ra[len - 1] == b'\n'));
+            }
         }
-        Some(None)
+        Some((None, lines))
     };
     let (first, second) = std::thread::scope(|s| {
         let h = s.spawn(|| part(half, n));
@@ -324,9 +362,11 @@ fn parallel_first_difference(
         (first, h.join().ok().flatten())
     });
     match (first?, second?) {
-        (Some(at), _) => Some(Some(at)),
-        (None, Some(at)) => Some(Some(at)),
-        (None, None) => Some(None),
+        (first @ (Some(_), _), _) => Some(first),
+        ((None, mut lines), (at, more)) => {
+            lines.extend(more);
+            Some((at, lines))
+        }
     }
 }
 
@@ -340,7 +380,7 @@ fn finish_from(
     sa: Stream,
     sb: Stream,
     skip: [u64; 2],
-    start: u64,
+    (start, before): (u64, (u64, bool)),
     o: Opts,
 ) -> io::Result<i32> {
     let mode = o.mode;
@@ -361,10 +401,10 @@ fn finish_from(
     };
     let mut offset = start; // bytes compared and equal so far
     let mut differ = false;
-    // Lines of a regular file A are counted lazily (by reading it again if
-    // a line number is needed); a pipe cannot be read again, so count as we go.
-    let eager = mode == Mode::First && remaining(an, &sa).is_none();
-    let (mut eager_nl, mut eager_last) = (0u64, false);
+    // Lines of A are counted as its bytes are compared (`before`: those
+    // before `start`), where a line number may be printed.
+    let eager = mode == Mode::First;
+    let (mut eager_nl, mut eager_last) = before;
     let mut out = super::output::stdout();
     let ga = &sa;
     let gb = &sb;
@@ -397,21 +437,39 @@ fn finish_from(
                     let i = first_difference(x, y);
                     let in_chunk = bytecount::count(&x[..i], b'\n') as u64;
                     let (xi, yi) = (x[i], y[i]);
-                    drop((ra, rb));
-                    // Lines are counted only now, by reading A's equal part
-                    // again: identical files (the common case) never pay.
-                    let counted = if eager {
-                        Ok((eager_nl, eager_last))
-                    } else {
-                        newlines_in(ga, skip[0], offset)
+                    // A file cut short under its mapping reads as zeros
+                    // where its pages went: that is its end, not a
+                    // difference (GNU's read would have stopped there).
+                    let sizes = [ga.len().ok(), gb.len().ok()];
+                    let ends = [0, 1].map(|k| {
+                        let end = sizes[k].map_or(0, |n| n.saturating_sub(skip[k]));
+                        end.clamp(offset, offset + i as u64)
+                    });
+                    let newlines_to = |end: u64| {
+                        let seen = &x[..(end - offset) as usize];
+                        let n = bytecount::count(seen, b'\n') as u64;
+                        (
+                            eager_nl + n,
+                            seen.last().map_or(eager_last, |&c| c == b'\n'),
+                        )
                     };
-                    let newlines = match counted {
-                        Ok((n, _)) => n + in_chunk,
-                        Err(e) => {
-                            t.file_error_bytes(na, &common::os_only(e));
-                            return Ok(2);
-                        }
-                    };
+                    let lines_at = ends.map(newlines_to);
+                    let lost = [ra.free().is_err(), rb.free().is_err()];
+                    if let Some(k) = (0..2).find(|&k| lost[k]) {
+                        out.flush()?;
+                        let short = if k == 0 { na } else { nb };
+                        let (end, (newlines, last_was_nl)) = (ends[k], lines_at[k]);
+                        let at = if end == 0 {
+                            " which is empty".to_string()
+                        } else if last_was_nl {
+                            format!(" after byte {end}, line {newlines}")
+                        } else {
+                            format!(" after byte {end}, in line {}", newlines + 1)
+                        };
+                        t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
+                        return Ok(1);
+                    }
+                    let newlines = eager_nl + in_chunk;
                     // POSIX says "char" in the C locale; diffutils says "byte"
                     // elsewhere.
                     let unit = if super::locale::messages_in_c_locale() {
@@ -488,18 +546,7 @@ fn finish_from(
                 );
                 return Ok(1);
             }
-            let counted = if eager {
-                Ok((eager_nl, eager_last))
-            } else {
-                newlines_in(ga, skip[0], offset)
-            };
-            let (newlines, last_was_nl) = match counted {
-                Ok(x) => x,
-                Err(e) => {
-                    t.file_error_bytes(na, &common::os_only(e));
-                    return Ok(2);
-                }
-            };
+            let (newlines, last_was_nl) = (eager_nl, eager_last);
             if last_was_nl {
                 let at = format!(" after byte {offset}, line {newlines}");
                 t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
@@ -515,28 +562,6 @@ fn finish_from(
     }
     out.flush()?;
     Ok(differ as i32)
-}
-
-/// Newlines in `len` bytes of the stream from `from`, and whether the last
-/// of those bytes is one. Reads them again (pipes cannot: there the stream
-/// still holds them only if they are in its current buffer, so this is
-/// only called for seekable inputs or short ones).
-fn newlines_in(g: &ferry::Stream, from: u64, len: u64) -> io::Result<(u64, bool)> {
-    let mut n = 0u64;
-    let mut last = false;
-    let mut done = 0u64;
-    g.seek_to(io::SeekFrom::Start(from))?;
-    while done < len {
-        let want = (len - done).min(CHUNK as u64) as usize;
-        let r = g.salloc(want)?;
-        if r.is_empty() {
-            break;
-        }
-        n += bytecount::count(&r, b'\n') as u64;
-        last = r[r.len() - 1] == b'\n';
-        done += r.len() as u64;
-    }
-    Ok((n, last))
 }
 
 /// A byte as -b shows it: printable as itself, else `cat -v`'s notation

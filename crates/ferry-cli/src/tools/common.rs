@@ -350,6 +350,8 @@ pub fn answer(t: &Tool, text: fmt::Arguments<'_>, help: bool) -> i32 {
         "diff" if help => ("write failed".to_string(), 2),
         "cmp" | "diff" => (format!("standard output: {}", describe(&e)), 2),
         "wc" => ("write error".to_string(), 1),
+        "sort" if help => ("write error".to_string(), 2),
+        "sort" => (format!("write error: {}", describe(&e)), 2),
         "grep" => (format!("write error: {}", describe(&e)), 2),
         _ => (format!("write error: {}", describe(&e)), 1),
     };
@@ -402,6 +404,23 @@ pub fn stream_options(opts: ferry::OpenOptions) -> ferry::OpenOptions {
         Err(_) => Backend::Auto,
     });
     opts.backend(b)
+}
+
+/// How a tool opens an input file by name: read-only, on
+/// [`stream_options`]'s backend, and mapped without a read lease. A lease
+/// would hold other programs hostage while the tool reads: `truncate` of
+/// the file fails with EAGAIN, and once the tool is stopped (Ctrl-Z) an
+/// `echo x >> FILE` waits the kernel's 45 s lease-break time. GNU's tools
+/// take none; a file rewritten under them reads as whatever bytes were
+/// there, and so it does here.
+pub fn input_options() -> ferry::OpenOptions {
+    let o = stream_options(ferry::OpenOptions::read_only());
+    // SAFETY: the tools read their input's bytes as plain data — counted,
+    // compared, searched, copied out — and keep no `ContentId` of them; a
+    // program that writes the file meanwhile gets what it gets from GNU's
+    // tools too (torn or mixed contents, never an error of ours), and a
+    // file that shrinks is the stream's `UnexpectedEof` (SIGBUS guard).
+    unsafe { o.without_lease() }
 }
 
 /// True for a write error that means the reader went away.

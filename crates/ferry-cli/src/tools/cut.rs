@@ -4,7 +4,7 @@
 
 use super::common::{self, Tool};
 use super::output::Out;
-use ferry::{OpenOptions, Stream};
+use ferry::Stream;
 use std::ffi::OsString;
 use std::io;
 
@@ -493,7 +493,7 @@ fn run_file(f: &OsString, cut: &Cut, out: &mut Out) -> Result<(), (bool, io::Err
     let s = if f == "-" {
         Stream::stdin()
     } else {
-        Stream::open(f, &common::stream_options(OpenOptions::read_only()))
+        Stream::open(f, &common::input_options())
     };
     let s = s.map_err(|e| (false, common::os_only(e)))?;
     if cut.kind == Kind::Fields && cut.delim == cut.eol {

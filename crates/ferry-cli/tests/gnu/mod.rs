@@ -372,3 +372,216 @@ pub fn non_utf8_names() -> (tempfile::TempDir, Vec<std::ffi::OsString>) {
     ];
     (dir, names)
 }
+
+/// A file of `mib` MiB of numbered text lines, written in large writes.
+pub fn lines_file(path: &Path, mib: usize) {
+    let mut v = Vec::with_capacity(mib << 20);
+    let mut i = 0u64;
+    while v.len() < mib << 20 {
+        v.extend_from_slice(
+            format!(
+                "{:016x} line of text {}\n",
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                i % 977
+            )
+            .as_bytes(),
+        );
+        i += 1;
+    }
+    std::fs::write(path, v).unwrap();
+}
+
+/// A child process stopped with SIGSTOP; on drop it is continued and
+/// killed, so a failing test leaves nothing behind.
+pub struct Stopped(pub std::process::Child);
+
+impl Stopped {
+    pub fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    /// Continues the process and waits for its end: its status, output
+    /// and messages.
+    pub fn resume(self) -> (std::process::ExitStatus, Vec<u8>, String) {
+        // SAFETY (test): signals to our own child.
+        unsafe { libc::kill(self.pid(), libc::SIGCONT) };
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never used or dropped again.
+        let child = unsafe { std::ptr::read(&me.0) };
+        let o = child.wait_with_output().unwrap();
+        (
+            o.status,
+            o.stdout,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY (test): signals to our own child.
+        unsafe {
+            libc::kill(self.pid(), libc::SIGCONT);
+            libc::kill(self.pid(), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `ferry args` (output to pipes read at [`Stopped::resume`]) and stops it with
+/// SIGSTOP as soon as it has `file` mapped; panics if it ends first.
+pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
+    stop_once_mapped_from(args, dir, file, 0)
+}
+
+/// [`stop_while_mapping`], once a mapping of `file` from offset `from` or
+/// later shows (so the tool read what came before: streams map forward).
+pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) -> Stopped {
+    let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut c = Stopped(child);
+    let maps = format!("/proc/{}/maps", c.pid());
+    let want = file.to_string_lossy().into_owned();
+    loop {
+        let mapped = |l: &str| {
+            l.ends_with(&want)
+                && l.split_whitespace()
+                    .nth(2)
+                    .and_then(|o| u64::from_str_radix(o, 16).ok())
+                    .is_some_and(|o| o >= from)
+        };
+        if std::fs::read_to_string(&maps).is_ok_and(|m| m.lines().any(mapped)) {
+            // SAFETY (test): a signal to our own child.
+            unsafe { libc::kill(c.pid(), libc::SIGSTOP) };
+            return c;
+        }
+        if let Some(st) = c.0.try_wait().unwrap() {
+            panic!("ferry {args:?} ended ({st}) before it mapped {want}");
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// The lines of /proc/locks that are leases held by process `pid`.
+pub fn leases_of(pid: i32) -> Vec<String> {
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("LEASE") && l.split_whitespace().any(|w| w == pid.to_string()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `sh -c script` under `timeout 10` (a command held back by a
+/// lease fails instead of hanging the test); its exit status.
+pub fn sh_bounded(script: &str, dir: &Path) -> Option<i32> {
+    Command::new("timeout")
+        .args(["10", "sh", "-c", script])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap()
+        .code()
+}
+
+/// [`same`], both tools run under `timeout 10`: for inputs a regression
+/// could read forever (/dev/zero), which then fails instead of hanging.
+pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let mut fa: Vec<String> = vec!["10".into(), ferry.into(), tool.into()];
+    let mut ga: Vec<String> = vec!["10".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("timeout", &fa, stdin, dir, &[]);
+    let gnu = run("timeout", &ga, stdin, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?}"
+    );
+}
+
+/// [`same_bounded`] with the address space of both tools limited to `kib`
+/// KiB (`ulimit -v`, set in the shell that then runs the tool, so the
+/// test process keeps its own limit).
+pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path, kib: u64) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("ulimit -v {kib}; exec timeout 20 \"$@\"");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, stdin, dir, &[]);
+    let gnu = run("sh", &ga, stdin, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?} under ulimit -v {kib}"
+    );
+}
+
+/// Runs `ferry TOOL args` and `TOOL args` through `sh -c` with the
+/// redirections `redir` (`> /dev/full`, `<&-`): status, output and
+/// messages (tool name aside) must be GNU's.
+pub fn same_redirected(tool: &str, args: &[&str], redir: &str, dir: &Path) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("exec \"$@\" {redir}");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, None, dir, &[]);
+    let gnu = run("sh", &ga, None, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{tool} {args:?} {redir}"
+    );
+}
+
+/// [`same_limited`] with standard input from the shell command `feed`
+/// (`head -c 2G /dev/zero`: more than the limit, never held by the test).
+pub fn same_limited_fed(tool: &str, args: &[&str], dir: &Path, kib: u64, feed: &str) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let script = format!("ulimit -v {kib}; {feed} | timeout 60 \"$@\"");
+    let mut fa: Vec<String> = vec![
+        "-c".into(),
+        script.clone(),
+        "sh".into(),
+        ferry.into(),
+        tool.into(),
+    ];
+    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
+    fa.extend(args.iter().map(|a| a.to_string()));
+    ga.extend(args.iter().map(|a| a.to_string()));
+    let ours = run("sh", &fa, None, dir, &[]);
+    let gnu = run("sh", &ga, None, dir, &[]);
+    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
+    assert_eq!(
+        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
+        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
+        "{feed} | {tool} {args:?} under ulimit -v {kib}"
+    );
+}

@@ -15,7 +15,9 @@ use std::io;
 /// `g` in regions of `region` bytes. A last line without `eol` comes last,
 /// with `eol` added. `f` returns `Ok(false)` to stop early. A read error
 /// becomes `E` through `read_err`, as does a `region` of 0 bytes
-/// (`InvalidInput`).
+/// (`InvalidInput`) and a line that cannot be gathered for want of memory
+/// (`OutOfMemory`: the carry buffer grows with `try_reserve`, so a line
+/// longer than memory is an error, never an abort).
 ///
 /// ```
 /// use ferry::stream::for_each_block;
@@ -80,7 +82,7 @@ pub fn for_each_block_peek<E>(
         if !carry.is_empty() {
             match memchr::memchr(eol, data) {
                 Some(i) => {
-                    carry.extend_from_slice(&data[..=i]);
+                    gather(&mut carry, &data[..=i]).map_err(&read_err)?;
                     data = &data[i + 1..];
                     // What follows the gathered line is the next block's
                     // first line (not the whole region: `f` may scan it).
@@ -92,7 +94,7 @@ pub fn for_each_block_peek<E>(
                     }
                 }
                 None => {
-                    carry.extend_from_slice(data);
+                    gather(&mut carry, data).map_err(&read_err)?;
                     continue;
                 }
             }
@@ -101,12 +103,31 @@ pub fn for_each_block_peek<E>(
         if whole > 0 && !f(&data[..whole], &data[whole..])? {
             return Ok(());
         }
-        carry.extend_from_slice(&data[whole..]);
+        gather(&mut carry, &data[whole..]).map_err(&read_err)?;
     }
     if !carry.is_empty() {
-        carry.push(eol);
+        gather(&mut carry, &[eol]).map_err(&read_err)?;
         f(&carry, &[])?;
     }
+    Ok(())
+}
+
+/// Appends `bytes` to the carry buffer, growing it (doubling) with
+/// `try_reserve`: `OutOfMemory` when that fails.
+fn gather(carry: &mut Vec<u8>, bytes: &[u8]) -> io::Result<()> {
+    if carry.capacity() - carry.len() < bytes.len() {
+        let want = bytes.len().max(carry.len());
+        carry
+            .try_reserve(want)
+            .or_else(|_| carry.try_reserve_exact(bytes.len()))
+            .map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    "a line longer than the memory there is",
+                )
+            })?;
+    }
+    carry.extend_from_slice(bytes);
     Ok(())
 }
 

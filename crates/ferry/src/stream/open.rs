@@ -50,7 +50,14 @@ impl Stream {
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
-        let io = backend::choose(file, info, opts.backend, opts.read, opts.is_write(), false);
+        let io = backend::choose(
+            file,
+            info,
+            opts.backend,
+            (opts.read, opts.is_write()),
+            false,
+            opts.is_leased(),
+        );
         let mut inner = Inner::new(io, name, opts.read, opts.is_write(), opts.append);
         if let Some(n) = opts.buffer_size {
             inner.set_bufsize(n);
@@ -133,7 +140,7 @@ impl Stream {
         } else {
             0
         };
-        let io = backend::choose(file, info, want, can_read, can_write, true);
+        let io = backend::choose(file, info, want, (can_read, can_write), true, true);
         let mut inner = Inner::new(io, name, can_read, can_write, append);
         inner.pos = start;
         Ok(Stream::from_inner(inner))

@@ -4,12 +4,12 @@
 //! `-t`, `-T`, `--color`; directories (`-r`, `-N`, `-x`, `-X`); `-q`,
 //! `-s`, `-a`, `--label`, its binary-file check and exit statuses.
 //!
-//! Regular files are mapped (`Buf::map_file`, which holds a read lease so
-//! the bytes cannot change under the diff) and their lines are handed to
-//! the diff as slices of the mapping — nothing is copied. A file that
-//! cannot be leased (open for writing somewhere, owned by another user,
-//! on a file system without leases) is read into memory instead
-//! (`Buf::read_file`). The edit script comes from `imara-diff`'s Myers;
+//! Regular files are read to their end through a stream, mapped without a
+//! read lease where the stream maps (`common::input_options`: a lease would
+//! hold writers of the file back while diff runs, which GNU's diff never
+//! does), and their lines are handed to the diff as slices of the mapping
+//! — nothing is copied; what the stream reads into buffers (small files,
+//! /proc files, bytes past the size seen at the start) is joined into one. The edit script comes from `imara-diff`'s Myers;
 //! its change groups are then slid the way GNU diff slides them, so that
 //! ambiguous changes are shown where GNU shows them (`compare`).
 
@@ -71,6 +71,10 @@ pub struct Side {
     name: Vec<u8>,
     data: Buf,
     st: Option<rustix::fs::Stat>,
+    /// A pipe or device whose first block held a NUL: binary, and read
+    /// no further than that block (`data`) until asked (/dev/zero never
+    /// ends). The rest of it.
+    more: Option<std::fs::File>,
 }
 
 impl Side {
@@ -80,26 +84,124 @@ impl Side {
             name,
             data: Buf::from_owner(Vec::new()),
             st: None,
+            more: None,
+        }
+    }
+
+    /// Reads the rest of a binary pipe or device (-a asked for its lines).
+    fn read_more(&mut self) -> io::Result<()> {
+        if let Some(f) = self.more.take() {
+            let mut v = self.data.to_vec();
+            read_all(&f, &mut v)?;
+            self.data = Buf::from_owner(v);
+        }
+        Ok(())
+    }
+}
+
+/// Reads `f` to its end onto `v`, growing it with `try_reserve`: input
+/// larger than memory is `OutOfMemory` (GNU's "memory exhausted"), not
+/// an abort.
+fn read_all(mut f: &std::fs::File, v: &mut Vec<u8>) -> io::Result<()> {
+    use std::io::Read;
+    loop {
+        if v.len() == v.capacity() {
+            v.try_reserve(v.capacity().max(64 << 10))
+                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        }
+        let spare = v.capacity() - v.len();
+        let at = v.len();
+        v.resize(at + spare, 0);
+        let n = match f.read(&mut v[at..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => {
+                v.truncate(at);
+                return Err(e);
+            }
+        };
+        v.truncate(at + n);
+        if n == 0 && spare > 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// A pipe, device or standard input: its first block, and, if that holds
+/// a NUL (binary, as GNU decides from its first buffer), the file to read
+/// the rest from later; otherwise all of it.
+fn read_unsized(f: std::fs::File) -> io::Result<(Buf, Option<std::fs::File>)> {
+    use std::io::Read;
+    let mut v = vec![0u8; BINARY_PROBE];
+    let mut n = 0;
+    while n < v.len() {
+        match (&f).read(&mut v[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    v.truncate(n);
+    if n == BINARY_PROBE && probe_binary(&v) {
+        return Ok((Buf::from_owner(v), Some(f)));
+    }
+    if n == BINARY_PROBE {
+        read_all(&f, &mut v)?;
+    }
+    Ok((Buf::from_owner(v), None))
+}
+
+/// True if the bytes `a` holds and the rest of its file equal `b`'s: the
+/// comparison of binary files, a block at a time, stopping at the first
+/// difference (what GNU does with files it will only call different).
+fn same_bytes(a: &Side, b: &Side) -> io::Result<bool> {
+    use std::io::Read;
+    let mut pend = [a.data.to_vec(), b.data.to_vec()];
+    let mut more = [a.more.as_ref(), b.more.as_ref()];
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = pend[0].len().min(pend[1].len());
+        if pend[0][..n] != pend[1][..n] {
+            return Ok(false);
+        }
+        for (p, m) in pend.iter_mut().zip(more.iter_mut()) {
+            p.drain(..n);
+            if let (true, Some(mut f)) = (p.is_empty(), *m) {
+                let k = loop {
+                    match f.read(&mut buf) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        r => break r?,
+                    }
+                };
+                if k == 0 {
+                    *m = None;
+                }
+                p.extend_from_slice(&buf[..k]);
+            }
+        }
+        let done = [0, 1].map(|i| pend[i].is_empty() && more[i].is_none());
+        if done[0] || done[1] {
+            return Ok(done[0] && done[1]);
         }
     }
 }
 
 /// Reads an operand: a regular file is mapped, anything else read whole.
 fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
-    use std::io::Read;
     use std::os::fd::AsFd;
     let shown = name.as_bytes().to_vec();
     if name == "-" {
         let st = rustix::fs::fstat(io::stdin()).ok();
-        let mut v = Vec::new();
         // Read through the descriptor, not std's Stdin, which takes EBADF
         // (a closed standard input) for an empty one: GNU says so.
         let fd = io::stdin().as_fd().try_clone_to_owned()?;
-        std::fs::File::from(fd).read_to_end(&mut v)?;
+        let (data, more) = read_unsized(std::fs::File::from(fd))?;
         return Ok(Side {
             name: shown,
-            data: Buf::from_owner(v),
+            data,
             st,
+            more,
         });
     }
     let mut path = PathBuf::from(name);
@@ -118,7 +220,6 @@ fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
 
 /// Reads the file at `path`, shown as `shown`.
 fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
-    use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| match e.raw_os_error() {
         Some(n) => io::Error::from_raw_os_error(n),
         None => e,
@@ -126,22 +227,73 @@ fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
     let st = rustix::fs::fstat(&f).ok();
     let data = match &st {
         Some(s) if common::is_reg(s) => {
-            let all = 0..s.st_size as u64;
-            Buf::map_file(&f, all.clone())
-                .or_else(|_| Buf::read_file(&f, all))
-                .map_err(common::os_only)?
+            let s = ferry::Stream::open(path, &common::input_options()).map_err(common::os_only)?;
+            (read_to_end(&s).map_err(common::os_only)?, None)
         }
-        _ => {
-            let mut v = Vec::new();
-            (&f).read_to_end(&mut v)?;
-            Buf::from_owner(v)
-        }
+        _ => read_unsized(f)?,
     };
     Ok(Side {
         name: shown,
-        data,
+        data: data.0,
         st,
+        more: data.1,
     })
+}
+
+/// All of a regular file, read to its end whatever its size said when it
+/// was opened (as GNU reads it): a file rewritten meanwhile is what was
+/// read, and one whose size says nothing (/proc, /sys: 0, or a page) is
+/// read whole. One region where the stream maps the file (no copy);
+/// pieces read past the size are joined into one buffer.
+fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
+    let mut parts: Vec<Buf> = Vec::new();
+    loop {
+        let left = s.len()?.saturating_sub(s.position());
+        let want = usize::try_from(left).unwrap_or(usize::MAX).max(64 << 10);
+        let r = s.salloc(want)?;
+        if r.is_empty() {
+            break;
+        }
+        parts.push(r.into_buf());
+    }
+    if parts.len() <= 1 {
+        return Ok(parts.pop().unwrap_or_default());
+    }
+    let total = parts.iter().map(|b| b.len()).sum();
+    let mut v = Vec::new();
+    v.try_reserve_exact(total)
+        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    for b in &parts {
+        v.extend_from_slice(b);
+    }
+    Ok(Buf::from_owner(v))
+}
+
+/// Reports an operand that could not be read: GNU's "memory exhausted"
+/// (no name) when it does not fit in memory.
+fn load_failed(t: &Tool, name: &[u8], e: &io::Error) {
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        t.error(format_args!("memory exhausted"));
+    } else {
+        t.file_error_bytes(name, e);
+    }
+}
+
+/// True if `an` and `bn` are the same file (device and inode) read from
+/// the same offset (standard input from where it stands; a pipe has none).
+fn same_input(an: &OsString, bn: &OsString) -> bool {
+    let at = |n: &OsString| {
+        if n == "-" {
+            let st = rustix::fs::fstat(io::stdin()).ok()?;
+            let pos = rustix::fs::seek(io::stdin(), rustix::fs::SeekFrom::Current(0))
+                .map_or(u64::MAX, |p| p);
+            Some((st.st_dev, st.st_ino, pos))
+        } else {
+            let st = rustix::fs::stat(n.as_os_str()).ok()?;
+            Some((st.st_dev, st.st_ino, 0))
+        }
+    };
+    matches!((at(an), at(bn)), (Some(a), Some(b)) if a == b)
 }
 
 fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::Result<i32> {
@@ -163,9 +315,59 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             out,
         );
     }
+    // A directory against standard input, or against a file that is not
+    // there: GNU's words, before any DIR/FILE is looked for (which added
+    // a bogus "DIR/nonexist: No such file or directory").
+    if (an == "-" && is_dir(bn)) || (bn == "-" && is_dir(an)) {
+        t.error(format_args!("cannot compare '-' to a directory"));
+        return Ok(2);
+    }
+    if !o.new_file && !o.unidirectional {
+        for (d, f) in [(an, bn), (bn, an)] {
+            if f != "-" && is_dir(d) {
+                if let Err(e) = std::fs::metadata(f) {
+                    load_failed(t, f.as_bytes(), &common::os_only(e));
+                    return Ok(2);
+                }
+            }
+        }
+    }
+    // The same file from the same place (`diff - -`, `diff /dev/zero
+    // /dev/zero`): identical without reading, as GNU finds them (reading
+    // first compared standard input's lines with nothing, and read
+    // /dev/zero until memory ran out). Side by side shows the lines.
+    if (o.style != OutStyle::Side || o.brief) && !is_dir(an) && !is_dir(bn) && same_input(an, bn) {
+        let side = |n: &OsString| Side {
+            name: n.as_bytes().to_vec(),
+            data: Buf::new(),
+            st: None,
+            more: None,
+        };
+        let (a, b) = (side(an), side(bn));
+        let labels = [
+            o.labels
+                .first()
+                .map_or_else(|| a.name.clone(), |l| l.clone().into_bytes()),
+            o.labels
+                .get(1)
+                .map_or_else(|| b.name.clone(), |l| l.clone().into_bytes()),
+        ];
+        return files(o, &a, &b, labels, true, None, out);
+    }
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
     let (ra, rb) = (load(an, bn), load(bn, an));
+    let (mut ra, mut rb) = (ra, rb);
+    if o.text {
+        // -a: the lines of a binary pipe or device too.
+        for r in [&mut ra, &mut rb] {
+            if let Ok(side) = r {
+                if let Err(e) = side.read_more() {
+                    *r = Err(e);
+                }
+            }
+        }
+    }
     // -N reads an absent file as empty, when the other one exists.
     let absent_a = enoent(&ra) && (o.new_file || o.unidirectional) && rb.is_ok();
     let absent_b = enoent(&rb) && o.new_file && ra.is_ok();
@@ -173,9 +375,9 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_a => Side::absent(dir_name(an, bn)),
         Err(e) => {
-            t.file_error_bytes(&dir_name(an, bn), &e);
+            load_failed(t, &dir_name(an, bn), &e);
             if let Err(e) = &rb {
-                t.file_error_bytes(&dir_name(bn, an), e);
+                load_failed(t, &dir_name(bn, an), e);
             }
             return Ok(2);
         }
@@ -184,7 +386,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         Ok(s) => s,
         Err(_) if absent_b => Side::absent(dir_name(bn, an)),
         Err(e) => {
-            t.file_error_bytes(&dir_name(bn, an), &e);
+            load_failed(t, &dir_name(bn, an), &e);
             return Ok(2);
         }
     };
@@ -220,6 +422,18 @@ fn files(
     let [an, bn] = &names;
     // Side by side shows identical files' lines too (text ones).
     let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
+    if binary && (a.more.is_some() || b.more.is_some()) && !same_file {
+        // A binary pipe or device, read only as far as it differs.
+        if same_bytes(a, b)? {
+            if o.report_same {
+                out.write(&[b"Files ", &an[..], b" and ", bn, b" are identical\n"].concat())?;
+            }
+            return Ok(0);
+        }
+        let what: &[u8] = if o.brief { b"Files " } else { b"Binary files " };
+        out.write(&[what, &an[..], b" and ", bn, b" differ\n"].concat())?;
+        return Ok(1);
+    }
     let show_all = o.style == OutStyle::Side && !o.brief && !binary;
     if (same_file || a.data[..] == b.data[..]) && !show_all {
         if o.report_same {

@@ -32,7 +32,7 @@ mod walk;
 use super::common::{self, Tool};
 use super::locale::{self, Charset};
 use super::output::Out;
-use ferry::{OpenOptions, Stream};
+use ferry::Stream;
 use matcher::{Matcher, Whole};
 use pattern::{Flavor, Syntax};
 use search::{Failure, Search};

@@ -107,6 +107,14 @@ pub(super) fn run(t: &Tool, a: Args) -> i32 {
                 }
                 read_trouble.set(true);
             }
+            // Memory gone (a line longer than it): GNU's fatal message.
+            Err(Failure::Read(e)) if e.kind() == io::ErrorKind::OutOfMemory => {
+                if let Err(e) = s.out.flush() {
+                    return Err(write_failed(t, &e));
+                }
+                t.error(format_args!("memory exhausted"));
+                return Err(2);
+            }
             Err(Failure::Read(e)) => {
                 if !o.no_messages {
                     // Lines already found go out before the message.

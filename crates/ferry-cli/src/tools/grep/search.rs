@@ -97,7 +97,7 @@ impl<'a> Search<'a> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
-            Stream::open(f, &common::stream_options(OpenOptions::read_only()))
+            Stream::open(f, &common::input_options())
         };
         let s = s.map_err(|e| {
             let e = common::os_only(e);

@@ -10,7 +10,7 @@ use super::common::Tool;
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Directories {
@@ -175,7 +175,9 @@ impl Walk {
                 if self.filter.skips_file(op.as_bytes(), true) {
                     return Ok(true);
                 }
-                if is_device(&ft) && self.devices == Devices::Skip {
+                // GNU opens a command-line name before it looks at its
+                // type: a socket cannot be opened, and that is reported.
+                if is_device(&ft) && !ft.is_socket() && self.devices == Devices::Skip {
                     return Ok(true);
                 }
             }
@@ -200,6 +202,28 @@ impl Walk {
         seen: &mut Vec<(u64, u64)>,
         f: &mut dyn FnMut(Found<'_>) -> Next,
     ) -> Next {
+        let opened = rustix::fs::open(path, dir_flags(), rustix::fs::Mode::empty());
+        self.walk_fd(t, opened, prefix, quiet, trouble, seen, f)
+    }
+
+    /// Walks the directory open on `fd`. The walk goes from directory
+    /// descriptor to directory descriptor (`openat`), and each file is
+    /// opened as `/proc/self/fd/DIR/NAME`: a tree deeper than PATH_MAX is
+    /// searched as GNU's fts searches it (full paths failed with "File
+    /// name too long"). One descriptor is held per level.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_fd(
+        &self,
+        t: &Tool,
+        fd: rustix::io::Result<std::os::fd::OwnedFd>,
+        prefix: Option<&[u8]>,
+        quiet: bool,
+        trouble: &mut bool,
+        seen: &mut Vec<(u64, u64)>,
+        f: &mut dyn FnMut(Found<'_>) -> Next,
+    ) -> Next {
+        use std::os::fd::{AsFd, AsRawFd};
+        use std::os::unix::ffi::OsStringExt;
         let shown = |base: &[u8]| -> Vec<u8> {
             let mut n = Vec::new();
             if let Some(p) = prefix {
@@ -211,71 +235,88 @@ impl Walk {
             n.extend_from_slice(base);
             n
         };
-        let entries = match std::fs::read_dir(path) {
-            Ok(e) => e,
+        let failed = |e: std::io::Error, trouble: &mut bool| {
+            if !quiet {
+                t.file_error_bytes(prefix.unwrap_or(b"."), &e);
+            }
+            *trouble = true;
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
             Err(e) => {
-                if !quiet {
-                    t.file_error_bytes(prefix.unwrap_or(b"."), &e);
-                }
-                *trouble = true;
+                failed(e.into(), trouble);
                 return Ok(true);
             }
         };
-        for e in entries {
+        let mut entries = match rustix::fs::Dir::read_from(&fd) {
+            Ok(d) => d,
+            Err(e) => {
+                failed(e.into(), trouble);
+                return Ok(true);
+            }
+        };
+        while let Some(e) = entries.read() {
             let e = match e {
                 Ok(e) => e,
                 Err(err) => {
-                    if !quiet {
-                        t.file_error_bytes(prefix.unwrap_or(b"."), &err);
-                    }
-                    *trouble = true;
+                    failed(err.into(), trouble);
                     break;
                 }
             };
-            let base = e.file_name();
+            let base_c = e.file_name();
+            if base_c == c"." || base_c == c".." {
+                continue;
+            }
+            let base = OsString::from_vec(base_c.to_bytes().to_vec());
             let name = shown(base.as_bytes());
-            let full: PathBuf = e.path();
-            let mut ft = match e.file_type() {
-                Ok(ft) => ft,
-                Err(_) => continue,
-            };
+            let mut full = OsString::from(format!("/proc/self/fd/{}/", fd.as_raw_fd()));
+            full.push(&base);
+            use rustix::fs::{AtFlags, FileType};
+            let stat_at = |flags| rustix::fs::statat(fd.as_fd(), base_c, flags);
+            let mut ft = e.file_type();
+            if ft == FileType::Unknown {
+                match stat_at(AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => ft = FileType::from_raw_mode(st.st_mode),
+                    Err(_) => continue,
+                }
+            }
             let mut meta = None;
-            if ft.is_symlink() {
+            if ft == FileType::Symlink {
                 if !self.deref {
                     continue;
                 }
-                match std::fs::metadata(&full) {
-                    Ok(m) => {
-                        ft = m.file_type();
-                        meta = Some(m);
+                match stat_at(AtFlags::empty()) {
+                    Ok(st) => {
+                        ft = FileType::from_raw_mode(st.st_mode);
+                        meta = Some(st);
                     }
                     Err(err) => {
                         if !quiet {
-                            t.file_error_bytes(&name, &err);
+                            t.file_error_bytes(&name, &err.into());
                         }
                         *trouble = true;
                         continue;
                     }
                 }
             }
-            if ft.is_dir() {
+            if ft == FileType::Directory {
                 if self.filter.skips_dir(base.as_bytes(), false) {
                     continue;
                 }
                 let m = match meta {
                     Some(m) => m,
-                    None => match std::fs::metadata(&full) {
+                    None => match stat_at(AtFlags::empty()) {
                         Ok(m) => m,
                         Err(err) => {
                             if !quiet {
-                                t.file_error_bytes(&name, &err);
+                                t.file_error_bytes(&name, &err.into());
                             }
                             *trouble = true;
                             continue;
                         }
                     },
                 };
-                let id = (m.dev(), m.ino());
+                let id = (m.st_dev, m.st_ino);
                 if seen.contains(&id) {
                     if !quiet {
                         t.name_error(&name, format_args!("warning: recursive directory loop"));
@@ -283,7 +324,9 @@ impl Walk {
                     continue;
                 }
                 seen.push(id);
-                let go = self.dir(t, &full, Some(&name), quiet, trouble, seen, f)?;
+                let sub =
+                    rustix::fs::openat(fd.as_fd(), base_c, dir_flags(), rustix::fs::Mode::empty());
+                let go = self.walk_fd(t, sub, Some(&name), quiet, trouble, seen, f)?;
                 seen.pop();
                 if !go {
                     return Ok(false);
@@ -293,7 +336,14 @@ impl Walk {
             if self.filter.skips_file(base.as_bytes(), false) {
                 continue;
             }
-            if is_device(&ft) && self.devices != Devices::Read {
+            let device = matches!(
+                ft,
+                FileType::CharacterDevice
+                    | FileType::BlockDevice
+                    | FileType::Fifo
+                    | FileType::Socket
+            );
+            if device && self.devices != Devices::Read {
                 continue;
             }
             if !f(Found {
@@ -306,6 +356,12 @@ impl Walk {
         }
         Ok(true)
     }
+}
+
+/// How a directory of a walk is opened.
+fn dir_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC
 }
 
 #[cfg(test)]

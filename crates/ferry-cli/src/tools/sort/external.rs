@@ -73,6 +73,29 @@ pub enum Fail {
     Partial(String, u64, usize),
 }
 
+/// Reads `r` onto the end of `buf` until its end or `room` bytes, growing
+/// `buf` with `try_reserve` (doubling, at least 1 MiB at a time): memory
+/// that cannot be had is `OutOfMemory` (GNU's "memory exhausted"), not an
+/// abort. The bytes read.
+pub fn read_growing(r: &mut impl Read, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+    let mut got = 0;
+    while got < room {
+        if buf.len() == buf.capacity() {
+            let grow = (room - got).min(buf.capacity().max(1 << 20));
+            buf.try_reserve_exact(grow)
+                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        }
+        let spare = (buf.capacity() - buf.len()).min(room - got);
+        // Within the spare capacity read_to_end does not grow the buffer.
+        let n = Read::by_ref(r).take(spare as u64).read_to_end(buf)?;
+        got += n;
+        if n < spare {
+            break;
+        }
+    }
+    Ok(got)
+}
+
 /// One sorted run on disk.
 pub struct Run {
     file: File,
@@ -91,9 +114,18 @@ pub struct Pieces<'a> {
     read: u64,
     /// A piece's memory given back, to hold the next.
     spare: Vec<u8>,
+    /// The output (`-o`), which may be one of the inputs.
+    output: Option<&'a OsString>,
 }
 
 impl<'a> Pieces<'a> {
+    /// Names the output (`-o`): an input that is the output keeps its
+    /// lease (`input_options_for`).
+    pub fn output(mut self, output: Option<&'a OsString>) -> Pieces<'a> {
+        self.output = output;
+        self
+    }
+
     pub fn new(files: &'a [OsString], framing: Framing, limit: usize) -> Pieces<'a> {
         let limit = limit.max(1 << 16);
         let limit = match framing {
@@ -110,6 +142,7 @@ impl<'a> Pieces<'a> {
             limit,
             read: 0,
             spare: Vec::new(),
+            output: None,
         }
     }
 
@@ -153,7 +186,7 @@ impl<'a> Pieces<'a> {
         let s = if f == "-" {
             Stream::stdin()
         } else {
-            Stream::open(f, &ferry::OpenOptions::read_only())
+            Stream::open(f, &super::input_options_for(f, self.output))
         };
         let s = s.map_err(|e| Fail::Read(name.clone(), super::super::common::os_only(e)))?;
         self.cur = Some((s, name));
@@ -239,7 +272,7 @@ impl<'a> Pieces<'a> {
             // What the piece has room for; grown as it comes (no
             // buffer of the whole limit up front).
             let room = self.limit.saturating_sub(buf.len()).max(1 << 16);
-            let got = match Read::by_ref(s).take(room as u64).read_to_end(&mut buf) {
+            let got = match read_growing(s, &mut buf, room) {
                 Ok(n) => n,
                 Err(e) => return Err(Fail::Read(name.clone(), super::super::common::os_only(e))),
             };

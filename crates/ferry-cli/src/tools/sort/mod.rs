@@ -21,7 +21,7 @@ use compare::Cmp;
 use key::Key;
 use std::cmp::Ordering;
 use std::ffi::OsString;
-use std::io::{self, Read};
+use std::io;
 
 const HELP: &str = "Usage: ferry sort [OPTION]... [FILE]...
 Write sorted concatenation of all FILE(s) to standard output.
@@ -178,7 +178,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         // Read everything first: -o may name an input.
         let mut inputs: Vec<Vec<u8>> = Vec::with_capacity(o.files.len());
         for f in &o.files {
-            match read_input(f) {
+            match read_input(f, o.output.as_ref()) {
                 Ok(b) => inputs.push(b),
                 Err(e) => return cannot_read(t, &common::quotef(f), &e),
             }
@@ -222,8 +222,41 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
 }
 
 fn cannot_read(t: &Tool, name: &str, e: &io::Error) -> i32 {
-    t.error(format_args!("cannot read: {name}: {}", common::describe(e)));
+    if e.kind() == io::ErrorKind::OutOfMemory {
+        t.error(format_args!("memory exhausted"));
+        return 2;
+    }
+    t.error(format_args!(
+        "{}: {name}: {}",
+        read_failure(name, e),
+        common::describe(e)
+    ));
     2
+}
+
+/// GNU sort's words for an input it could not read, by the step that
+/// failed: its access check ("cannot read": absent, no permission), the
+/// open ("open failed": a socket), or the reading ("read failed": a
+/// directory).
+fn read_failure(name: &str, e: &io::Error) -> &'static str {
+    if name == "-" {
+        return "read failed";
+    }
+    let readable = std::ffi::CString::new(name)
+        .is_ok_and(|c| rustix::fs::access(c.as_c_str(), rustix::fs::Access::READ_OK).is_ok());
+    if !readable {
+        "cannot read"
+    } else {
+        read_failure_after_access(name, e)
+    }
+}
+
+fn read_failure_after_access(name: &str, e: &io::Error) -> &'static str {
+    if e.raw_os_error() != Some(libc::EISDIR) && std::fs::File::open(name).is_err() {
+        "open failed"
+    } else {
+        "read failed"
+    }
 }
 
 /// What writing the output gave: bytes written, or the error (with the
@@ -249,7 +282,7 @@ fn sort_input(t: &Tool, o: &Opts, cmp: &Cmp, bar: &progress::Progress) -> Result
         }
         _ => None,
     };
-    let mut pieces = external::Pieces::new(&o.files, framing, limit);
+    let mut pieces = external::Pieces::new(&o.files, framing, limit).output(o.output.as_ref());
     let fail = |f: external::Fail| {
         bar.finish();
         fail_message(t, f)
@@ -732,16 +765,38 @@ fn physical_memory() -> u64 {
     (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
 }
 
+/// How sort opens input `f`: without a lease (`common::input_options`),
+/// except an input that is also the output (`-o`): sort opens the output
+/// (truncating it) while pieces of that input may still be mapped by
+/// reference, and the lease is what keeps them: its break makes ferry
+/// copy the mapped windows before the truncation goes through.
+pub(super) fn input_options_for(f: &OsString, output: Option<&OsString>) -> ferry::OpenOptions {
+    let same = |o: &OsString| {
+        let (Ok(a), Ok(b)) = (
+            rustix::fs::stat(f.as_os_str()),
+            rustix::fs::stat(o.as_os_str()),
+        ) else {
+            return false;
+        };
+        (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+    };
+    if output.is_some_and(same) {
+        common::stream_options(ferry::OpenOptions::read_only())
+    } else {
+        common::input_options()
+    }
+}
+
 /// All of one input.
-fn read_input(f: &OsString) -> io::Result<Vec<u8>> {
+fn read_input(f: &OsString, output: Option<&OsString>) -> io::Result<Vec<u8>> {
     let s = if f == "-" {
         ferry::Stream::stdin()
     } else {
-        ferry::Stream::open(f, &common::stream_options(ferry::OpenOptions::read_only()))
+        ferry::Stream::open(f, &input_options_for(f, output))
     };
     let mut s = s.map_err(common::os_only)?;
     let mut v = Vec::new();
-    s.read_to_end(&mut v).map_err(common::os_only)?;
+    external::read_growing(&mut s, &mut v, usize::MAX).map_err(common::os_only)?;
     Ok(v)
 }
 
@@ -925,11 +980,20 @@ fn write_bytes(
 /// GNU's report of the first line out of order.
 fn check(t: &Tool, o: &Opts, cmp: &Cmp, mode: Check) -> i32 {
     let f = &o.files[0];
-    let data = match read_input(f) {
+    let data = match read_input(f, o.output.as_ref()) {
         Ok(b) => b,
+        // (-c checks no access first: an absent file is "open failed".)
+        Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
+            return cannot_read(t, &common::os_to_string(f), &e)
+        }
         Err(e) => {
+            let name = common::os_to_string(f);
+            let what = match read_failure(&name, &e) {
+                "cannot read" => read_failure_after_access(&name, &e),
+                w => w,
+            };
             t.error(format_args!(
-                "cannot read: {}: {}",
+                "{what}: {}: {}",
                 common::quotef(f),
                 common::describe(&e)
             ));

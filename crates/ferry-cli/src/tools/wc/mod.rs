@@ -79,6 +79,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         total: Counts::default(),
         wide: WideTable::new(),
         out: Vec::new(),
+        stdin_gone: false,
     };
     if let Some(from) = files0 {
         if let Some(extra) = files.first() {
@@ -115,6 +116,9 @@ struct Report {
     total: Counts,
     wide: WideTable,
     out: Vec<u8>,
+    /// Standard input was read and found closed (EBADF): GNU wc's closing
+    /// it at the end fails too, which it reports as `-: …` (status 1).
+    stdin_gone: bool,
 }
 
 impl Report {
@@ -133,7 +137,14 @@ impl Report {
                 line(&mut self.out, &c, &w, width, label);
             }
             Err((e, counts)) => {
-                t.file_error(&common::quotef(f), &e);
+                // Standard input read for want of operands is named as
+                // GNU names it.
+                let name = match label {
+                    None if f == "-" => common::quote_always("standard input"),
+                    _ => common::quotef(f),
+                };
+                t.file_error(&name, &e);
+                self.stdin_gone |= f == "-" && e.raw_os_error() == Some(libc::EBADF);
                 self.status = 1;
                 if let Some(c) = counts {
                     add(&mut self.total, &c);
@@ -141,7 +152,7 @@ impl Report {
                 }
             }
         }
-        flush(&mut self.out).map_err(|e| common::write_failed(t, &e))
+        flush(&mut self.out).map_err(|e| write_failed(t, &e))
     }
 
     /// The total line (if `total`), then the run's status.
@@ -151,10 +162,25 @@ impl Report {
             line(&mut self.out, &self.total, &w, width, Some(b"total"));
         }
         match flush(&mut self.out) {
+            Ok(()) if self.stdin_gone => {
+                t.file_error("-", &io::Error::from_raw_os_error(libc::EBADF));
+                1
+            }
             Ok(()) => self.status,
-            Err(e) => common::write_failed(t, &e),
+            Err(e) => write_failed(t, &e),
         }
     }
+}
+
+/// GNU wc's words for standard output failing: "write error", with the
+/// reason only for a closed one (its `close_stdout` sees the error of an
+/// earlier write, whose errno is gone); a reader gone is SIGPIPE.
+fn write_failed(t: &Tool, e: &io::Error) -> i32 {
+    if common::is_broken_pipe(e) || e.raw_os_error() == Some(libc::EBADF) {
+        return common::write_failed(t, e);
+    }
+    t.error(format_args!("write error"));
+    1
 }
 
 fn flush(out: &mut Vec<u8>) -> io::Result<()> {
@@ -213,7 +239,15 @@ fn number_width(files: &[OsString], w: &Want) -> usize {
     let mut min = 1;
     for f in files {
         let st = if f == "-" {
-            rustix::fs::fstat(std::io::stdin())
+            // A standard input left closed is held by /dev/null opened
+            // write-only (`common::occupy_closed_stdin`): GNU's fstat of
+            // it fails.
+            match rustix::fs::fcntl_getfl(std::io::stdin()) {
+                Ok(fl) if fl & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::WRONLY => {
+                    Err(rustix::io::Errno::BADF)
+                }
+                _ => rustix::fs::fstat(std::io::stdin()),
+            }
         } else {
             rustix::fs::stat(f.as_os_str())
         };

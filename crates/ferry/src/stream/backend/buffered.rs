@@ -28,6 +28,11 @@ impl Buffered {
             restore,
         }
     }
+
+    /// The file.
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
 }
 
 impl Buffered {

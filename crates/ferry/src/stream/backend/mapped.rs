@@ -16,6 +16,12 @@
 //! MiB, the calling thread's faults counted — and a window that faults at
 //! most every touch is not used: the engine reads into buffers from there
 //! on (docs/BENCHMARKS.md, "Session 15").
+//!
+//! Opened [`without_lease`](crate::OpenOptions::without_lease), the
+//! windows are mapped with no lease (the page cache itself, as
+//! [`Buf::map_file_unchecked`] maps it): nobody is held back, a writer's
+//! bytes show in the windows, and a truncation is the same `UnexpectedEof`
+//! from the SIGBUS guard.
 
 use super::{Buffered, Module, Window};
 use crate::{Buf, MappedFile};
@@ -48,13 +54,22 @@ const PREAD_REGION_MAX: usize = 1 << 20;
 /// The span a large folio can be mapped in by one fault (a PMD on x86-64).
 const HUGE_PAGE: u64 = 2 << 20;
 
+/// How a mapped stream maps its windows.
+enum Pages {
+    /// Under this read lease.
+    Leased(MappedFile),
+    /// With no lease (`OpenOptions::without_lease`).
+    Unleased,
+    /// Not any more: a writer broke the lease and kept the file open.
+    Lost,
+}
+
 pub(crate) struct Mapped {
     /// The file, also read with `pread` (large reads into a caller's
     /// buffer go straight there).
     file: Buffered,
-    /// The read lease the windows are mapped under; `None` once a writer
-    /// broke it and kept the file open.
-    lease: Option<MappedFile>,
+    /// What the windows are mapped under.
+    pages: Pages,
     /// Size and end of the last window.
     last: (usize, u64),
     /// The span of the last window found in small pages, read with `pread`.
@@ -66,7 +81,26 @@ impl Mapped {
     pub(crate) fn new(file: Buffered, lease: MappedFile) -> Mapped {
         Mapped {
             file,
-            lease: Some(lease),
+            pages: Pages::Leased(lease),
+            last: (0, u64::MAX),
+            pread_from: 0,
+            pread_until: 0,
+        }
+    }
+
+    /// Mapped with no lease: the caller of `OpenOptions::without_lease`
+    /// took on what that means.
+    pub(crate) fn unleased(file: Buffered) -> Mapped {
+        Mapped {
+            pages: Pages::Unleased,
+            ..Mapped::new_lost(file)
+        }
+    }
+
+    fn new_lost(file: Buffered) -> Mapped {
+        Mapped {
+            file,
+            pages: Pages::Lost,
             last: (0, u64::MAX),
             pread_from: 0,
             pread_until: 0,
@@ -76,7 +110,7 @@ impl Mapped {
     /// True while windows are mapped.
     #[inline]
     pub(crate) fn is_live(&self) -> bool {
-        self.lease.is_some()
+        !matches!(self.pages, Pages::Lost)
     }
 }
 
@@ -144,7 +178,7 @@ impl Module for Mapped {
             // A writer broke the lease and still has the file open: read
             // into buffers from here on.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.lease = None;
+                self.pages = Pages::Lost;
                 None
             }
             r => Some(r),
@@ -188,9 +222,28 @@ fn in_small_pages(window: &Buf) -> bool {
 
 impl Mapped {
     fn map(&mut self, start: u64, min: usize) -> io::Result<Window> {
-        let Some(lease) = &self.lease else {
+        // With no lease the file may shrink between the size and the
+        // mapping: the mapping then fails (past the end), and is tried
+        // again at the new size.
+        let mut tries = 0;
+        loop {
+            match self.map_once(start, min) {
+                Err(e)
+                    if matches!(self.pages, Pages::Unleased)
+                        && e.kind() == io::ErrorKind::UnexpectedEof
+                        && tries < 8 =>
+                {
+                    tries += 1;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn map_once(&mut self, start: u64, min: usize) -> io::Result<Window> {
+        if matches!(self.pages, Pages::Lost) {
             return Err(io::ErrorKind::WouldBlock.into());
-        };
+        }
         let size = self.file.size()?;
         let window = if start == self.last.1 {
             (self.last.0 * 2).min(MAP_WINDOW_MAX)
@@ -213,10 +266,15 @@ impl Mapped {
         }
         let len = (end - start) as usize;
         self.last = (window, end);
-        let buf = if len > 0 {
-            lease.map(start..end)?
-        } else {
-            Buf::new()
+        let buf = match &self.pages {
+            _ if len == 0 => Buf::new(),
+            Pages::Leased(lease) => lease.map(start..end)?,
+            // SAFETY: the stream was opened `without_lease`, whose caller
+            // took on the promise `map_file_unchecked` asks for (nobody
+            // writes the file while a window lives, or the caller accepts
+            // it); a shrinking file is the SIGBUS guard's.
+            Pages::Unleased => unsafe { Buf::map_file_unchecked(self.file.file(), start..end)? },
+            Pages::Lost => return Err(io::ErrorKind::WouldBlock.into()),
         };
         Ok(Window {
             buf,

@@ -216,14 +216,17 @@ impl Io {
 /// descriptor came from the caller and may be shared, so the positional
 /// modules put its offset at the stream's position at every hand-over
 /// (flush, seek, close: [`Module::hand_over`]) and go on from its offset
-/// after one ([`Module::take_back`]).
+/// after one ([`Module::take_back`]). `leased`: a mapped file is mapped
+/// under a read lease, and buffered where none can be had; otherwise it is
+/// mapped without one (`OpenOptions::without_lease`, whose caller took on
+/// what that means).
 pub(crate) fn choose(
     file: File,
     info: FdInfo,
     want: Backend,
-    can_read: bool,
-    can_write: bool,
+    (can_read, can_write): (bool, bool),
     restore: bool,
+    leased: bool,
 ) -> Io {
     if !info.regular || want == Backend::Sequential {
         return Io::Sequential(Sequential::new(file, info));
@@ -239,6 +242,9 @@ pub(crate) fn choose(
             Backend::Auto => !info.remote && info.size >= mapped::MAP_WINDOW_FIRST as u64,
             Backend::Buffered | Backend::Sequential => false,
         };
+    if map && !leased {
+        return Io::Mapped(Mapped::unleased(Buffered::new(file, info, restore)));
+    }
     // Mapped only under a read lease (windows never change while lent);
     // where none can be had, buffered.
     let lease = if map {

@@ -5,7 +5,7 @@
 
 use super::{common, Counter, Counts, Failure, Want};
 use crate::tools::locale::{Charset, WideTable};
-use ferry::{OpenOptions, Stream};
+use ferry::Stream;
 use std::ffi::OsString;
 use std::io;
 
@@ -25,7 +25,7 @@ pub(super) fn count(
 ) -> Option<Result<Counts, Failure>> {
     let start = first.position();
     let len = first.len().ok()?;
-    let second = Stream::open(f, &common::stream_options(OpenOptions::read_only())).ok()?;
+    let second = Stream::open(f, &common::input_options()).ok()?;
     let mid = line_start_after(&second, start + (len - start) / 2)?;
     second.seek_to(io::SeekFrom::Start(mid)).ok()?;
     let mut a = Counter::new(w, charset);
