@@ -441,7 +441,9 @@ pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) 
         .args(args)
         .current_dir(dir)
         .env("LC_ALL", "C")
-        .stdin(Stdio::null())
+        // A pipe nobody writes until `resume` closes it: a tool that reads
+        // standard input (`cmp FILE -`) waits there with FILE mapped.
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -449,7 +451,12 @@ pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) 
     let mut c = Stopped(child);
     let maps = format!("/proc/{}/maps", c.pid());
     let want = file.to_string_lossy().into_owned();
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "ferry {args:?} did not map {want} within a minute"
+        );
         let mapped = |l: &str| {
             l.ends_with(&want)
                 && l.split_whitespace()
