@@ -9,29 +9,14 @@ use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::{between, Side, TransferOptions};
 use std::os::fd::AsFd;
 
+mod support;
+
 /// Run in a child process of this test binary: the file-size limit is
 /// the whole process's, and the test harness's own output (a file, where
 /// a CI log is one) must not meet it.
 #[test]
 fn file_size_limit_is_efbig_not_sigxfsz() {
-    if std::env::var_os("FERRY_FSIZE_CHILD").is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "file_size_limit_is_efbig_not_sigxfsz",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("FERRY_FSIZE_CHILD", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-            "child: {:?}\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if support::in_child("file_size_limit_is_efbig_not_sigxfsz") {
         return;
     }
     limited();

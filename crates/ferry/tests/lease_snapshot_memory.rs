@@ -16,28 +16,10 @@ use ferry::{Buf, MappedFile};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const LEN: usize = 64 << 20;
+mod support;
+use support::in_child;
 
-/// Runs test `name` alone in a child of this binary with `FERRY_AS_CHILD`
-/// set, and checks that it passed there.
-fn in_child(name: &str) -> bool {
-    if std::env::var_os("FERRY_AS_CHILD").is_some() {
-        return false;
-    }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("FERRY_AS_CHILD", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-        "child: {:?}\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
-}
+const LEN: usize = 64 << 20;
 
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8 + 1).collect()

@@ -20,6 +20,8 @@ use std::io::{ErrorKind, Seek, SeekFrom};
 use std::os::fd::AsFd;
 use std::path::Path;
 
+mod support;
+
 const LIMIT: u64 = 16 << 20;
 
 fn pattern(n: usize) -> Vec<u8> {
@@ -42,37 +44,23 @@ fn assert_refused(e: &std::io::Error, what: &str) {
     );
 }
 
-/// Runs test `name` alone in a child of this binary under the file size
-/// limit (and SIGXFSZ ignored: a write past it fails with EFBIG); true in
-/// the parent, which checks that it passed there.
+/// [`support::in_child`], with the file size limit set in the child.
 fn in_child(name: &str) -> bool {
-    if std::env::var_os("FERRY_SAME_FILE_CHILD").is_some() {
-        // SAFETY: the child runs this one test alone; ignoring SIGXFSZ
-        // only turns a write past the limit into an error.
-        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-        rustix::process::setrlimit(
-            rustix::process::Resource::Fsize,
-            rustix::process::Rlimit {
-                current: Some(LIMIT),
-                maximum: None,
-            },
-        )
-        .unwrap();
-        return false;
+    if support::in_child(name) {
+        return true;
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("FERRY_SAME_FILE_CHILD", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-        "child: {:?}\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    true
+    // SAFETY: the child runs this one test alone; ignoring SIGXFSZ only
+    // turns a write past the limit into an error.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(LIMIT),
+            maximum: None,
+        },
+    )
+    .unwrap();
+    false
 }
 
 #[test]

@@ -6,29 +6,14 @@ use ferry::stream::os_error;
 use ferry::{OpenOptions, Stream};
 use std::io::Write;
 
+mod support;
+
 /// Run in a child process of this test binary: the file-size limit is
 /// the whole process's, and the test harness's own output (a file, where
 /// a CI log is one) must not meet it.
 #[test]
 fn file_size_limit_mid_write() {
-    if std::env::var_os("FERRY_FSIZE_CHILD").is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "file_size_limit_mid_write",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("FERRY_FSIZE_CHILD", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-            "child: {:?}\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if support::in_child("file_size_limit_mid_write") {
         return;
     }
     limited();

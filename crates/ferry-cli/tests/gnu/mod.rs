@@ -520,25 +520,14 @@ pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path)
 /// KiB (`ulimit -v`, set in the shell that then runs the tool, so the
 /// test process keeps its own limit).
 pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path, kib: u64) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
     let script = format!("ulimit -v {kib}; exec timeout 20 \"$@\"");
-    let mut fa: Vec<String> = vec![
-        "-c".into(),
-        script.clone(),
-        "sh".into(),
-        ferry.into(),
-        tool.into(),
-    ];
-    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
-    fa.extend(args.iter().map(|a| a.to_string()));
-    ga.extend(args.iter().map(|a| a.to_string()));
-    let ours = run("sh", &fa, stdin, dir, &[]);
-    let gnu = run("sh", &ga, stdin, dir, &[]);
-    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
-    assert_eq!(
-        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
-        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
-        "{tool} {args:?} under ulimit -v {kib}"
+    same_through_sh(
+        tool,
+        args,
+        stdin,
+        dir,
+        &script,
+        &format!("under ulimit -v {kib}"),
     );
 }
 
@@ -546,25 +535,37 @@ pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path,
 /// redirections `redir` (`> /dev/full`, `<&-`): status, output and
 /// messages (tool name aside) must be GNU's.
 pub fn same_redirected(tool: &str, args: &[&str], redir: &str, dir: &Path) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
     let script = format!("exec \"$@\" {redir}");
-    let mut fa: Vec<String> = vec![
-        "-c".into(),
-        script.clone(),
-        "sh".into(),
-        ferry.into(),
-        tool.into(),
-    ];
-    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
-    fa.extend(args.iter().map(|a| a.to_string()));
-    ga.extend(args.iter().map(|a| a.to_string()));
-    let ours = run("sh", &fa, None, dir, &[]);
-    let gnu = run("sh", &ga, None, dir, &[]);
+    same_through_sh(tool, args, None, dir, &script, redir);
+}
+
+/// `ferry TOOL args` and `TOOL args` as the arguments of the shell
+/// `script` (which runs them as `"$@"`): status, output and messages (tool
+/// name aside) must be GNU's; `what` names the case in a failure.
+fn same_through_sh(
+    tool: &str,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    dir: &Path,
+    script: &str,
+    what: &str,
+) {
+    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let argv = |prog: &[&str]| -> Vec<String> {
+        ["-c", script, "sh"]
+            .iter()
+            .chain(prog)
+            .chain(args)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    let ours = run("sh", &argv(&[ferry, tool]), stdin, dir, &[]);
+    let gnu = run("sh", &argv(&[tool]), stdin, dir, &[]);
     let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
     assert_eq!(
         (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
         (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
-        "{tool} {args:?} {redir}"
+        "{tool} {args:?} {what}"
     );
 }
 
