@@ -344,15 +344,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             more: None,
         };
         let (a, b) = (side(an), side(bn));
-        let labels = [
-            o.labels
-                .first()
-                .map_or_else(|| a.name.clone(), |l| l.clone().into_bytes()),
-            o.labels
-                .get(1)
-                .map_or_else(|| b.name.clone(), |l| l.clone().into_bytes()),
-        ];
-        return files(o, &a, &b, labels, true, None, out);
+        return files(o, &a, &b, labels(o, &a, &b), true, None, out);
     }
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
@@ -396,15 +388,18 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         }
         _ => false,
     };
-    let labels = [
+    files(o, &a, &b, labels(o, &a, &b), same_file, None, out)
+}
+
+/// The names two files are shown by: `--label`s where given, else their
+/// own names.
+fn labels(o: &Opts, a: &Side, b: &Side) -> [Vec<u8>; 2] {
+    let label = |k: usize, s: &Side| {
         o.labels
-            .first()
-            .map_or_else(|| a.name.clone(), |l| l.clone().into_bytes()),
-        o.labels
-            .get(1)
-            .map_or_else(|| b.name.clone(), |l| l.clone().into_bytes()),
-    ];
-    files(o, &a, &b, labels, same_file, None, out)
+            .get(k)
+            .map_or_else(|| s.name.clone(), |l| l.clone().into_bytes())
+    };
+    [label(0, a), label(1, b)]
 }
 
 /// Compares two loaded files, shown as `names`; `header` is the `diff -r
