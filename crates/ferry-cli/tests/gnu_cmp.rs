@@ -293,20 +293,11 @@ fn cmp_writes_file_names_as_bytes() {
 #[test]
 fn line_numbers_count_the_bytes_compared_not_a_later_read() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     gnu::lines_file(&a, 40);
     let orig = std::fs::read(&a).unwrap();
-    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(["cmp", "a", "-"])
-        .current_dir(d.path())
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmp = gnu::spawn_piped(&["cmp", "a", "-"], d.path());
     let mut pipe = cmp.stdin.take().unwrap();
     let first = 3 << 20;
     pipe.write_all(&orig[..first]).unwrap();
@@ -361,20 +352,11 @@ fn the_same_input_twice_is_identical() {
 #[test]
 fn a_file_cut_short_under_cmp_is_its_end() {
     use std::io::Write;
-    use std::process::{Command, Stdio};
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     gnu::lines_file(&a, 40);
     let orig = std::fs::read(&a).unwrap();
-    let mut cmp = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(["cmp", "a", "-"])
-        .current_dir(d.path())
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmp = gnu::spawn_piped(&["cmp", "a", "-"], d.path());
     let mut pipe = cmp.stdin.take().unwrap();
     pipe.write_all(&orig[..3 << 20]).unwrap();
     std::fs::File::options()

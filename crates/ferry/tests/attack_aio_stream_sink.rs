@@ -12,6 +12,8 @@ use ferry::transfer::{between, TransferOptions};
 use ferry::{Buf, OpenOptions, Stream};
 use std::io::Write;
 
+mod support;
+
 /// A stream holding 10 000 bytes of its own ('S'), unwritten; a file
 /// limit of 4096 bytes; a transfer of 50 000 bytes ('M') into it. The
 /// file ends with 4096 'S' and no 'M': the error must say 0 bytes moved.
@@ -20,24 +22,7 @@ use std::io::Write;
 /// a CI log is one) must not meet it.
 #[test]
 fn a_failure_while_the_streams_own_bytes_go_out_counts_none_of_ours() {
-    if std::env::var_os("FERRY_FSIZE_CHILD").is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "a_failure_while_the_streams_own_bytes_go_out_counts_none_of_ours",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("FERRY_FSIZE_CHILD", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-            "child: {:?}\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if support::in_child("a_failure_while_the_streams_own_bytes_go_out_counts_none_of_ours") {
         return;
     }
     limited();
@@ -51,14 +36,7 @@ fn limited() {
     let out = Stream::open(&p, &OpenOptions::write_truncate().buffer_size(1 << 20)).unwrap();
     (&out).write_all(&[b'S'; 10_000]).unwrap();
     assert_eq!(out.pending_write(), 10_000);
-    rustix::process::setrlimit(
-        rustix::process::Resource::Fsize,
-        rustix::process::Rlimit {
-            current: Some(4096),
-            maximum: None,
-        },
-    )
-    .unwrap();
+    support::limit_file_size(4096);
     let r = between(
         &Endpoint::memory(Buf::from(vec![b'M'; 50_000])),
         &Endpoint::stream(&out),

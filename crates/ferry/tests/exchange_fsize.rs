@@ -26,14 +26,7 @@ fn limited() {
     const LIMIT: u64 = 100_000;
     // SAFETY: default disposition, as a C program would have it.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_DFL) };
-    rustix::process::setrlimit(
-        rustix::process::Resource::Fsize,
-        rustix::process::Rlimit {
-            current: Some(LIMIT),
-            maximum: None,
-        },
-    )
-    .unwrap();
+    support::limit_file_size(LIMIT);
     let dir = tempfile::tempdir().unwrap();
 
     // write_buf: the bytes up to the limit land, then EFBIG.

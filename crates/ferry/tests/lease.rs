@@ -10,6 +10,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+use support::child_opens_read_only_with_o_trunc;
+
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
@@ -114,26 +117,12 @@ fn a_child_truncating_the_file_leaves_the_buf_whole() {
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
 }
 
-/// Another process opens the file read-only with `O_TRUNC` (as
-/// `perl -e 'sysopen F, $f, O_RDONLY|O_TRUNC'` does): Linux empties the
-/// file for anyone allowed to write it, and a read-only open does not break
-/// a read lease, so ferry hears nothing. Before ferry looked at the file's
-/// size, the `Buf` read as zeros with its `ContentId` unchanged,
+/// Another process opens the file read-only with `O_TRUNC`: Linux empties
+/// the file for anyone allowed to write it, and a read-only open does not
+/// break a read lease, so ferry hears nothing. Before ferry looked at the
+/// file's size, the `Buf` read as zeros with its `ContentId` unchanged,
 /// `MappedFile::size` still said the old size and a new `map` of the old
 /// range succeeded with zeros.
-fn child_opens_read_only_with_o_trunc(path: &Path) {
-    let st = Command::new("perl")
-        .args([
-            "-MFcntl",
-            "-e",
-            "sysopen(my $f, $ARGV[0], O_RDONLY|O_TRUNC) or die \"open: $!\"",
-        ])
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(st.success(), "perl: {st:?}");
-}
-
 #[test]
 fn a_read_only_o_trunc_open_is_found_and_the_buf_reports_it() {
     let data = pattern(5 * 4096 + 99, 7);

@@ -6,10 +6,12 @@
 
 use ferry::{MappedFile, OpenOptions, Stream};
 use std::io::{ErrorKind, Read};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+mod support;
+use support::child_opens_read_only_with_o_trunc;
 
 /// Bytes with no zero among them, so that zeros in their place show.
 fn pattern(n: usize) -> Vec<u8> {
@@ -21,21 +23,6 @@ fn file_with(data: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let p = dir.path().join("f");
     std::fs::write(&p, data).unwrap();
     (dir, p)
-}
-
-/// Another process opens `path` read-only with `O_TRUNC`: Linux empties
-/// the file and does not break a read lease.
-fn child_opens_read_only_with_o_trunc(path: &Path) {
-    let st = Command::new("perl")
-        .args([
-            "-MFcntl",
-            "-e",
-            "sysopen(my $f, $ARGV[0], O_RDONLY|O_TRUNC) or die \"open: $!\"",
-        ])
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(st.success(), "perl: {st:?}");
 }
 
 /// A child forked while another thread asks a leased `Buf` for its

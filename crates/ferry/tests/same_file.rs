@@ -52,14 +52,7 @@ fn in_child(name: &str) -> bool {
     // SAFETY: the child runs this one test alone; ignoring SIGXFSZ only
     // turns a write past the limit into an error.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    rustix::process::setrlimit(
-        rustix::process::Resource::Fsize,
-        rustix::process::Rlimit {
-            current: Some(LIMIT),
-            maximum: None,
-        },
-    )
-    .unwrap();
+    support::limit_file_size(LIMIT);
     false
 }
 

@@ -434,21 +434,26 @@ pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
     stop_once_mapped_from(args, dir, file, 0)
 }
 
-/// [`stop_while_mapping`], once a mapping of `file` from offset `from` or
-/// later shows (so the tool read what came before: streams map forward).
-pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) -> Stopped {
-    let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+/// `ferry args` started in `dir` (C locale) with all three standard
+/// descriptors pipes to this process.
+pub fn spawn_piped(args: &[&str], dir: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_ferry"))
         .args(args)
         .current_dir(dir)
         .env("LC_ALL", "C")
-        // A pipe nobody writes until `resume` closes it: a tool that reads
-        // standard input (`cmp FILE -`) waits there with FILE mapped.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let mut c = Stopped(child);
+        .unwrap()
+}
+
+/// [`stop_while_mapping`], once a mapping of `file` from offset `from` or
+/// later shows (so the tool read what came before: streams map forward).
+pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) -> Stopped {
+    // Standard input is a pipe nobody writes until `resume` closes it: a
+    // tool that reads it (`cmp FILE -`) waits there with FILE mapped.
+    let mut c = Stopped(spawn_piped(args, dir));
     let maps = format!("/proc/{}/maps", c.pid());
     let want = file.to_string_lossy().into_owned();
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);

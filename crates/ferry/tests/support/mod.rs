@@ -28,3 +28,33 @@ pub fn in_child(name: &str) -> bool {
     );
     true
 }
+
+/// Sets this process's file size limit (`RLIMIT_FSIZE`) to `bytes`: a
+/// write past it raises SIGXFSZ, or fails with EFBIG where the signal is
+/// ignored or blocked. For a test body run by [`in_child`].
+pub fn limit_file_size(bytes: u64) {
+    rustix::process::setrlimit(
+        rustix::process::Resource::Fsize,
+        rustix::process::Rlimit {
+            current: Some(bytes),
+            maximum: None,
+        },
+    )
+    .unwrap();
+}
+
+/// Another process opens `path` read-only with `O_TRUNC` (perl's
+/// `sysopen`): Linux empties the file for anyone allowed to write it, and
+/// a read-only open does not break a read lease.
+pub fn child_opens_read_only_with_o_trunc(path: &std::path::Path) {
+    let st = std::process::Command::new("perl")
+        .args([
+            "-MFcntl",
+            "-e",
+            "sysopen(my $f, $ARGV[0], O_RDONLY|O_TRUNC) or die \"open: $!\"",
+        ])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success(), "perl: {st:?}");
+}
