@@ -277,6 +277,7 @@ fn sfree(s: *mut FyFile, locked: bool, ptr: *const c_void) -> c_int {
             let r = match held {
                 // SAFETY: regions of this stream, each rebuilt once.
                 Held::Read(raw) => unsafe { g.region_from_raw(raw) }.free(),
+                // SAFETY: as above.
                 Held::Write(raw) => unsafe { g.region_mut_from_raw(raw) }.free(),
                 Held::Push(_) => Ok(()),
             };

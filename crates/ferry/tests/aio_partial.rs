@@ -14,8 +14,8 @@ use std::time::Duration;
 /// Bytes waiting in the pipe whose read end is `fd`.
 fn queued(fd: &OwnedFd) -> i32 {
     let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
     assert_eq!(
+        // SAFETY: FIONREAD writes one int.
         unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) },
         0
     );

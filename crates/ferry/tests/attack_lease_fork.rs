@@ -61,6 +61,7 @@ fn run(drop_in_parent: bool) {
     // SAFETY: plain write and waitpid.
     unsafe { libc::write(go[1], b"g".as_ptr().cast(), 1) };
     let mut status = 0;
+    // SAFETY: waitpid writes one int the call owns.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFEXITED(status));
     assert_eq!(

@@ -82,6 +82,7 @@ fn huge_timeouts_do_not_fire() {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        // SAFETY: clock_gettime writes one timespec the call owns.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         ts.tv_sec as u64
     };
@@ -266,6 +267,8 @@ fn dropping_in_flight_with_deadlines() {
 fn openpty() -> (OwnedFd, OwnedFd) {
     let mut m = 0;
     let mut s = 0;
+    // SAFETY: openpty writes two descriptors into `m` and `s`; the name,
+    // termios and winsize pointers may be null.
     let r = unsafe {
         libc::openpty(
             &mut m,
@@ -276,6 +279,7 @@ fn openpty() -> (OwnedFd, OwnedFd) {
         )
     };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty succeeded: `m` and `s` are new descriptors owned here.
     unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
 }
 
@@ -290,6 +294,8 @@ fn a_write_into_a_stuck_terminal_times_out() {
     for b in [Backend::Auto, Backend::Threads] {
         let (master, slave) = openpty();
         // Raw mode: no echo, no line discipline surprises.
+        // SAFETY: termios is plain data; the calls read and write the
+        // struct owned here on a descriptor that is open.
         unsafe {
             let mut t: libc::termios = std::mem::zeroed();
             libc::tcgetattr(std::os::fd::AsRawFd::as_raw_fd(&slave), &mut t);
@@ -487,6 +493,7 @@ fn a_child_after_fork_keeps_deadlines() {
     f.set_timeout(Some(Duration::from_millis(10)));
     let r = f.read(1).unwrap();
     assert_eq!(r.wait(LONG).unwrap_err().kind(), ErrorKind::TimedOut);
+    // SAFETY: the child only evaluates the request and calls _exit.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -499,9 +506,12 @@ fn a_child_after_fork_keeps_deadlines() {
             }
         }))
         .unwrap_or(5);
+        // SAFETY: _exit ends the forked child without running the
+        // parent's destructors.
         unsafe { libc::_exit(code) };
     }
     let mut st = 0;
+    // SAFETY: waitpid writes one int the call owns.
     unsafe { libc::waitpid(pid, &mut st, 0) };
     assert!(libc::WIFEXITED(st), "child died: {st}");
     assert_eq!(

@@ -229,9 +229,9 @@ fn case_codes(dir: &std::path::Path) {
     install(app_handler);
     MODE.store(RECORD, Ordering::SeqCst);
     let f = file_of(dir, "a", PAGE, 0x5A);
-    let b = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
+    let b = unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
     let at = b.as_ptr() as usize + 100;
     for code in [
         libc::BUS_MCEERR_AR,
@@ -269,15 +269,15 @@ fn case_codes(dir: &std::path::Path) {
 fn case_later_handler(dir: &std::path::Path) {
     set_disposition(libc::SIG_DFL);
     let f1 = file_of(dir, "a", 2 * PAGE, 0x11);
-    let a = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f1, 0..2 * PAGE as u64) }.unwrap();
+    let a = unsafe { Buf::map_file_unchecked(&f1, 0..2 * PAGE as u64) }.unwrap();
     MODE.store(FIX_OWN, Ordering::SeqCst);
     install(app_handler);
     let f2 = file_of(dir, "b", PAGE, 0x22);
-    let b = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f2, 0..PAGE as u64) }.unwrap();
+    let b = unsafe { Buf::map_file_unchecked(&f2, 0..PAGE as u64) }.unwrap();
     assert_eq!(b[0], 0x22);
     f1.set_len(0).unwrap();
     assert_eq!(a[2 * PAGE - 1], 0, "the lost page reads as zeros");
@@ -306,15 +306,15 @@ fn case_later_handler(dir: &std::path::Path) {
 fn case_chaining_handler(dir: &std::path::Path) {
     install(base_handler);
     let f1 = file_of(dir, "a", PAGE, 0x11);
-    let a = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f1, 0..PAGE as u64) }.unwrap();
+    let a = unsafe { Buf::map_file_unchecked(&f1, 0..PAGE as u64) }.unwrap();
     MODE.store(CHAIN, Ordering::SeqCst);
     OLD.store(install(app_handler), Ordering::SeqCst);
     let f2 = file_of(dir, "b", PAGE, 0x22);
-    let _b = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f2, 0..PAGE as u64) }.unwrap();
+    let _b = unsafe { Buf::map_file_unchecked(&f2, 0..PAGE as u64) }.unwrap();
     assert_ne!(
         current_handler(),
         app_handler as *const () as usize,
@@ -338,9 +338,9 @@ fn case_errno(dir: &std::path::Path) {
     MODE.store(CLOBBER_ERRNO, Ordering::SeqCst);
     install(app_handler);
     let f = file_of(dir, "a", PAGE, 0x11);
-    let a = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
+    let a = unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
     // SAFETY: this thread's errno slot.
     unsafe { *libc::__errno_location() = 1234 };
     // SAFETY: signals our own thread; the wrapper leaves errno alone on
@@ -371,9 +371,9 @@ fn case_errno(dir: &std::path::Path) {
 fn case_ignored(dir: &std::path::Path) {
     set_disposition(libc::SIG_IGN);
     let f = file_of(dir, "a", PAGE, 0x11);
-    let a = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
+    let a = unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
     raise_sigbus();
     raise_sigbus();
     assert_ne!(current_handler(), libc::SIG_IGN, "ferry still guards");
@@ -392,9 +392,9 @@ fn case_ignored(dir: &std::path::Path) {
 fn case_default_raise(dir: &std::path::Path) {
     set_disposition(libc::SIG_DFL);
     let f = file_of(dir, "a", PAGE, 0x11);
-    let _a = // SAFETY: the test itself shrinks the file under the mapping, to
+    // SAFETY: the test itself shrinks the file under the mapping, to
     // exercise the SIGBUS guard (no lease: the file is open for writing).
-    unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
+    let _a = unsafe { Buf::map_file_unchecked(&f, 0..PAGE as u64) }.unwrap();
     raise_sigbus();
     println!("survived a raised SIGBUS");
 }

@@ -30,6 +30,7 @@ fn interrupted_pipe_reads_and_writes_are_retried() {
     let t = {
         let done = done.clone();
         std::thread::spawn(move || {
+            // SAFETY: pthread_self has no preconditions.
             tx.send(unsafe { libc::pthread_self() }).unwrap();
             let mut got = Vec::new();
             let mut s = reader;

@@ -86,9 +86,10 @@ impl Fmem {
         }
         let maxpos = match first {
             b'r' => size,
-            // SAFETY: as above.
             b'a' => {
-                memchr::memchr(0, unsafe { std::slice::from_raw_parts(buf, size) }).unwrap_or(size)
+                // SAFETY: as above.
+                let held = unsafe { std::slice::from_raw_parts(buf, size) };
+                memchr::memchr(0, held).unwrap_or(size)
             }
             _ => 0,
         };

@@ -51,6 +51,7 @@ pub extern "C" fn fy_fdopen(fd: c_int, mode: *const c_char) -> *mut FyFile {
             // An emulated descriptor: the FILE is its stream.
             // SAFETY: a live FILE from the descriptor table; lock taken.
             let g = unsafe { &*f }.locked();
+            // SAFETY: the lock is held through `g`.
             unsafe { g.state() }.is_file = true;
             return f;
         }

@@ -549,10 +549,11 @@ impl<'a> SharedRegionMut<'a> {
                 return Err(e);
             }
         };
-        // SAFETY: the lock is held by this call alone; `raw` came from this
-        // stream, is rebuilt once and goes back to raw form before the lock
-        // is released.
+        // SAFETY: the lock is held by this call alone, so no other
+        // reference to the stream exists while `s` lives.
         let s = unsafe { &*held.0.stream.get() };
+        // SAFETY: `raw` came from this stream, is rebuilt once and goes
+        // back to raw form before the lock is released.
         let mut r = unsafe { s.region_mut_from_raw(raw) };
         let res = r.realloc(new_len);
         let raw = r.into_raw();

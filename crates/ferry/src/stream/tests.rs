@@ -321,6 +321,7 @@ fn raw_read_regions_keep_their_bytes() {
     let rb = unsafe { g.region_from_raw(b) };
     assert_eq!(&rb[..], &data[70_000..140_000]);
     rb.free().unwrap();
+    // SAFETY: a region of this stream, rebuilt once.
     let ra = unsafe { g.region_from_raw(a) };
     assert_eq!(&ra[..], &data[..70_000]);
     let buf = ra.into_buf();
