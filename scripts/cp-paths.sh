@@ -8,8 +8,9 @@
 #   map_huge   the same with MADV_HUGEPAGE on each mapping
 #   pair       cfr from the front and map from the back on two threads,
 #              meeting where their speeds put them
-#   pair_huge  the same with MADV_HUGEPAGE (what `ferry cp` does since
-#              session 11)
+#   pair_huge  the same with MADV_HUGEPAGE (what `ferry cp` does:
+#              docs/BENCHMARKS.md, "cp: why two threads, and why huge
+#              pages" (2026-11-23, 715aaa7))
 #
 # Every figure is a whole command's time (/usr/bin/time), interleaved
 # rounds, page cache warm and memory warmed as in write-floor.sh. Run it

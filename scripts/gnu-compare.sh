@@ -2,8 +2,8 @@
 # Times ferry's tools beside the GNU tools on the same cached inputs:
 # interleaved rounds (every command once per round, order rotated), each
 # input warmed right before its command, median of the rounds printed with
-# the ratio. Until `ferry bench asf` exists this is how issue 4's figures are
-# made.
+# the ratio. The asf benchmark suite supersedes it but for `wc -w` in a UTF-8
+# locale (docs/BENCHMARKS.md, "Scripts").
 #
 #   scripts/gnu-compare.sh [ROUNDS] [SIZE_MIB]      (CASES="wc_l cmp" for some)
 set -euo pipefail

@@ -8,8 +8,9 @@
 # free memory was reported just before or while it ran — a 2–4× swing that
 # lands on whichever program runs after the reporter wakes, not on the one
 # doing more work. With reporting paused the same write takes 0.28–0.33 s
-# every time (docs/BENCHMARKS.md, "Session 10"). Measure file-writing
-# programs under this script, or read their figures with that swing in mind.
+# every time (docs/BENCHMARKS.md, "Measuring on this VM: free page reporting
+# and hold-memory.sh" (2026-11-23, 1a45c9e)). Measure file-writing programs
+# under this script, or read their figures with that swing in mind.
 #
 #   scripts/hold-memory.sh COMMAND [ARG...]
 #

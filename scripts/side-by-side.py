@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Commands timed side by side (used for docs/BENCHMARKS.md, session 15): ROUNDS then "label|ENV=V ... cmd args" cases, interleaved
+"""Commands timed side by side (used for docs/BENCHMARKS.md, "start-up: what the dynamic binary cost" (2026-11-23, 6d1ff8d)): ROUNDS then "label|ENV=V ... cmd args" cases, interleaved
 (order rotated each round), stdout to /dev/null, medians in ms."""
 import subprocess, time, statistics, sys, os, shlex
 runs = int(sys.argv[1]); cases = [a.split("|", 1) for a in sys.argv[2:]]

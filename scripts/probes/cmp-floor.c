@@ -1,6 +1,7 @@
 /* The floor of cmp on two files in the page cache: two threads, each
  * pread-ing its half of both files into two page-aligned buffers, PIECE
- * bytes at a time, and memcmp-ing them. docs/BENCHMARKS.md, "Session 16".
+ * bytes at a time, and memcmp-ing them. docs/BENCHMARKS.md, "asf: cmp on
+ * 4 KiB pages, at the floor of pread" (2026-11-25, 2e28fee).
  *   cc -O2 -pthread -o /tmp/cmp-floor scripts/probes/cmp-floor.c
  *   /tmp/cmp-floor A B PIECE */
 #define _GNU_SOURCE

@@ -1,7 +1,8 @@
 /* One thread reads a whole file by pread into a reused buffer, or by
  * mapping windows of it (optionally populated with MADV_POPULATE_READ),
- * touching every cache line; prints the time. docs/BENCHMARKS.md,
- * "Session 16": the per-page cost of mapping a file in 4 KiB pages.
+ * touching every cache line; prints the time. docs/BENCHMARKS.md, "asf:
+ * why mapping loses on 4 KiB pages" (2026-11-25, 2e28fee): the per-page
+ * cost of mapping a file in 4 KiB pages.
  *   cc -O2 -o /tmp/map-probe scripts/probes/map-vs-pread.c
  *   /tmp/map-probe pread|mmap|populate FILE WINDOW_BYTES */
 #define _GNU_SOURCE

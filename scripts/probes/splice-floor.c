@@ -1,6 +1,7 @@
 /* A file into standard output (a pipe) by splice, as ferry cat and uutils
  * cat do: "staged" through a private 1 MiB pipe, or "direct"; CHUNK bytes
- * per call (default 1 MiB). docs/BENCHMARKS.md, "Session 16".
+ * per call (default 1 MiB). docs/BENCHMARKS.md, "asf: cat | reader against
+ * uutils, a tie at the kernel's splice" (2026-11-25, 2e28fee).
  *   cc -O2 -static -o /tmp/splice-floor scripts/probes/splice-floor.c
  *   scripts/pipe-side-by-side.py 11 "staged|/tmp/splice-floor staged FILE" ...  */
 #define _GNU_SOURCE

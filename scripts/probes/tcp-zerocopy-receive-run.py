@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Interleaved runner for tcp-zerocopy-receive.c (docs/BENCHMARKS.md,
-# session 18):
+# Interleaved runner for tcp-zerocopy-receive.c (docs/BENCHMARKS.md, "stream:
+# why ttcp --io exchange stays under 1.2× read-write" (2026-11-25, 2909f0a)):
 #   gcc -O2 -Wall -o /tmp/zc scripts/probes/tcp-zerocopy-receive.c
 #   python3 scripts/probes/tcp-zerocopy-receive-run.py /tmp/zc OUT.jsonl REPS "label|args" ...
 # e.g. "send+recv|-s send -r recv -b 128 -n 4096 -m 0"

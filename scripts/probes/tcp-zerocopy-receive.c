@@ -1,4 +1,5 @@
-// tcp-zerocopy-receive.c - loopback TCP copy-avoidance probe (sender x receiver matrix), docs/BENCHMARKS.md session 18.
+// tcp-zerocopy-receive.c - loopback TCP copy-avoidance probe (sender x receiver matrix),
+// docs/BENCHMARKS.md, "stream: why ttcp --io exchange stays under 1.2× read-write" (2026-11-25, 2909f0a).
 //
 // Sender modes  (-s): send | zc (MSG_ZEROCOPY) | sendfile
 // Receiver modes(-r): recv | zcrx (TCP_ZEROCOPY_RECEIVE) | splice (sock->pipe->/dev/null)
