@@ -2,7 +2,7 @@
 # C stdio loops on glibc and on ferry/stdio.h, side by side: the same
 # source compiled twice, run interleaved, medians of RUNS.
 # Usage: scripts/c-stdio-compare.sh FILE [RUNS]   (a text file, warm)
-# (A quick check of two loops; `ferry bench asf-c` is the full experiment.)
+# (A quick check of two loops; `ferry-bench asf-c` is the full experiment.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 file=$1

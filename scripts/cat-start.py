@@ -2,8 +2,8 @@
 """`ferry cat FILE | reader` against uutils cat, and each one's start-up.
 
 Interleaved rounds; each run is timed from spawning the program to its exit,
-with this process draining the pipe into /dev/null by splice (as `ferry
-bench asf` does), and FILE read once right before each run. Also times
+with this process draining the pipe into /dev/null by splice (as
+`ferry-bench asf` does), and FILE read once right before each run. Also times
 `cat /dev/null` for both: the start-up alone. Prints medians and minimums.
 
     scripts/cat-start.py FILE [ROUNDS]     (FERRY=path, UUCAT=path)

@@ -1,5 +1,5 @@
 /*
- * Shared by the `ferry bench asf-c` programs (the ASF paper's experiment
+ * Shared by the `ferry-bench asf-c` programs (the ASF paper's experiment
  * in C): GNU-style error exits and wc's byte classes. Each tool has one
  * source in stdio/ (built against glibc, and unchanged against
  * ferry/stdio.h) and one rewritten on ferry/asi.h in asi/.

@@ -28,7 +28,7 @@ use ferry::stream::{os_error, Backend};
 /// lease breaks on a thread of its own; glibc then counts the process as
 /// multi-threaded (`__libc_single_threaded` is 0 for good), and from then
 /// on every inline `getc`/`putc` takes the `FILE` lock: 30× slower
-/// (`ferry bench asf-c`, getc: 0.9 s → 28 s on 1 GiB). A `FILE` copies
+/// (`ferry-bench asf-c`, getc: 0.9 s → 28 s on 1 GiB). A `FILE` copies
 /// into the caller's memory anyway, and `read(2)` costs the same whatever
 /// page sizes the file sits in, which faulting a mapping does not. Mapped
 /// streams stay one call away: `fy_sopen` (ferry/asi.h).

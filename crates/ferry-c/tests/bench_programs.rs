@@ -1,4 +1,4 @@
-//! The programs of `ferry bench asf-c` (crates/ferry-c/bench): each tool's
+//! The programs of `ferry-bench asf-c` (crates/ferry-c/bench): each tool's
 //! three builds — its stdio source against glibc, the same source against
 //! ferry/stdio.h, and its rewrite on ferry/asi.h — must print the same
 //! bytes, exit the same way, and agree with the real tool (GNU wc, cut,

@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks of the memory layer, each beside its baseline.
-//! Whole-program comparisons (and the recorded figures) are `ferry bench buf`.
+//! Whole-program comparisons (and the recorded figures) are `ferry-bench buf`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ferry::{Aggregate, Buf, Pool, PoolConfig};

@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks of alloc streams beside std::io. Whole-file
-//! comparisons (and the recorded figures) are `ferry bench stream-ops`.
+//! comparisons (and the recorded figures) are `ferry-bench stream-ops`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ferry::stream::Backend;

@@ -89,9 +89,10 @@ pub(super) fn write_buf(fd: BorrowedFd<'_>, data: Owned) -> io::Result<usize> {
 
 /// Pieces at least this long go to a pipe or stream socket by reference
 /// (`vmsplice`) where their memory can be lent; shorter ones are copied.
-/// Measured in docs/BENCHMARKS.md (session 17, `ferry bench fbufs`,
-/// maprw): a mapped 16 KiB written by `write_buf` (lent) cost the same as
-/// by `write` (copied), 64 KiB 1.32× less, 1 KiB and 4 KiB 5% more.
+/// Measured in docs/BENCHMARKS.md ("fbufs: where write_buf starts
+/// lending", `ferry-bench fbufs`, maprw): a mapped 16 KiB written by
+/// `write_buf` (lent) cost the same as by `write` (copied), 64 KiB 1.32×
+/// less, 1 KiB and 4 KiB 5% more.
 pub(crate) const LEND_MIN: usize = 16 << 10;
 
 /// Sends `data`, which the caller has given up, to `fd`, all of it;

@@ -1,19 +1,20 @@
 //! The programs per tool (std, std-1m, compat, asi) give the same output as
 //! each other and as the GNU tool they stand for, on edge-case inputs.
 
-mod gnu;
+#[path = "../../ferry-cli/tests/gnu/text.rs"]
+mod text;
 
 use std::path::Path;
 use std::process::Command;
 
 const KINDS: [&str; 4] = ["std", "std-1m", "compat", "asi"];
 
-/// Runs `ferry variant KIND TOOL OUT INS…`; returns (status, OUT's bytes,
+/// Runs `ferry-bench variant KIND TOOL OUT INS…`; returns (status, OUT's bytes,
 /// stdout, stderr).
 fn variant(dir: &Path, kind: &str, tool: &str, ins: &[&str]) -> (i32, Vec<u8>, Vec<u8>, String) {
     let out = dir.join(format!("out-{kind}-{tool}"));
     let _ = std::fs::remove_file(&out);
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
         .current_dir(dir)
         .args(["variant", kind, tool, out.to_str().unwrap()])
         .args(ins)
@@ -50,7 +51,7 @@ fn inputs(dir: &Path) -> Vec<String> {
     add("no-newline", b"abc def\nlast line without newline");
     add("crlf", b"one two\r\nthree\r\n\r\n");
     add("nul", b"a\0b\nc\0\n");
-    let text = gnu::texty(300_000, 3);
+    let text = text::texty(300_000, 3);
     add("text", &text);
     // Differences past the first pieces a compare looks at: in the middle
     // of a 4 KiB piece, at a piece's first byte, and in the last byte.
@@ -149,7 +150,7 @@ fn cat_into_a_pipe_matches_the_input_with_either_backend() {
     for backend in ["auto", "buffered"] {
         for f in &names {
             for k in KINDS {
-                let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+                let o = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
                     .current_dir(dir)
                     .env("FERRY_BACKEND", backend)
                     .args(["variant", k, "cat", "-", f])

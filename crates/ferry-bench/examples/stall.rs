@@ -9,7 +9,7 @@
 //!    source-side stall)
 //! ```
 //!
-//! `cargo run --release -p ferry --example stall -- [MIB] [PAUSE_MS] [EVERY_MIB] [ROUNDS] [CACHE_MIB]`
+//! `cargo run --release -p ferry-bench --example stall -- [MIB] [PAUSE_MS] [EVERY_MIB] [ROUNDS] [CACHE_MIB]`
 //! (defaults 256 10 8 7 64). Per mode: wall time and throughput of the
 //! whole transfer, the producer's time blocked in `write` (the source-side
 //! stall), switches and the peak of cache buffers held.

@@ -1,4 +1,4 @@
-//! `ferry bench stream`: Roadrunner's experiment on this machine — bytes
+//! `ferry-bench stream`: Roadrunner's experiment on this machine — bytes
 //! moved between files, pipes, TCP and Unix sockets and memory by ferry
 //! (`ferry pipe`, `ferry ttcp`) and by the programs people use for it
 //! (`cat`, `dd`, `socat`, `iperf3`), each run as processes, interleaved,
@@ -10,8 +10,8 @@
 
 use super::files::{make_file, warm, Content};
 use super::measure::median;
-use crate::size::parse_size;
 use clap::Args;
+use ferry_cli::parse_size;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -505,14 +505,14 @@ pub fn run(a: StreamArgs) -> Result<(), String> {
     } else {
         a.size
     };
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let ferry = crate::workspace::ferry(a.c.json)?;
     let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
     let input = make_file(size, Some(&dir), Content::Random, "stream")?;
     super::files::lay_out(&input.path, a.layout)?;
     let mut f = std::fs::File::open(&input.path).map_err(|e| e.to_string())?;
     let pid = std::process::id();
     let ctx = Ctx {
-        ferry: me.to_string_lossy().into_owned(),
+        ferry,
         file: &input.path,
         out: dir.join(format!("ferry-bench-stream-out-{pid}")),
         sock: dir.join(format!("ferry-bench-stream-{pid}.sock")),
@@ -520,7 +520,7 @@ pub fn run(a: StreamArgs) -> Result<(), String> {
     };
     let runs = if a.c.quick { 5 } else { a.c.runs };
     println!(
-        "ferry bench stream — {} per run, medians of {runs} interleaved runs{}",
+        "ferry-bench stream — {} per run, medians of {runs} interleaved runs{}",
         human(size),
         if a.c.quick {
             " (--quick: figures mean nothing)"

@@ -1,4 +1,4 @@
-//! `ferry bench bulk`: the Titanium paper's experiment (Bonachea, §5): the
+//! `ferry-bench bulk`: the Titanium paper's experiment (Bonachea, §5): the
 //! first pass of an external merge sort — read a chunk of a file of
 //! big-endian 64-bit integers (Java's `long`s), sort it in memory, write
 //! it out — in the paper's six configurations, with their nearest modern
@@ -72,7 +72,7 @@ const CONFIGS: [&str; 6] = ["raf", "ds", "dsb", "bulkraf", "bulkds", "async"];
 
 pub fn run(a: BulkArgs) -> Result<(), String> {
     a.c.check("bulk")?;
-    let parse = |s: &str| crate::size::parse_size(s).map_err(|e| format!("bench bulk: {s}: {e}"));
+    let parse = |s: &str| ferry_cli::parse_size(s).map_err(|e| format!("bulk: {s}: {e}"));
     let mut sizes: Vec<u64> = a.sizes.iter().map(|s| parse(s)).collect::<Result<_, _>>()?;
     let chunks: Vec<u64> = a
         .chunks
@@ -84,7 +84,7 @@ pub fn run(a: BulkArgs) -> Result<(), String> {
         sizes = vec![1 << 20];
     }
     println!(
-        "ferry bench bulk — external sort's first pass, big-endian i64, medians of {} interleaved runs{}{}",
+        "ferry-bench bulk — external sort's first pass, big-endian i64, medians of {} interleaved runs{}{}",
         a.c.runs,
         if a.direct { ", input read O_DIRECT" } else { ", cached input" },
         if a.c.quick { " (--quick: figures mean nothing)" } else { "" }
@@ -92,7 +92,7 @@ pub fn run(a: BulkArgs) -> Result<(), String> {
     for &chunk in &chunks {
         if chunk == 0 || chunk % 4096 != 0 {
             return Err(format!(
-                "bench bulk: a chunk of {chunk} bytes: use a multiple of 4 KiB"
+                "bulk: a chunk of {chunk} bytes: use a multiple of 4 KiB"
             ));
         }
         for &size0 in &sizes {
@@ -149,7 +149,7 @@ fn one(a: &BulkArgs, size: u64, chunk: u64, per_element_max: u64) -> Result<(), 
                 check = true;
                 let got = std::fs::read(&outp.path).map_err(|e| e.to_string())?;
                 if got != *want {
-                    return Err(format!("bench bulk: {name} wrote the wrong bytes"));
+                    return Err(format!("bulk: {name} wrote the wrong bytes"));
                 }
             }
             Ok((d, size as f64))
@@ -379,7 +379,7 @@ fn sort_pass(
             p.write += t.elapsed();
         }
         "async" => async_pass(input, output, len, chunk, direct, &mut p)?,
-        _ => return Err(format!("bench bulk: no configuration {name}")),
+        _ => return Err(format!("bulk: no configuration {name}")),
     }
     Ok(p)
 }

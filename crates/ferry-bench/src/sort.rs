@@ -1,4 +1,4 @@
-//! `ferry bench sort`: `ferry sort` against GNU sort, as processes,
+//! `ferry-bench sort`: `ferry sort` against GNU sort, as processes,
 //! interleaved, on generated text (distinct lines of words and numbers,
 //! 20–100 bytes) — in memory, and larger than `-S` (runs on disk) — with
 //! the same `-S` and `--parallel` for both, `LC_ALL=C`; and binary
@@ -19,16 +19,16 @@ pub struct SortArgs {
     #[command(flatten)]
     c: super::Common,
     /// Text sorted in memory.
-    #[arg(long, default_value = "1G", value_parser = crate::size::parse_size)]
+    #[arg(long, default_value = "1G", value_parser = ferry_cli::parse_size)]
     text: u64,
     /// Text sorted through runs on disk (with --external-buffer).
-    #[arg(long, default_value = "4G", value_parser = crate::size::parse_size)]
+    #[arg(long, default_value = "4G", value_parser = ferry_cli::parse_size)]
     external: u64,
     /// The -S for the external text sort.
     #[arg(long, default_value = "512M")]
     external_buffer: String,
     /// Binary 100-byte records (with --records-buffer).
-    #[arg(long, default_value = "2G", value_parser = crate::size::parse_size)]
+    #[arg(long, default_value = "2G", value_parser = ferry_cli::parse_size)]
     records: u64,
     /// The -S for the records.
     #[arg(long, default_value = "256M")]
@@ -116,7 +116,7 @@ impl Drop for Scratch {
 
 pub fn run_bench(a: SortArgs) -> Result<(), String> {
     a.c.check("sort")?;
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let ferry = crate::workspace::ferry(a.c.json)?;
     let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
     let pid = std::process::id();
     let path = |n: &str| dir.join(format!("ferry-bench-sort-{n}-{pid}"));
@@ -139,7 +139,7 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
     let par = format!("--parallel={}", a.parallel);
     let out = path("out");
     println!(
-        "ferry bench sort — wall seconds, medians of {} interleaved runs, LC_ALL=C, {par}{}",
+        "ferry-bench sort — wall seconds, medians of {} interleaved runs, LC_ALL=C, {par}{}",
         a.c.runs,
         if a.c.quick {
             " (--quick: figures mean nothing)"
@@ -185,11 +185,11 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
         };
         let tmpdir = dir.to_string_lossy().into_owned();
         let mut vs: Vec<Variant<'_>> = Vec::new();
-        let (f, o, b, me, par, tmpdir) = (&file, &out, &buffer, &me, &par, &tmpdir);
+        let (f, o, b, ferry, par, tmpdir) = (&file, &out, &buffer, &ferry, &par, &tmpdir);
         let warm_it = &warm_it;
         vs.push(Variant::new("ferry sort", move || {
             warm_it(f)?;
-            let mut c = Command::new(me);
+            let mut c = Command::new(ferry);
             c.arg("sort")
                 .args(["-S", b, par, "-T", tmpdir, "-o"])
                 .arg(o);
@@ -206,8 +206,8 @@ pub fn run_bench(a: SortArgs) -> Result<(), String> {
             vs.push(Variant::new("ferry cp twice (I/O floor)", move || {
                 warm_it(f)?;
                 let t = Instant::now();
-                run(Command::new(me).arg("cp").arg(f).arg(&c1))?;
-                run(Command::new(me).arg("cp").arg(&c1).arg(&c2))?;
+                run(Command::new(ferry).arg("cp").arg(f).arg(&c1))?;
+                run(Command::new(ferry).arg("cp").arg(&c1).arg(&c2))?;
                 Ok((t.elapsed(), size as f64))
             }));
         } else {

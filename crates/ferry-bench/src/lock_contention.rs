@@ -1,4 +1,4 @@
-//! `ferry bench stream-ops`, contention: `SharedStream`'s parking lock
+//! `ferry-bench stream-ops`, contention: `SharedStream`'s parking lock
 //! against a spinning lock, with one and two threads taking 64-byte records
 //! from one stream — over a mapped file (the holder does bookkeeping only)
 //! and over the buffered backend (the holder sometimes does a `pread`).

@@ -1,4 +1,4 @@
-//! `ferry bench asf`: the Alloc Stream Facility paper's experiment on this
+//! `ferry-bench asf`: the Alloc Stream Facility paper's experiment on this
 //! machine (its Figures 10–11, and with `--backend buffered` its Tables
 //! 2–3): every tool as std / compat / asi programs, the real `ferry`
 //! command, the GNU tool and (where installed) ripgrep and uutils cat, run
@@ -9,8 +9,8 @@ use super::files::{
     Scratch,
 };
 use super::measure::{interleave, Samples, Variant};
-use crate::size::parse_size;
 use clap::{Args, ValueEnum};
+use ferry_cli::parse_size;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -107,8 +107,10 @@ this under scripts/hold-memory.sh (root)";
 
 pub fn run(a: AsfArgs) -> Result<(), String> {
     a.c.check("asf")?;
+    // The std / compat / asi programs are this binary's `variant`s.
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
     let me = me.to_string_lossy().into_owned();
+    let ferry = crate::workspace::ferry(a.c.json)?;
     let size = if a.c.quick { 8 << 20 } else { a.size };
     let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
     let backend = match a.backend {
@@ -190,7 +192,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("cat", &[&t], Sink::File);
-                v.push(prog("ferry", &[&me, "cat", &t], Sink::File));
+                v.push(prog("ferry", &[&ferry, "cat", &t], Sink::File));
                 v.push(prog("GNU", &["cat", &t], Sink::File));
                 if let Some(u) = &uu {
                     v.push(prog("uutils", &[u, &t], Sink::File));
@@ -209,7 +211,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
                     // Variants write to their standard output here.
                     p.argv[4] = "-".into();
                 }
-                v.push(prog("ferry", &[&me, "cat", &t], Sink::Pipe));
+                v.push(prog("ferry", &[&ferry, "cat", &t], Sink::Pipe));
                 v.push(prog("GNU", &["cat", &t], Sink::Pipe));
                 if let Some(u) = &uu {
                     v.push(prog("uutils", &[u, &t], Sink::Pipe));
@@ -224,7 +226,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("cp", &[&r], Sink::Null);
-                v.push(prog("ferry", &[&me, "cp", &r, &o], Sink::Null));
+                v.push(prog("ferry", &[&ferry, "cp", &r, &o], Sink::Null));
                 v.push(prog("GNU", &["cp", &r, &o], Sink::Null));
                 v
             },
@@ -236,7 +238,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("wc", &[&t], Sink::Null);
-                v.push(prog("ferry", &[&me, "wc", &t], Sink::Null));
+                v.push(prog("ferry", &[&ferry, "wc", &t], Sink::Null));
                 v.push(prog("GNU", &["wc", &t], Sink::Null));
                 v
             },
@@ -248,7 +250,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("wc-l", &[&t], Sink::Null);
-                v.push(prog("ferry", &[&me, "wc", "-l", &t], Sink::Null));
+                v.push(prog("ferry", &[&ferry, "wc", "-l", &t], Sink::Null));
                 v.push(prog("GNU", &["wc", "-l", &t], Sink::Null));
                 v
             },
@@ -260,7 +262,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("cmp", &[&r, &r2], Sink::Null);
-                v.push(prog("ferry", &[&me, "cmp", &r, &r2], Sink::Null));
+                v.push(prog("ferry", &[&ferry, "cmp", &r, &r2], Sink::Null));
                 v.push(prog("GNU", &["cmp", &r, &r2], Sink::Null));
                 v
             },
@@ -272,7 +274,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: size,
             programs: {
                 let mut v = v3("cut", &[&t], Sink::File);
-                v.push(prog("ferry", &[&me, "cut", "-c1-10", &t], Sink::File));
+                v.push(prog("ferry", &[&ferry, "cut", "-c1-10", &t], Sink::File));
                 v.push(prog("GNU", &["cut", "-c1-10", &t], Sink::File));
                 v
             },
@@ -286,7 +288,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
                 // Not /dev/null: GNU grep stops at the first match when its
                 // output is /dev/null.
                 let mut v = v3("grep-c", &[grep_word, &t], Sink::File);
-                let ferry_argv = [me.as_str(), "grep", "-c", grep_word, &t];
+                let ferry_argv = [ferry.as_str(), "grep", "-c", grep_word, &t];
                 v.push(prog("ferry", &ferry_argv, Sink::File));
                 v.push(prog("GNU", &["grep", "-c", grep_word, &t], Sink::File));
                 if let Some(rg) = &rg {
@@ -302,7 +304,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
             bytes: 2 * dsize,
             programs: {
                 let mut v = v3("diff", &[&a1, &b1], Sink::File);
-                v.push(prog("ferry", &[&me, "diff", &a1, &b1], Sink::File));
+                v.push(prog("ferry", &[&ferry, "diff", &a1, &b1], Sink::File));
                 v.push(prog("GNU", &["diff", &a1, &b1], Sink::File));
                 v
             },
@@ -362,7 +364,7 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
     } else {
         for (layout, results) in &by_layout {
             println!(
-                "ferry bench asf — inputs {size} bytes (diff: two of {dsize}) in {} pages, backend {backend}, medians of {} interleaved runs",
+                "ferry-bench asf — inputs {size} bytes (diff: two of {dsize}) in {} pages, backend {backend}, medians of {} interleaved runs",
                 layout.name(),
                 a.c.runs
             );

@@ -1,11 +1,11 @@
-//! `ferry bench buf`: the memory layer against what people use today.
+//! `ferry-bench buf`: the memory layer against what people use today.
 
 use super::files::{make_file, read_all, warm, Content};
 use super::measure::{compare, interleave, timed, Scale, Variant};
 use super::report::{Row, Target, Unit};
-use crate::size::parse_size;
 use clap::Args;
 use ferry::{Aggregate, Buf, BufMut, Pool, PoolConfig};
+use ferry_cli::parse_size;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Read;

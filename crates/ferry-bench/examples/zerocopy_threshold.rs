@@ -9,7 +9,7 @@
 //! saving it buys shows only where bytes leave through a network device.
 //!
 //! ```text
-//! cargo run --release -p ferry --example zerocopy_threshold -- [ROUNDS] [MIB]
+//! cargo run --release -p ferry-bench --example zerocopy_threshold -- [ROUNDS] [MIB]
 //! ```
 
 use ferry::transfer::zerocopy::ZeroCopySender;

@@ -1,13 +1,13 @@
-//! `ferry bench stream-ops`: alloc streams against `std::io` on the same
+//! `ferry-bench stream-ops`: alloc streams against `std::io` on the same
 //! files — small records, a sequential scan, and line iteration.
 
 use super::files::{make_file, open_warm, Content, Scratch};
 use super::measure::{compare, interleave, Samples, Scale, Variant};
 use super::report::{Row, Target, Unit};
-use crate::size::parse_size;
 use clap::Args;
 use ferry::stream::Backend;
 use ferry::{OpenOptions, Stream};
+use ferry_cli::parse_size;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read};
 use std::time::{Duration, Instant};

@@ -18,7 +18,8 @@
 //!   library buffer.
 //!
 //! The work on the bytes (comparing with `first_diff`, counting with
-//! `Counts::add`, cutting a line with `cut_line`, the diff logic) is the
+//! `Counts::add`, cutting a line with `cut_line`, the diff logic: `ferry
+//! diff`'s own, `ferry_cli::diff_normal`) is the
 //! same code in all of them, so the ratios measure the interfaces. Where a
 //! region allows a different shape it says so: grep -c's rewrite searches
 //! a whole region at a time instead of line by line, and cut's finds line
@@ -28,8 +29,9 @@
 //! alike (`F_SETPIPE_SZ` on standard output before the program runs), so
 //! no variant gets a larger pipe than another.
 //!
-//! Run as `ferry variant {std|compat|asi} TOOL OUT INPUT…` (OUT `-` is
-//! standard output); `ferry bench asf` times them against the GNU tools.
+//! Run as `ferry-bench variant {std|std-1m|compat|asi} TOOL OUT INPUT…`
+//! (OUT `-` is standard output); `ferry-bench asf` times them against the
+//! `ferry` tools and the GNU tools.
 //! Tools: `cat`, `cp`, `wc` (lines, words, bytes; ASCII words), `wc-l`,
 //! `cmp`, `cut` (`-c1-10`), `grep-c` (INPUT… is `LITERAL FILE`), `diff`.
 
@@ -44,7 +46,7 @@ pub const KINDS: &[&str] = &["std", "std-1m", "compat", "asi"];
 const BIG: usize = 1 << 20;
 pub const TOOLS: &[&str] = &["cat", "cp", "wc", "wc-l", "cmp", "cut", "grep-c", "diff"];
 
-/// `ferry variant KIND TOOL OUT INPUT…`; returns the exit status (cmp and
+/// `ferry-bench variant KIND TOOL OUT INPUT…`; returns the exit status (cmp and
 /// diff: 0 same, 1 different, 2 trouble).
 pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
     let args: Vec<String> = args
@@ -53,7 +55,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         .collect();
     if args.len() < 4 || !KINDS.contains(&args[0].as_str()) || !TOOLS.contains(&args[1].as_str()) {
         eprintln!(
-            "usage: ferry variant {{{}}} {{{}}} OUT INPUT...",
+            "usage: ferry-bench variant {{{}}} {{{}}} OUT INPUT...",
             KINDS.join("|"),
             TOOLS.join("|")
         );
@@ -63,7 +65,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
     match run(kind, tool, out, ins) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ferry variant {kind} {tool}: {e}");
+            eprintln!("ferry-bench variant {kind} {tool}: {e}");
             2
         }
     }
@@ -151,17 +153,11 @@ fn run(kind: &str, tool: &str, out: &str, ins: &[String]) -> io::Result<i32> {
 }
 
 fn open_read(p: &str) -> io::Result<Stream> {
-    Stream::open(
-        p,
-        &crate::tools::common::stream_options(OpenOptions::read_only()),
-    )
+    Stream::open(p, &ferry_cli::stream_options(OpenOptions::read_only()))
 }
 
 fn open_write(p: &str) -> io::Result<Stream> {
-    Stream::open(
-        p,
-        &crate::tools::common::stream_options(OpenOptions::write_truncate()),
-    )
+    Stream::open(p, &ferry_cli::stream_options(OpenOptions::write_truncate()))
 }
 
 // ---- the program logic, one source for std and compat ----
@@ -363,7 +359,7 @@ fn diff(mut a: impl BufRead, mut b: impl BufRead, mut w: impl Write) -> io::Resu
     let (mut x, mut y) = (Vec::new(), Vec::new());
     a.read_to_end(&mut x)?;
     b.read_to_end(&mut y)?;
-    let code = crate::tools::diff_normal(&x, &y, &mut w)?;
+    let code = ferry_cli::diff_normal(&x, &y, &mut w)?;
     w.flush()?;
     Ok(code)
 }
@@ -509,7 +505,7 @@ mod asi {
                     Buf::map_file(&f, 0..len).or_else(|_| Buf::read_file(&f, 0..len))
                 };
                 let (a, b) = (map(&ins[0])?, map(&ins[1])?);
-                let code = crate::tools::diff_normal(&a, &b, &mut w)?;
+                let code = ferry_cli::diff_normal(&a, &b, &mut w)?;
                 w.flush()?;
                 Ok(code)
             }

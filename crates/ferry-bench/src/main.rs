@@ -1,5 +1,18 @@
-//! `ferry bench`: whole-program comparisons, ferry and its baseline side by
-//! side in one run, interleaved, medians of several runs, ratios quoted.
+//! `ferry-bench`: every benchmark suite of ferry — whole-program
+//! comparisons, ferry and its baseline side by side in one run,
+//! interleaved, medians of several runs, ratios quoted. None of it is in
+//! the shipped `ferry` binary. The probes that measured a kernel path or a
+//! mechanism for the design are this crate's examples
+//! (`cargo run --release -p ferry-bench --example NAME`).
+//!
+//! Run from the workspace as `cargo run --release -p ferry-bench -- SUITE
+//! [OPTIONS]` (`--help` lists them; README.md says what each measures).
+//! The suites that time the `ferry` tools (asf, stream, sort) run the
+//! `ferry` binary of this workspace and asf-c links `libferry.so`: each is
+//! found beside this executable, built there first by cargo when this is a
+//! cargo build of the workspace (module `workspace`). The asf suite's std /
+//! compat / asi programs are this binary's own: `ferry-bench variant KIND
+//! TOOL OUT INPUT…` runs one alone.
 
 mod asf;
 mod asf_c;
@@ -13,11 +26,13 @@ mod report;
 mod sort;
 mod stream;
 mod stream_ops;
+mod variants;
+mod workspace;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// Options every `ferry bench` takes.
+/// Options every suite takes.
 #[derive(Args)]
 pub struct Common {
     /// Rounds; every variant runs once per round, interleaved (at least 5).
@@ -40,7 +55,7 @@ impl Common {
     pub fn check(&self, bench: &str) -> Result<(), String> {
         if self.runs < 5 {
             return Err(format!(
-                "bench {bench}: --runs {} is too few; use at least 5",
+                "{bench}: --runs {} is too few; use at least 5",
                 self.runs
             ));
         }
@@ -60,7 +75,7 @@ impl Common {
             println!("{}", report::json(rows));
         } else {
             let title = format!(
-                "ferry bench {bench} — medians of {} interleaved runs",
+                "ferry-bench {bench} — medians of {} interleaved runs",
                 self.runs
             );
             println!("{}", report::table(&title, rows));
@@ -68,8 +83,16 @@ impl Common {
     }
 }
 
-#[derive(Args)]
-pub struct BenchArgs {
+/// ferry's benchmark suites.
+#[derive(Parser)]
+#[command(
+    name = "ferry-bench",
+    version,
+    about,
+    long_about = None,
+    after_help = "Also: `ferry-bench variant {std|std-1m|compat|asi} TOOL OUT INPUT...` runs one of the asf suite's programs alone (TOOL: cat, cp, wc, wc-l, cmp, cut, grep-c, diff; OUT `-` is standard output)."
+)]
+struct Cli {
     #[command(subcommand)]
     which: Which,
 }
@@ -111,8 +134,13 @@ enum Which {
     Sort(sort::SortArgs),
 }
 
-pub fn run(args: BenchArgs) -> Result<(), String> {
-    match args.which {
+fn main() {
+    let mut args = std::env::args_os().skip(1);
+    // The asf suite's programs, timed as processes: straight to their code.
+    if args.next().is_some_and(|a| a == "variant") {
+        std::process::exit(variants::main(args.collect()));
+    }
+    let result = match Cli::parse().which {
         Which::Buf(a) => buf::run(a),
         Which::StreamOps(a) => stream_ops::run(a),
         Which::Asf(a) => asf::run(a),
@@ -121,5 +149,9 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         Which::Fbufs(a) => fbufs::run(a),
         Which::Bulk(a) => bulk::run(a),
         Which::Sort(a) => sort::run_bench(a),
+    };
+    if let Err(e) = result {
+        eprintln!("ferry-bench: {e}");
+        std::process::exit(1);
     }
 }

@@ -1,4 +1,4 @@
-//! `ferry bench fbufs`: the fbufs paper's experiments on this machine, in
+//! `ferry-bench fbufs`: the fbufs paper's experiments on this machine, in
 //! one process. Each operation moves one buffer of SIZE bytes from a
 //! cached file into a pipe whose reader splices everything to /dev/null
 //! (a reader that copies nothing and is never the bottleneck):
@@ -142,7 +142,7 @@ pub fn run(a: FbufsArgs) -> Result<(), String> {
         per_op.push((s, [m[0], m[1], m[2], m[3]]));
     }
     println!(
-        "ferry bench fbufs — per-operation cost (µs), {} page-cache layout, medians of {} interleaved runs{}",
+        "ferry-bench fbufs — per-operation cost (µs), {} page-cache layout, medians of {} interleaved runs{}",
         a.layout.name(),
         a.c.runs,
         if a.c.quick {

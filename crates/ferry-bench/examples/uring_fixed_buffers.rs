@@ -6,7 +6,7 @@
 //! request) and through the page cache (it copies). Prints medians of
 //! wall and CPU time (the process's, user + system).
 //!
-//! `cargo run --release --example uring_fixed_buffers -- [FILE] [MiB] [RUNS]`
+//! `cargo run --release -p ferry-bench --example uring_fixed_buffers -- [FILE] [MiB] [RUNS]`
 //! (defaults: target/uring-fixed-probe, 256, 5). Creates FILE.
 
 use io_uring::{opcode, types, IoUring};

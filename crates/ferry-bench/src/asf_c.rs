@@ -1,4 +1,4 @@
-//! `ferry bench asf-c`: the Alloc Stream Facility paper's experiment in C
+//! `ferry-bench asf-c`: the Alloc Stream Facility paper's experiment in C
 //! (its Figures 10–11). Each tool has one C source built twice — against
 //! glibc's stdio and, unchanged, against ferry/stdio.h — and a rewrite on
 //! ferry/asi.h; the three run as processes, interleaved, inputs warmed
@@ -13,8 +13,8 @@ use super::asf::{copy_of, med, run_once, which, Program, Sink};
 use super::files::{make_file, Content, Scratch};
 use super::measure::{compare, interleave, Samples, Variant};
 use super::report::{Target, Unit};
-use crate::size::parse_size;
 use clap::Args;
+use ferry_cli::parse_size;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -44,7 +44,7 @@ pub struct AsfCArgs {
 /// A file of crates/ferry-c, as `(its path there, its text)`.
 macro_rules! c_file {
     ($path:literal) => {
-        ($path, include_str!(concat!("../../../ferry-c/", $path)))
+        ($path, include_str!(concat!("../../ferry-c/", $path)))
     };
 }
 
@@ -146,7 +146,7 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
             .unwrap_or_else(|| "cc".into());
     if which(&[&cc]).is_none() && !Path::new(&cc).is_file() {
         return Err(format!(
-            "bench asf-c: no C compiler '{cc}' (install gcc, or pass --cc)"
+            "asf-c: no C compiler '{cc}' (install gcc, or pass --cc)"
         ));
     }
     let tools: Vec<&CTool> = TOOLS
@@ -154,7 +154,7 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
         .filter(|t| a.only.is_empty() || a.only.iter().any(|o| o == t.name))
         .collect();
     if tools.is_empty() {
-        return Err(format!("bench asf-c: no tool in --only {:?}", a.only));
+        return Err(format!("asf-c: no tool in --only {:?}", a.only));
     }
     let lib = libferry(a.lib.as_deref(), a.c.json)?;
     let size = if a.c.quick { 8 << 20 } else { a.size };
@@ -232,7 +232,7 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
         );
     } else {
         println!(
-            "ferry bench asf-c — input {size} bytes of text (cmp: two), medians of {} interleaved runs",
+            "ferry-bench asf-c — input {size} bytes of text (cmp: two), medians of {} interleaved runs",
             a.c.runs
         );
         println!("{}", table(&results, size));
@@ -244,57 +244,14 @@ pub fn run(a: AsfCArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The directory holding libferry.so. Without `--lib`: next to this
-/// binary, after `cargo build -p ferry-c` into the same target directory
-/// when the source tree this binary came from is still there (a no-op
-/// when it is up to date).
+/// The directory holding libferry.so: `--lib`, or this program's own
+/// (built there first where cargo can: `crate::workspace`).
 fn libferry(explicit: Option<&Path>, quiet: bool) -> Result<PathBuf, String> {
-    if let Some(d) = explicit {
-        return if d.join("libferry.so").is_file() {
-            Ok(d.to_path_buf())
-        } else {
-            Err(format!("bench asf-c: no libferry.so in {}", d.display()))
-        };
-    }
-    let me = std::env::current_exe().map_err(|e| format!("bench asf-c: {e}"))?;
-    let here = me
-        .parent()
-        .ok_or("bench asf-c: this binary has no directory")?
-        .to_path_buf();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let profile = here.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let have_cargo = which(&[&cargo]).is_some() || Path::new(&cargo).is_file();
-    if let Some(target_dir) = here.parent().filter(|_| {
-        root.join("crates/ferry-c/Cargo.toml").is_file()
-            && (profile == "release" || profile == "debug")
-            && have_cargo
-    }) {
-        if !quiet {
-            eprintln!("  building libferry ({profile}) …");
-        }
-        let mut c = Command::new(&cargo);
-        c.args(["build", "-q", "-p", "ferry-c", "--manifest-path"])
-            .arg(root.join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(target_dir);
-        if profile == "release" {
-            c.arg("--release");
-        }
-        let st = c
-            .status()
-            .map_err(|e| format!("bench asf-c: running {cargo}: {e}"))?;
-        if !st.success() {
-            return Err(format!("bench asf-c: building libferry failed ({st})"));
-        }
-    }
-    if here.join("libferry.so").is_file() {
-        Ok(here)
-    } else {
-        Err(format!(
-            "bench asf-c: no libferry.so next to {} (build it with `cargo build --release -p ferry-c`, or pass --lib DIR)",
-            me.display()
-        ))
+    match explicit {
+        Some(d) if d.join("libferry.so").is_file() => Ok(d.to_path_buf()),
+        Some(d) => Err(format!("asf-c: no libferry.so in {}", d.display())),
+        None => crate::workspace::built("ferry-c", "libferry.so", quiet)
+            .map_err(|e| format!("asf-c: {e}, or pass --lib DIR")),
     }
 }
 
@@ -342,10 +299,10 @@ fn compile(cc: &str, root: &Path, lib: &Path, source: &str, build: &str) -> Resu
     }
     let o = c
         .output()
-        .map_err(|e| format!("bench asf-c: running {cc}: {e}"))?;
+        .map_err(|e| format!("asf-c: running {cc}: {e}"))?;
     if !o.status.success() {
         return Err(format!(
-            "bench asf-c: compiling {} ({build}) failed:\n{}",
+            "asf-c: compiling {} ({build}) failed:\n{}",
             src.display(),
             String::from_utf8_lossy(&o.stderr)
         ));
