@@ -1,11 +1,12 @@
 //! Links the `ferry` binary statically, position-dependent.
 //!
 //! A run over a small file is mostly process start-up. Measured
-//! (docs/BENCHMARKS.md, "Session 16"): a position-independent executable
-//! has its ~14 000 absolute pointers patched by the dynamic loader at every
-//! start (about 70 page faults; `-no-pie` removed them in session 15), and
-//! the dynamic loader then still maps and binds `libgcc_s`, `libm` and
-//! `libc` — about a third of what was left of `ferry wc` on a 1 KiB file.
+//! (docs/BENCHMARKS.md, "start-up: the static binary"): a
+//! position-independent executable has its ~14 000 absolute pointers
+//! patched by the dynamic loader at every start (about 70 page faults,
+//! which `-no-pie` removes), and the dynamic loader then still maps and
+//! binds `libgcc_s`, `libm` and `libc` — about a third of what was left of
+//! `ferry wc` on a 1 KiB file.
 //! A static executable has no loader: the kernel maps it and `_start` runs.
 //!
 //! rustc links a glibc target dynamically unless the whole build has

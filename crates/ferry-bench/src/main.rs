@@ -6,7 +6,8 @@
 //! (`cargo run --release -p ferry-bench --example NAME`).
 //!
 //! Run from the workspace as `cargo run --release -p ferry-bench -- SUITE
-//! [OPTIONS]` (`--help` lists them; README.md says what each measures).
+//! [OPTIONS]` (`--help` lists them; this crate's README.md says what each
+//! measures).
 //! The suites that time the `ferry` tools (asf, stream, sort) run the
 //! `ferry` binary of this workspace and asf-c links `libferry.so`: each is
 //! found beside this executable, built there first by cargo when this is a
