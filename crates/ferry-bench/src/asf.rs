@@ -52,6 +52,10 @@ pub struct AsfArgs {
     /// read back by readahead: large folios), or both, one table each.
     #[arg(long, value_enum, default_value = "both")]
     layout: LayoutArg,
+    /// Do not install missing peers (ripgrep, uutils) from Debian's
+    /// packages; they are then named as missing under the table.
+    #[arg(long)]
+    no_install: bool,
     #[command(flatten)]
     c: super::Common,
 }
@@ -119,19 +123,36 @@ pub fn run(a: AsfArgs) -> Result<(), String> {
         BackendArg::Buffered => "buffered",
     };
     let mut missing = Vec::new();
-    let rg = which(&["rg"]);
     // Debian's rust-coreutils puts its cat in /usr/lib/cargo/bin/coreutils.
-    let uu = which(&[
+    let uu_names = [
         "uu-cat",
         "uu_cat",
         "uutils-cat",
         "/usr/lib/cargo/bin/coreutils/cat",
-    ]);
+    ];
+    let mut install_failed = None;
+    if !a.c.quick && !a.no_install {
+        let mut need = Vec::new();
+        if which(&["rg"]).is_none() {
+            need.push("ripgrep");
+        }
+        if which(&uu_names).is_none() {
+            need.push("rust-coreutils");
+        }
+        install_failed = crate::peers::install(&need, a.c.json).err();
+    }
+    let rg = which(&["rg"]);
+    let uu = which(&uu_names);
     if rg.is_none() {
         missing.push("ripgrep (rg; apt-get install ripgrep)");
     }
     if uu.is_none() {
         missing.push("uutils cat (uu-cat, uu_cat or uutils-cat; apt-get install rust-coreutils)");
+    }
+    if let (Some(why), false) = (install_failed, missing.is_empty()) {
+        if !a.c.json {
+            eprintln!("  peers not installed: {why}");
+        }
     }
     for (t, bin) in [
         ("GNU coreutils", "cat"),

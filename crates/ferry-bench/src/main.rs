@@ -23,6 +23,7 @@ mod fbufs;
 mod files;
 mod lock_contention;
 mod measure;
+mod peers;
 mod report;
 mod sort;
 mod stream;
