@@ -12,7 +12,9 @@
 //! - `ferry/aio.h`: asynchronous file requests (Titanium's AsyncFile):
 //!   start, done/wait with timeouts, all/any, cancel, sticky errors;
 //! - `ferry/transfer.h`: `fy_transfer`, a whole input moved to an output
-//!   by the kernel's copy paths.
+//!   by the kernel's copy paths;
+//! - `ferry/sort.h`: the external sort, fixed-size records by a byte key
+//!   and lines by their bytes, from one descriptor to another.
 //!
 //! One stream serves all four: only the stream buffers data, so a program
 //! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
@@ -35,6 +37,7 @@ pub mod exchange;
 mod ffi;
 pub mod file;
 mod registry;
+pub mod sort;
 pub mod stdio;
 pub mod transfer;
 pub mod unistd;

@@ -448,6 +448,15 @@ fn endpoints_and_between() {
     checks_itself("ferry-only/between.c", &[]);
 }
 
+/// ferry/sort.h: records by a big-endian key (stable, reversed, unique)
+/// in memory and through runs, lines from a pipe against qsort, and the
+/// errors (EBADF, EINVAL, a partial record, a missing temporary
+/// directory's ENOENT).
+#[test]
+fn records_and_lines_sort_from_c() {
+    checks_itself("ferry-only/sort.c", &[]);
+}
+
 /// ferry/aio.h on io_uring, on threads and on the automatic choice:
 /// round trips, the start-time end-of-file check, a FIFO as the slow
 /// device (timeouts, a sticky cancel, the buffer back), a sticky I/O

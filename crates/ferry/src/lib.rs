@@ -137,6 +137,7 @@ pub mod exchange;
 #[cfg(all(test, loom))]
 mod loom_models;
 pub mod pool;
+pub mod sort;
 pub mod stream;
 mod sync;
 mod sys;

@@ -135,3 +135,22 @@ pub(crate) fn cpus() -> Option<usize> {
         (r == 0).then(|| unsafe { libc::CPU_COUNT(&set) } as usize)
     }
 }
+
+/// The machine's physical memory in bytes (`_SC_PHYS_PAGES` pages of
+/// `_SC_PAGESIZE`; 0 if unknown).
+pub(crate) fn physical_memory() -> u64 {
+    // SAFETY: sysconf only answers a query; no memory is passed.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
+}
+
+/// How many descriptors this process may open (`RLIMIT_NOFILE`'s soft
+/// limit; `None` for no limit).
+pub(crate) fn open_files_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}

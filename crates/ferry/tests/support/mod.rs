@@ -58,3 +58,41 @@ pub fn child_opens_read_only_with_o_trunc(path: &std::path::Path) {
         .unwrap();
     assert!(st.success(), "perl: {st:?}");
 }
+
+/// [`in_child`] for a test whose child must start inside something only
+/// a command can set up (a mount namespace of its own: `unshare -m`):
+/// runs `prefix`, then `arg` (the prefix's `$0` where it is `sh -c`), then
+/// this binary's command line for test `name`, with `arg` in the
+/// environment as `var` (the child sees it there and runs the body).
+/// `Ok` if the test passed in the child; otherwise its output is shown
+/// and the exit status returned (`None`: the prefix could not be run, or
+/// was killed).
+pub fn in_child_under(
+    name: &str,
+    prefix: &[&str],
+    arg: &std::path::Path,
+    var: &str,
+) -> Result<(), Option<i32>> {
+    let Some((program, args)) = prefix.split_first() else {
+        return Err(None);
+    };
+    let out = std::process::Command::new(program)
+        .args(args)
+        .arg(arg)
+        .arg(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env(var, arg)
+        .output()
+        .map_err(|_| None)?;
+    if out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed") {
+        return Ok(());
+    }
+    eprintln!(
+        "child: {:?}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Err(out.status.code())
+}

@@ -6,6 +6,7 @@
 //! collation (`strcoll`) in others.
 
 use super::key::{self, Ignore, Key, Order};
+use ferry::sort::ByteKey;
 use std::cmp::Ordering;
 
 /// Everything a comparison needs.
@@ -47,21 +48,6 @@ impl Cmp {
         } else {
             d
         }
-    }
-
-    /// Where the order is the bytes of one range of each line, compared
-    /// as unsigned bytes (then the line, for the last resort): that
-    /// range's offset and length (`usize::MAX`: to the end). `None` for
-    /// keys, options or a locale's collation. A reversed order is not
-    /// one (the prefix would have to be reversed too).
-    pub fn byte_key(&self) -> Option<(usize, usize)> {
-        if self.reverse {
-            return None;
-        }
-        if let Some(k) = self.record_key {
-            return Some(k);
-        }
-        (self.keys.is_empty() && !self.locale).then_some((0, usize::MAX))
     }
 
     /// Equal for `-u`: by the keys, or whole lines if there is none.
@@ -155,6 +141,36 @@ impl Cmp {
         let u = |s: &[u8]| unit_order(s, self.decimal_point, self.thousands_sep);
         u(x).cmp(&u(y))
             .then_with(|| strnumcmp(x, y, self.decimal_point, self.thousands_sep))
+    }
+}
+
+/// The engine's view of the comparison: GNU's order, and where that is
+/// plain bytes (a record's key, or the whole line in the C locale with
+/// no ordering option), the byte key the engine compares by itself.
+impl ferry::sort::Compare for Cmp {
+    #[inline]
+    fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+        self.lines(a, b)
+    }
+
+    #[inline]
+    fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        Cmp::same(self, a, b)
+    }
+
+    fn byte_key(&self) -> Option<ByteKey> {
+        let reverse = self.reverse;
+        if let Some((offset, len)) = self.record_key {
+            return Some(ByteKey {
+                offset,
+                len,
+                reverse,
+            });
+        }
+        (self.keys.is_empty() && !self.locale).then_some(ByteKey {
+            reverse,
+            ..ByteKey::WHOLE
+        })
     }
 }
 

@@ -1,33 +1,46 @@
-//! Fixed-size binary records (`--record-size`), sorted by a byte range:
-//! each record's first twelve key bytes and its index packed into one
+//! Fixed-size binary records sorted by a byte range ([`ByteKey`]): each
+//! record's first twelve key bytes and its index packed into one
 //! `u128`, so that nearly every comparison is one integer comparison and
 //! ties fall to input order (stable) by themselves. A piece is split by
 //! its top key byte into 256 buckets sorted on the threads side by side;
 //! the runs are merged a block of records at a time from their mapped
 //! files, by a heap of packed keys, on one thread while the other writes.
 
-use super::blocks::{through_writer, Failure};
-use super::external::Run;
-use ferry::{Buf, BufMut, Stream};
+use super::blocks::through_writer;
+use super::error::Failure;
+use super::runs::Run;
+use super::ByteKey;
+use crate::{Buf, BufMut, Stream};
 use std::cmp::Ordering;
 use std::io;
 
 /// The most records one piece may hold (indices are `u32`).
-pub const MAX_PIECE_RECORDS: usize = u32::MAX as usize;
+pub(crate) const MAX_PIECE_RECORDS: usize = u32::MAX as usize;
 
 /// Where the key is and which way it sorts.
 #[derive(Clone, Copy, Debug)]
-pub struct Layout {
-    pub size: usize,
-    pub off: usize,
-    pub len: usize,
-    pub reverse: bool,
+pub(crate) struct Layout {
+    size: usize,
+    off: usize,
+    len: usize,
+    reverse: bool,
 }
 
 /// Key bytes packed into a `u128` beside the 32-bit index.
 const PACKED: usize = 12;
 
 impl Layout {
+    /// `key` on records of `size` bytes (cut at their end).
+    pub(crate) fn new(size: usize, key: ByteKey) -> Layout {
+        let off = key.offset.min(size);
+        Layout {
+            size,
+            off,
+            len: key.len.min(size - off),
+            reverse: key.reverse,
+        }
+    }
+
     fn key<'a>(&self, r: &'a [u8]) -> &'a [u8] {
         &r[self.off..self.off + self.len]
     }
@@ -65,7 +78,7 @@ impl Layout {
     }
 
     /// Equal keys (`-u` keeps the first).
-    pub fn same(&self, a: &[u8], b: &[u8]) -> bool {
+    pub(crate) fn same(&self, a: &[u8], b: &[u8]) -> bool {
         self.key(a) == self.key(b)
     }
 }
@@ -85,7 +98,7 @@ fn by(l: &Layout, a: u128, b: u128, rec_a: impl Fn() -> Ordering) -> Ordering {
 /// The indices of `piece`'s records in sorted order; equal keys keep
 /// input order. `piece` holds whole records, at most
 /// [`MAX_PIECE_RECORDS`] of them.
-pub fn order(piece: &[u8], l: Layout, threads: usize) -> Vec<u32> {
+pub(crate) fn order(piece: &[u8], l: Layout, threads: usize) -> Vec<u32> {
     debug_assert!(piece.len() / l.size <= MAX_PIECE_RECORDS);
     let rec = |x: u128| &piece[(x as u32 as usize) * l.size..][..l.size];
     let cmp = |a: &u128, b: &u128| by(&l, *a, *b, || l.tail(rec(*a), rec(*b)));
@@ -171,14 +184,14 @@ pub fn order(piece: &[u8], l: Layout, threads: usize) -> Vec<u32> {
 
 /// `piece`'s records in the order given, into one page-aligned buffer
 /// (the first of each equal key only with `unique`).
-pub fn gather(
+pub(crate) fn gather(
     piece: &[u8],
     l: Layout,
     order: &[u32],
     unique: bool,
     spare: Option<BufMut>,
 ) -> io::Result<Buf> {
-    let mut out = super::external::buffer(spare, order.len() * l.size)?;
+    let mut out = super::runs::buffer(spare, order.len() * l.size)?;
     for r in in_order(piece, l, order, unique) {
         out.extend_from_slice(r);
     }
@@ -247,7 +260,7 @@ impl Cursor {
 /// Writes `piece`'s records in the order given to `emit` (the first of
 /// each equal key only with `unique`), gathered into blocks on a second
 /// thread while this one writes.
-pub fn write_sorted(
+pub(crate) fn write_sorted(
     piece: &[u8],
     l: Layout,
     order: &[u32],
@@ -268,7 +281,7 @@ pub fn write_sorted(
 /// Merges the runs into `emit`: on a second thread, a block of records
 /// at a time from each run, while this thread writes. Ties go to the
 /// earlier run (GNU's order, stable).
-pub fn merge(
+pub(crate) fn merge(
     runs: Vec<Run>,
     l: Layout,
     unique: bool,

@@ -5,19 +5,16 @@
 //! in flight at most; written blocks go back to the producer to fill
 //! again (no fresh pages after the first few).
 
-use ferry::BufMut;
+use super::error::Failure;
+use crate::BufMut;
 use std::io;
 use std::sync::mpsc;
 
 /// The size of one block.
 const BLOCK: usize = 1 << 20;
 
-/// An error of the output: the name of what failed (`None`: the output
-/// itself), and why.
-pub type Failure = (Option<String>, io::Error);
-
 /// The producer's side: bytes put here reach the output in order.
-pub struct Blocks {
+pub(crate) struct Blocks {
     out: BufMut,
     full: mpsc::SyncSender<BufMut>,
     empty: mpsc::Receiver<BufMut>,
@@ -26,7 +23,7 @@ pub struct Blocks {
 impl Blocks {
     /// Appends `data` (of any length).
     #[inline]
-    pub fn put(&mut self, data: &[u8]) -> Result<(), Failure> {
+    pub(crate) fn put(&mut self, data: &[u8]) -> Result<(), Failure> {
         if self.out.tail_room() >= data.len() {
             self.out.extend_from_slice(data);
             return Ok(());
@@ -64,7 +61,7 @@ impl Blocks {
 /// Runs `produce` on a second thread and writes what it puts with `emit`
 /// on this one. The first error wins: the output's (after which the
 /// producer is stopped at its next block), else the producer's.
-pub fn through_writer(
+pub(crate) fn through_writer(
     produce: impl FnOnce(&mut Blocks) -> Result<(), Failure> + Send,
     mut emit: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> Result<(), Failure> {
