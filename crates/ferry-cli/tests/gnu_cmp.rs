@@ -174,6 +174,39 @@ fn a_full_disk_is_trouble() {
     gnu::full_disk("cmp", &["a", "b"], dir.path());
 }
 
+/// `cmp -l` onto a full disk, as GNU: its lines go through stdio, which
+/// keeps a write error for the end, so the comparison goes on (an "EOF
+/// on" message comes first), and the end says "write failed" once more
+/// than a stdio buffer was written, else "standard output: No space left
+/// on device"; status 2. ferry cmp -l stopped at the first failed write
+/// with the latter, and no EOF message.
+#[test]
+fn cmp_l_onto_a_full_disk_as_gnu() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("f"), b"abc\ndef\n").unwrap();
+    std::fs::write(p.join("g"), b"abX\ndeY\nmore\n").unwrap();
+    let x = gnu::texty(20_000, 3);
+    std::fs::write(p.join("x"), &x).unwrap();
+    std::fs::write(p.join("y"), gnu::texty(20_000, 4)).unwrap();
+    std::fs::write(p.join("y-short"), gnu::texty(9_000, 4)).unwrap();
+    std::fs::write(p.join("x-head"), &x[..5_000]).unwrap();
+    for args in [
+        &["-l", "f", "g"][..],
+        &["-l", "g", "f"],
+        &["-bl", "f", "g"],
+        &["-l", "x", "y"],
+        &["-bl", "x", "y"],
+        &["-l", "x", "y-short"],
+        &["-l", "x-head", "x"],
+        &["-l", "x", "x"],
+        &["-s", "x", "y"],
+        &["-l", "-n", "3", "x", "y"],
+    ] {
+        gnu::same_redirected("cmp", args, "> /dev/full", p);
+    }
+}
+
 /// -b, -i (one skip, SKIP1:SKIP2, beside SKIP operands), -n and GNU's
 /// number syntax (octal, hex, suffixes), against GNU cmp on files that
 /// differ in every kind of byte.
@@ -344,19 +377,26 @@ fn the_same_input_twice_is_identical() {
     }
 }
 
-/// A file cut short while cmp reads it ends there, in GNU's words ("EOF on
-/// a after byte N, in line L", status 1). Its mapped pages past the new
-/// end read as zeros (the SIGBUS guard), and cmp reported those zeros as
-/// a difference ("a - differ: byte 3145729, line 53973"). Here B comes
-/// through a pipe and A is truncated to 1 MiB once cmp has taken 3 MiB.
-#[test]
-fn a_file_cut_short_under_cmp_is_its_end() {
+/// Runs `ferry cmp OPTS a -` with `a` (40 MiB of lines, or `contents`)
+/// and standard input its copy through a pipe, truncating `a` to 1 MiB
+/// once cmp has taken 3 MiB of the pipe: cmp's status, output and
+/// message (`ferry cmp` read as `cmp`), and what `a` held.
+fn cut_short_under_cmp(
+    opts: &[&str],
+    contents: Option<Vec<u8>>,
+) -> (i32, Vec<u8>, String, Vec<u8>) {
     use std::io::Write;
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
-    gnu::lines_file(&a, 40);
+    match contents {
+        Some(v) => std::fs::write(&a, v).unwrap(),
+        None => gnu::lines_file(&a, 40),
+    }
     let orig = std::fs::read(&a).unwrap();
-    let mut cmp = gnu::spawn_piped(&["cmp", "a", "-"], d.path());
+    let mut args = vec!["cmp"];
+    args.extend(opts);
+    args.extend(["a", "-"]);
+    let mut cmp = gnu::spawn_piped(&args, d.path());
     let mut pipe = cmp.stdin.take().unwrap();
     pipe.write_all(&orig[..3 << 20]).unwrap();
     std::fs::File::options()
@@ -364,15 +404,26 @@ fn a_file_cut_short_under_cmp_is_its_end() {
         .open(&a)
         .and_then(|f| f.set_len(1 << 20))
         .unwrap();
-    let _ = pipe.write_all(&orig[3 << 20..]);
-    drop(pipe);
+    // The rest from another thread, while cmp's output is read.
+    let rest = orig[3 << 20..].to_vec();
+    let feed = std::thread::spawn(move || {
+        let _ = pipe.write_all(&rest);
+    });
     let o = cmp.wait_with_output().unwrap();
+    feed.join().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).replace("ferry cmp", "cmp");
-    assert_eq!(
-        (o.status.code(), &o.stdout[..]),
-        (Some(1), &b""[..]),
-        "{err}"
-    );
+    (o.status.code().unwrap_or(-1), o.stdout, err, orig)
+}
+
+/// A file cut short while cmp reads it ends there, in GNU's words ("EOF on
+/// a after byte N, in line L", status 1). Its mapped pages past the new
+/// end read as zeros (the SIGBUS guard), and cmp reported those zeros as
+/// a difference ("a - differ: byte 3145729, line 53973"). Here B comes
+/// through a pipe and A is truncated to 1 MiB once cmp has taken 3 MiB.
+#[test]
+fn a_file_cut_short_under_cmp_is_its_end() {
+    let (code, out, err, orig) = cut_short_under_cmp(&[], None);
+    assert_eq!((code, &out[..]), (1, &b""[..]), "{err}");
     // "cmp: EOF on a after byte N, in line L" (or ", line L" after a newline)
     let rest = err.strip_prefix("cmp: EOF on a after byte ").expect(&err);
     let (n, line) = rest.trim_end().split_once(", ").unwrap();
@@ -385,4 +436,40 @@ fn a_file_cut_short_under_cmp_is_its_end() {
         format!("in line {}", newlines + 1)
     };
     assert_eq!(line, want, "{err}");
+}
+
+/// `cmp -l` on a file cut short under it: GNU lists no difference in the
+/// bytes both files held and ends with "EOF on a after byte N" (status
+/// 1). cmp -l had no check for lost pages: it listed every byte of the
+/// other file against the zeros the SIGBUS guard put in place of the
+/// lost ones ("2097153  12   0", a million lines), or stopped with "the
+/// file shrank while it was mapped" (status 2).
+#[test]
+fn cmp_l_ends_a_file_cut_short_under_it() {
+    let (code, out, err, _) = cut_short_under_cmp(&["-l"], None);
+    assert_eq!(
+        (code, String::from_utf8_lossy(&out[..out.len().min(200)])),
+        (1, "".into()),
+        "{err}"
+    );
+    let n = err
+        .strip_prefix("cmp: EOF on a after byte ")
+        .and_then(|r| r.strip_suffix('\n'))
+        .expect(&err);
+    let n: usize = n.parse().expect(&err);
+    assert!((1 << 20..=3 << 20).contains(&n), "{err}");
+}
+
+/// `cmp -s` on a file cut short under it: the files differ (status 1,
+/// nothing said), even where the bytes the file lost were zeros, as the
+/// other file's are. cmp -s compared the SIGBUS guard's zeros with them,
+/// found nothing, and stopped at the next read with "the file shrank
+/// while it was mapped" (status 2). Here A is 1 MiB of text and 39 MiB
+/// of zeros.
+#[test]
+fn cmp_s_ends_a_file_cut_short_under_it() {
+    let mut v = gnu::texty(1 << 20, 5);
+    v.resize(40 << 20, 0);
+    let (code, out, err, _) = cut_short_under_cmp(&["-s"], Some(v));
+    assert_eq!((code, &out[..], &err[..]), (1, &b""[..], ""));
 }

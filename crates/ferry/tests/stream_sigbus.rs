@@ -73,6 +73,37 @@ fn buf_from_a_shrunk_unchecked_mapping_says_it_is_not_intact() {
     assert!(!b.is_intact());
 }
 
+/// A region of a stream mapped without a lease says when the file lost
+/// pages under it: the bytes it shows there are the SIGBUS guard's zeros,
+/// which a caller comparing or copying them must not take for the file's
+/// (cmp reported them as differences). `Region::free` said so, but took
+/// the region with it; `is_intact` keeps it, to use what was the file's.
+#[test]
+fn a_region_of_an_unleased_mapping_says_when_its_file_shrank() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shrinks");
+    std::fs::write(&p, vec![0x5Au8; 4 << 20]).unwrap();
+    // SAFETY: the test only shrinks the file, which the guard covers.
+    let opts = unsafe {
+        OpenOptions::read_only()
+            .backend(Backend::Mapped)
+            .without_lease()
+    };
+    let s = Stream::open(&p, &opts).unwrap();
+    assert!(s.is_mapped());
+    let r = s.salloc(2 << 20).unwrap();
+    assert!(r.is_intact());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .and_then(|f| f.set_len(8192 + 100))
+        .unwrap();
+    assert_eq!(r[8192 + 99], 0x5A, "the file's byte, before its new end");
+    assert!(r.is_intact(), "no page lost yet: none touched past the end");
+    assert_eq!(r[(1 << 20) + 1], 0, "a lost page reads as zeros");
+    assert!(!r.is_intact());
+}
+
 /// Runs this test binary's `child_entry` test in a child process with the
 /// given mode; returns its exit status.
 fn child(mode: &str, path: &std::path::Path) -> std::process::ExitStatus {

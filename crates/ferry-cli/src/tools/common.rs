@@ -551,6 +551,18 @@ pub fn reads_own_output(
     }
 }
 
+/// The buffer glibc's stdio gives a standard output that is not a
+/// terminal: BUFSIZ (8192) bytes, or the descriptor's `st_blksize` where
+/// smaller (4096 for a pipe, /dev/full or most file systems). A GNU tool
+/// meets a write error as soon as more than that was written, else at its
+/// final flush, and words the two differently.
+pub fn stdio_buffer_size() -> u64 {
+    match stdout_stat() {
+        Some(st) if st.st_blksize > 0 => (st.st_blksize as u64).min(8192),
+        _ => 8192,
+    }
+}
+
 /// Standard output's stat, None when it cannot be had.
 pub fn stdout_stat() -> Option<rustix::fs::Stat> {
     rustix::fs::fstat(io::stdout().as_fd()).ok()

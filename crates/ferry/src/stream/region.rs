@@ -61,6 +61,27 @@ impl Region<'_> {
         b
     }
 
+    /// False if the region is part of a mapped window that lost pages:
+    /// another process shrank the file under a mapping without a lease
+    /// ([`OpenOptions::without_lease`](crate::OpenOptions::without_lease)),
+    /// and what the window lost reads as zeros (the SIGBUS guard) — bytes
+    /// the file never held there. A page tells when it is touched, so ask
+    /// after reading the bytes; what ferry knows so far, without a system
+    /// call. Unlike [`free`](Self::free) it keeps the region, so that its
+    /// bytes can still be used up to where the file ends now. A region read
+    /// into a buffer is always intact.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let s = ferry::Stream::from_bytes(b"read into memory".to_vec());
+    /// assert!(s.salloc(4)?.is_intact());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_intact(&self) -> bool {
+        let slot = self.slot;
+        !self.stream.with_inner(|i| i.lease_damaged(slot))
+    }
+
     /// Frees the region (`sfree`), reporting an error the stream met.
     pub fn free(self) -> io::Result<()> {
         let (stream, slot) = (self.stream, self.slot);

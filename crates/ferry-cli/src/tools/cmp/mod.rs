@@ -1,9 +1,15 @@
 //! `ferry cmp`: GNU cmp (diffutils). Both files come through alloc-stream
 //! regions (mapped for local files) and are compared a megabyte at a time
-//! with no copy; newlines are counted with SIMD as the bytes are compared,
+//! with no copy ([`sequential`]; large files on two cores first,
+//! [`parallel`]); newlines are counted with SIMD as the bytes are compared,
 //! where a line number may be printed (GNU counts them as it reads: reading
 //! the file again to count them reported lines of whatever a writer had put
-//! there since).
+//! there since). A file cut short under its mapping ends where it ends
+//! now, in every mode: the zeros its lost pages read as are never
+//! compared (`sequential`'s doc).
+
+mod parallel;
+mod sequential;
 
 use super::common::{self, Tool};
 use ferry::Stream;
@@ -280,8 +286,17 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
                 None => (la, lb),
             };
             let n = la.min(lb);
-            if n >= PARALLEL_MIN {
-                if let Some((diff, lines)) = parallel_first_difference(an, bn, skip, n) {
+            if n >= parallel::PARALLEL_MIN {
+                let found = parallel::parallel_first_difference(an, bn, skip, n);
+                // The bytes compared must still be the files' (a file cut
+                // short under a mapping reads as zeros in part of the
+                // page where it now ends): if not, the sequential path
+                // finds where it ends.
+                let found = found.filter(|(diff, _)| {
+                    let upto = diff.map_or(n, |at| at + 1);
+                    still_holds(&sa, skip[0] + upto) && still_holds(&sb, skip[1] + upto)
+                });
+                if let Some((diff, lines)) = found {
                     let start = match diff {
                         // A difference inside the common part: report it
                         // from the sequential path, starting just before it.
@@ -298,270 +313,17 @@ fn compare(t: &Tool, an: &OsString, bn: &OsString, skip: [u64; 2], o: Opts) -> i
                         k > 0 && lines[k - 1].1,
                     );
                     let from = (start, before);
-                    return finish_from(t, (an, bn), na, nb, sa, sb, skip, from, o);
+                    return sequential::finish_from(t, (an, bn), sa, sb, skip, from, o);
                 }
             }
         }
     }
-    finish_from(t, (an, bn), na, nb, sa, sb, skip, (0, (0, false)), o)
+    sequential::finish_from(t, (an, bn), sa, sb, skip, (0, (0, false)), o)
 }
 
-/// Files at least this large are compared on two threads.
-const PARALLEL_MIN: u64 = 64 << 20;
-
-/// Each thread compares this much of both files at a time: where a stream
-/// reads with `pread` (a file in 4 KiB page-cache pages) both buffers stay
-/// in the CPU's cache. On a file written 4 KiB at a time: 128 KiB 3.06×
-/// GNU, 256 KiB 2.95×, 1 MiB 2.87× (15 interleaved rounds; 256 KiB was
-/// also faster on large folios, 67 against 82 ms).
-const PARALLEL_CHUNK: usize = 256 << 10;
-
-/// Newlines in each whole `CHUNK` compared equal, and whether its last
-/// byte is one.
-type ChunkLines = Vec<(u64, bool)>;
-
-/// The offset of the first difference in the first `n` bytes (after the
-/// skips), using two threads, with the newlines of every whole `CHUNK`
-/// compared equal before it (A's bytes as read, counted as they are
-/// compared); `None` if the threads could not run (then the sequential
-/// path decides); no offset if equal.
-fn parallel_first_difference(
-    an: &OsString,
-    bn: &OsString,
-    skip: [u64; 2],
-    n: u64,
-) -> Option<(Option<u64>, ChunkLines)> {
-    let half = (n / 2) - (n / 2) % CHUNK as u64;
-    let part = |from: u64, to: u64| -> Option<(Option<u64>, ChunkLines)> {
-        let sa = Stream::open(an, &common::input_options()).ok()?;
-        let sb = Stream::open(bn, &common::input_options()).ok()?;
-        let mut lines = Vec::new();
-        let mut nl = 0u64;
-        let mut pos = from;
-        while pos < to {
-            let len = ((to - pos) as usize).min(PARALLEL_CHUNK);
-            let ra = sa.salloc_at(len, io::SeekFrom::Start(skip[0] + pos)).ok()?;
-            let rb = sb.salloc_at(len, io::SeekFrom::Start(skip[1] + pos)).ok()?;
-            if ra.len() != len || rb.len() != len {
-                return None; // changed under us: let the sequential path see
-            }
-            if ra[..] != rb[..] {
-                return Some((Some(pos + first_difference(&ra, &rb) as u64), lines));
-            }
-            nl += bytecount::count(&ra, b'\n') as u64;
-            pos += len as u64;
-            if pos.is_multiple_of(CHUNK as u64) {
-                lines.push((std::mem::take(&mut nl), ra[len - 1] == b'\n'));
-            }
-        }
-        Some((None, lines))
-    };
-    let (first, second) = std::thread::scope(|s| {
-        let h = s.spawn(|| part(half, n));
-        let first = part(0, half);
-        (first, h.join().ok().flatten())
-    });
-    match (first?, second?) {
-        (first @ (Some(_), _), _) => Some(first),
-        ((None, mut lines), (at, more)) => {
-            lines.extend(more);
-            Some((at, lines))
-        }
-    }
-}
-
-/// The sequential comparison, from `start` bytes past the skips.
-#[allow(clippy::too_many_arguments)]
-fn finish_from(
-    t: &Tool,
-    (an, bn): (&OsString, &OsString),
-    na: &[u8],
-    nb: &[u8],
-    sa: Stream,
-    sb: Stream,
-    skip: [u64; 2],
-    (start, before): (u64, (u64, bool)),
-    o: Opts,
-) -> io::Result<i32> {
-    let mode = o.mode;
-    let limit = o.limit.unwrap_or(u64::MAX);
-    if start > 0 {
-        sa.seek_to(io::SeekFrom::Start(skip[0] + start))?;
-        sb.seek_to(io::SeekFrom::Start(skip[1] + start))?;
-    }
-    let width = if mode == Mode::All {
-        let m = [remaining(an, &sa), remaining(bn, &sb), o.limit]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(i64::MAX as u64);
-        m.to_string().len()
-    } else {
-        0
-    };
-    let mut offset = start; // bytes compared and equal so far
-    let mut differ = false;
-    // Lines of A are counted as its bytes are compared (`before`: those
-    // before `start`), where a line number may be printed.
-    let eager = mode == Mode::First;
-    let (mut eager_nl, mut eager_last) = before;
-    let mut out = super::output::stdout();
-    let ga = &sa;
-    let gb = &sb;
-    loop {
-        if offset >= limit {
-            // Equal as far as -n looks.
-            break;
-        }
-        let want = (limit - offset).min(CHUNK as u64) as usize;
-        let ra = match ga.salloc(want) {
-            Ok(r) => r,
-            Err(e) => {
-                t.file_error_bytes(na, &common::os_only(e));
-                return Ok(2);
-            }
-        };
-        let rb = match gb.salloc(want) {
-            Ok(r) => r,
-            Err(e) => {
-                t.file_error_bytes(nb, &common::os_only(e));
-                return Ok(2);
-            }
-        };
-        let n = ra.len().min(rb.len());
-        let (x, y) = (&ra[..n], &rb[..n]);
-        if x != y {
-            match mode {
-                Mode::Silent => return Ok(1),
-                Mode::First => {
-                    let i = first_difference(x, y);
-                    let in_chunk = bytecount::count(&x[..i], b'\n') as u64;
-                    let (xi, yi) = (x[i], y[i]);
-                    // A file cut short under its mapping reads as zeros
-                    // where its pages went: that is its end, not a
-                    // difference (GNU's read would have stopped there).
-                    let sizes = [ga.len().ok(), gb.len().ok()];
-                    let ends = [0, 1].map(|k| {
-                        let end = sizes[k].map_or(0, |n| n.saturating_sub(skip[k]));
-                        end.clamp(offset, offset + i as u64)
-                    });
-                    let newlines_to = |end: u64| {
-                        let seen = &x[..(end - offset) as usize];
-                        let n = bytecount::count(seen, b'\n') as u64;
-                        (
-                            eager_nl + n,
-                            seen.last().map_or(eager_last, |&c| c == b'\n'),
-                        )
-                    };
-                    let lines_at = ends.map(newlines_to);
-                    let lost = [ra.free().is_err(), rb.free().is_err()];
-                    if let Some(k) = (0..2).find(|&k| lost[k]) {
-                        out.flush()?;
-                        let short = if k == 0 { na } else { nb };
-                        let (end, (newlines, last_was_nl)) = (ends[k], lines_at[k]);
-                        let at = if end == 0 {
-                            " which is empty".to_string()
-                        } else if last_was_nl {
-                            format!(" after byte {end}, line {newlines}")
-                        } else {
-                            format!(" after byte {end}, in line {}", newlines + 1)
-                        };
-                        t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
-                        return Ok(1);
-                    }
-                    let newlines = eager_nl + in_chunk;
-                    // POSIX says "char" in the C locale; diffutils says "byte"
-                    // elsewhere.
-                    let unit = if super::locale::messages_in_c_locale() {
-                        "char"
-                    } else {
-                        "byte"
-                    };
-                    let msg = if o.bytes {
-                        format!(
-                            " differ: byte {}, line {} is {:>3o} {} {:>3o} {}\n",
-                            offset + i as u64 + 1,
-                            newlines + 1,
-                            xi,
-                            shown(xi),
-                            yi,
-                            shown(yi)
-                        )
-                    } else {
-                        format!(
-                            " differ: {unit} {}, line {}\n",
-                            offset + i as u64 + 1,
-                            newlines + 1
-                        )
-                    };
-                    out.write(&[na, b" ", nb, msg.as_bytes()].concat())?;
-                    out.flush()?;
-                    return Ok(1);
-                }
-                Mode::All => {
-                    differ = true;
-                    for (i, (p, q)) in x.iter().zip(y).enumerate() {
-                        if p != q {
-                            let at = offset + i as u64 + 1;
-                            let line = if o.bytes {
-                                format!(
-                                    "{at:>width$} {p:>3o} {:<4} {q:>3o} {}\n",
-                                    shown(*p),
-                                    shown(*q)
-                                )
-                            } else {
-                                format!("{at:>width$} {p:>3o} {q:>3o}\n")
-                            };
-                            out.write(line.as_bytes())?;
-                        }
-                    }
-                }
-            }
-        } else if eager && n > 0 {
-            eager_nl += bytecount::count(x, b'\n') as u64;
-            eager_last = x[n - 1] == b'\n';
-        }
-        offset += n as u64;
-        if ra.len() != rb.len() {
-            let a_shorter = ra.len() < rb.len();
-            drop((ra, rb));
-            // One ended first.
-            out.flush()?;
-            if mode == Mode::Silent {
-                return Ok(1);
-            }
-            let short = if a_shorter { na } else { nb };
-            if offset == 0 {
-                t.error_bytes(&[b"EOF on ", short, b" which is empty"].concat());
-                return Ok(1);
-            }
-            if mode == Mode::All {
-                t.error_bytes(
-                    &[
-                        b"EOF on ",
-                        short,
-                        format!(" after byte {offset}").as_bytes(),
-                    ]
-                    .concat(),
-                );
-                return Ok(1);
-            }
-            let (newlines, last_was_nl) = (eager_nl, eager_last);
-            if last_was_nl {
-                let at = format!(" after byte {offset}, line {newlines}");
-                t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
-            } else {
-                let at = format!(" after byte {offset}, in line {}", newlines + 1);
-                t.error_bytes(&[b"EOF on ", short, at.as_bytes()].concat());
-            }
-            return Ok(1);
-        }
-        if n == 0 {
-            break;
-        }
-    }
-    out.flush()?;
-    Ok(differ as i32)
+/// False if `s` maps a file that is now shorter than `upto` bytes.
+fn still_holds(s: &Stream, upto: u64) -> bool {
+    !s.is_mapped() || s.len().is_ok_and(|size| size >= upto)
 }
 
 /// A byte as -b shows it: printable as itself, else `cat -v`'s notation
