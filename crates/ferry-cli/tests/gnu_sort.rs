@@ -531,6 +531,30 @@ fn unreadable_inputs_named_by_the_step_that_failed() {
     }
 }
 
+/// A standard input left closed (`sort <&-`), as GNU: sorting from it
+/// first is "stat failed: -: Bad file descriptor" (GNU sizes its buffer
+/// from an fstat of the first input), after its checks that the other
+/// inputs can be read and the output opened; merging or checking reads
+/// it ("read failed"). ferry said "read failed" for all of them.
+#[test]
+fn a_closed_standard_input_as_gnu() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f"), b"b\na\n").unwrap();
+    for args in [
+        &[][..],
+        &["-"],
+        &["-u", "-S", "1M"],
+        &["-n", "-", "f"],
+        &["-", "absent"],
+        &["-o", "out"],
+        &["-o", "no-dir/out"],
+        &["-m"],
+        &["-c"],
+    ] {
+        gnu::same_redirected("sort", args, "<&-", d.path());
+    }
+}
+
 /// A line longer than the memory sort may have: GNU's "sort: memory
 /// exhausted" and status 2. ferry aborted ("memory allocation of
 /// 4294967296 bytes failed", SIGABRT) where its buffers grew.

@@ -100,6 +100,9 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         }
         return check(t, &o, &cmp, mode);
     }
+    if !o.merge && o.files[0] == "-" && common::stdin_was_closed() {
+        return closed_stdin_first(t, &o);
+    }
     let mut sorter = Sorter::new(o.framing(), &cmp)
         .memory(o.buffer)
         .threads(o.parallel)
@@ -157,6 +160,47 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             2
         }
     }
+}
+
+/// A sort whose first input is a standard input left closed, as GNU's
+/// goes: it checks that the other inputs can be read ("cannot read") and
+/// that the output opens ("open failed", creating it), then sizes its
+/// buffer from an fstat of the first input, which fails: "stat failed: -:
+/// Bad file descriptor", status 2. (ferry holds the closed descriptor
+/// with /dev/null opened write-only, `common::occupy_closed_stdin`, so
+/// reading it said "read failed".)
+fn closed_stdin_first(t: &Tool, o: &Opts) -> i32 {
+    for f in o.files.iter().filter(|f| *f != "-") {
+        if let Err(e) = rustix::fs::access(f.as_os_str(), rustix::fs::Access::READ_OK) {
+            let e = io::Error::from(e);
+            t.error(format_args!(
+                "cannot read: {}: {}",
+                common::quotef(f),
+                common::describe(&e)
+            ));
+            return 2;
+        }
+    }
+    if let Some(p) = &o.output {
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o666)
+            .open(p);
+        if let Err(e) = opened {
+            t.error(format_args!(
+                "open failed: {}: {}",
+                common::quotef(p),
+                common::describe(&e)
+            ));
+            return 2;
+        }
+    }
+    let e = io::Error::from_raw_os_error(libc::EBADF);
+    t.error(format_args!("stat failed: -: {}", common::describe(&e)));
+    2
 }
 
 fn cannot_read(t: &Tool, name: &str, e: &io::Error) -> i32 {
