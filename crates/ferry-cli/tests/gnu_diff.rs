@@ -277,6 +277,49 @@ fn diff_writes_file_names_as_bytes() {
     }
 }
 
+/// Comparing directories, diff showed names that are not UTF-8 with
+/// U+FFFD for each stray byte in "Only in DIR: NAME", "Common
+/// subdirectories: A and B", "File A is a K while file B is a K",
+/// "Symbolic links A and B differ", "Files A and B are identical" (of
+/// links), "recursive directory loop" and the errors about entries; GNU
+/// writes the names' bytes.
+#[test]
+fn diff_r_writes_entry_names_as_bytes() {
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    let p = |b: &[u8]| d.path().join(OsStr::from_bytes(b));
+    for dir in [&b"a\xff"[..], b"b\xfe", b"a\xff/sub\xfb", b"b\xfe/sub\xfb"] {
+        std::fs::create_dir(p(dir)).unwrap();
+    }
+    std::fs::create_dir(p(b"a\xff/only\xfa")).unwrap();
+    std::fs::create_dir(p(b"b\xfe/kind\xf1")).unwrap();
+    std::fs::write(p(b"a\xff/kind\xf1"), b"z\n").unwrap();
+    std::fs::write(p(b"a\xff/f\xfc"), b"x\n").unwrap();
+    std::fs::write(p(b"b\xfe/f\xfc"), b"y\n").unwrap();
+    let link = |to: &str, at: &[u8]| std::os::unix::fs::symlink(to, p(at)).unwrap();
+    // Links to nowhere: "No such file or directory", or compared as links.
+    link("t1", b"a\xff/l\xf2");
+    link("t2", b"b\xfe/l\xf2");
+    link("t1", b"a\xff/s\xf3");
+    link("t1", b"b\xfe/s\xf3");
+    // Links back to their directory: a loop under -r.
+    link(".", b"a\xff/sub\xfb/up\xf4");
+    link(".", b"b\xfe/sub\xfb/up\xf4");
+    let os = |s: &[u8]| OsString::from(OsStr::from_bytes(s));
+    for opts in [
+        &[][..],
+        &["-r"],
+        &["-rs", "--no-dereference"],
+        &["-q", "--no-dereference"],
+        &["-N"],
+    ] {
+        let mut args: Vec<OsString> = opts.iter().map(OsString::from).collect();
+        args.extend([os(b"a\xff"), os(b"b\xfe")]);
+        gnu::same_bytes("diff", &args, d.path());
+    }
+}
+
 /// The same file read from the same offset is identical without being
 /// read, as GNU finds it: `echo abc | diff - -` printed "1d0 < abc" (the
 /// second side read what the first had left: nothing), and `diff

@@ -3,7 +3,7 @@
 //! compared as empty), `-x`/`-X` exclusions on base names.
 
 use super::{files, load_path, Opts, Side};
-use crate::tools::common::{self, Tool};
+use crate::tools::common::Tool;
 use crate::tools::output::Out;
 use std::ffi::OsString;
 use std::io;
@@ -66,8 +66,37 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
     }
 }
 
-fn shown(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
+/// A name as GNU diff writes it in its messages: its bytes.
+fn shown(p: &Path) -> &[u8] {
+    p.as_os_str().as_bytes()
+}
+
+/// "File A is a K while file B is a K".
+fn kinds_line(xa: &Path, x: &std::fs::Metadata, xb: &Path, y: &std::fs::Metadata) -> Vec<u8> {
+    [
+        b"File ",
+        shown(xa),
+        b" is a ",
+        kind(x).as_bytes(),
+        b" while file ",
+        shown(xb),
+        b" is a ",
+        kind(y).as_bytes(),
+        b"\n",
+    ]
+    .concat()
+}
+
+/// "Common subdirectories: A and B".
+fn common_line(xa: &Path, xb: &Path) -> Vec<u8> {
+    [
+        b"Common subdirectories: ",
+        shown(xa),
+        b" and ",
+        shown(xb),
+        b"\n",
+    ]
+    .concat()
 }
 
 /// `dir/name`, without doubling a slash `dir` ends with (as GNU joins
@@ -110,10 +139,7 @@ pub fn dirs<'a>(
     if looped {
         out.flush()?;
         let which = if a.is_some() { an } else { bn };
-        t.error(format_args!(
-            "{}: recursive directory loop",
-            common::os_to_string(which)
-        ));
+        t.name_error(which.as_bytes(), format_args!("recursive directory loop"));
         return Ok(2);
     }
     let (mut ea, mut eb) = match (list(a, an), list(b, bn)) {
@@ -121,7 +147,7 @@ pub fn dirs<'a>(
         (ra, rb) => {
             out.flush()?;
             for (name, e) in [ra.err(), rb.err()].into_iter().flatten() {
-                t.file_error(&common::os_to_string(name), &e);
+                t.file_error_bytes(name.as_bytes(), &e);
             }
             return Ok(2);
         }
@@ -200,14 +226,8 @@ pub fn entry(
     let absent_ok = |first: bool| o.new_file || (first && o.unidirectional);
     if has_a != has_b && !absent_ok(has_b) {
         // Only on one side, and not to be compared: not even looked at.
-        out.write(
-            format!(
-                "Only in {}: {}\n",
-                common::os_to_string(if has_a { da } else { db }),
-                name.to_string_lossy()
-            )
-            .as_bytes(),
-        )?;
+        let dir = if has_a { da } else { db };
+        out.write(&[b"Only in ", dir.as_bytes(), b": ", name.as_bytes(), b"\n"].concat())?;
         return Ok(1);
     }
     let meta = |p: &Path, has: bool| -> io::Result<Option<std::fs::Metadata>> {
@@ -236,23 +256,12 @@ pub fn entry(
                     out,
                 )
             } else {
-                out.write(
-                    format!("Common subdirectories: {} and {}\n", shown(xa), shown(xb)).as_bytes(),
-                )?;
+                out.write(&common_line(xa, xb))?;
                 Ok(0)
             }
         }
         (Some(x), Some(y)) if x.is_dir() || y.is_dir() => {
-            out.write(
-                format!(
-                    "File {} is a {} while file {} is a {}\n",
-                    shown(xa),
-                    kind(x),
-                    shown(xb),
-                    kind(y)
-                )
-                .as_bytes(),
-            )?;
+            out.write(&kinds_line(xa, x, xb, y))?;
             Ok(1)
         }
         (Some(x), Some(y)) if x.is_symlink() && y.is_symlink() => {
@@ -264,27 +273,32 @@ pub fn entry(
             if ta == tb {
                 if o.report_same {
                     out.write(
-                        format!("Files {} and {} are identical\n", shown(xa), shown(xb)).as_bytes(),
+                        &[
+                            b"Files ",
+                            shown(xa),
+                            b" and ",
+                            shown(xb),
+                            b" are identical\n",
+                        ]
+                        .concat(),
                     )?;
                 }
                 return Ok(0);
             }
             out.write(
-                format!("Symbolic links {} and {} differ\n", shown(xa), shown(xb)).as_bytes(),
+                &[
+                    b"Symbolic links ",
+                    shown(xa),
+                    b" and ",
+                    shown(xb),
+                    b" differ\n",
+                ]
+                .concat(),
             )?;
             Ok(1)
         }
         (Some(x), Some(y)) if x.is_symlink() != y.is_symlink() => {
-            out.write(
-                format!(
-                    "File {} is a {} while file {} is a {}\n",
-                    shown(xa),
-                    kind(x),
-                    shown(xb),
-                    kind(y)
-                )
-                .as_bytes(),
-            )?;
+            out.write(&kinds_line(xa, x, xb, y))?;
             Ok(1)
         }
         (Some(_), Some(_)) => pair(t, o, xa, xb, true, true, out),
@@ -292,10 +306,7 @@ pub fn entry(
             if x.is_dir() {
                 if !o.recursive {
                     // An absent directory is an empty one.
-                    out.write(
-                        format!("Common subdirectories: {} and {}\n", shown(xa), shown(xb))
-                            .as_bytes(),
-                    )?;
+                    out.write(&common_line(xa, xb))?;
                     return Ok(0);
                 }
                 let (pa, pb) = (ma.as_ref().map(|_| xa), mb.as_ref().map(|_| xb));
@@ -378,7 +389,7 @@ fn failed(t: &Tool, out: &mut Out, errs: [(&Path, Option<io::Error>); 2]) -> io:
     out.flush()?;
     for (p, e) in errs {
         if let Some(e) = e {
-            t.file_error(&shown(p), &e);
+            t.file_error_bytes(shown(p), &e);
         }
     }
     Ok(2)
