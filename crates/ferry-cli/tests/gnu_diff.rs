@@ -419,3 +419,143 @@ fn a_directory_against_stdin_or_an_absent_file() {
         gnu::same_bounded("diff", args, Some(b"a\n"), d.path());
     }
 }
+
+/// 16 MiB of numbered lines, and a copy with every 20000th line changed.
+fn changed_pair() -> (Vec<u8>, Vec<u8>) {
+    let d = tempfile::tempdir().unwrap();
+    gnu::lines_file(&d.path().join("a"), 16);
+    let a = std::fs::read(d.path().join("a")).unwrap();
+    let mut b = Vec::with_capacity(a.len());
+    for (i, l) in a.split_inclusive(|&c| c == b'\n').enumerate() {
+        if i % 20_000 == 7 {
+            b.extend_from_slice(format!("changed {i}\n").as_bytes());
+        } else {
+            b.extend_from_slice(l);
+        }
+    }
+    (a, b)
+}
+
+/// Runs `ferry diff OPTS a b` on files holding `a` and `b`, stops it once
+/// it has file `watch` mapped, lets `change` alter the files (another
+/// process's doing, as far as ferry knows), continues it, and then runs
+/// GNU diff on the files as they are: GNU reads each file with `read`,
+/// into memory, so it sees the files as they are after the change. ferry
+/// must print what GNU prints, status and messages too.
+fn diff_as_gnu_after(
+    opts: &[&str],
+    (a, b): (&[u8], &[u8]),
+    watch: &str,
+    change: impl FnOnce(&std::path::Path),
+) {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("a"), a).unwrap();
+    std::fs::write(d.path().join("b"), b).unwrap();
+    let mut args = vec!["diff"];
+    args.extend(opts);
+    args.extend(["a", "b"]);
+    let ferry = gnu::stop_while_mapping(&args, d.path(), &d.path().join(watch));
+    change(d.path());
+    let (st, out, err) = ferry.resume();
+    let gnu = gnu::run("diff", &s(&args[1..]), None, d.path(), &[]);
+    let ours = (
+        st.code().unwrap_or(128 + st.signal().unwrap_or(0)),
+        gnu::as_gnu(&err, "diff"),
+    );
+    assert_eq!(ours, (gnu.code, gnu.stderr), "{args:?}, {watch} mapped");
+    assert!(
+        out == gnu.stdout,
+        "{args:?}, {watch} mapped: ferry printed {} bytes{}, GNU {}",
+        out.len(),
+        if out.contains(&0) { " with NULs" } else { "" },
+        gnu.stdout.len()
+    );
+}
+
+/// Shrinks file `name` in `dir` to `len` bytes.
+fn cut(dir: &std::path::Path, name: &str, len: u64) {
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join(name))
+        .and_then(|f| f.set_len(len))
+        .unwrap();
+}
+
+/// A file cut short while diff reads it: diff maps its inputs without a
+/// lease, and the pages a file loses under the mapping read as zeros (the
+/// SIGBUS guard). diff compared and printed those zeros as the file's
+/// lines (a "> \0\0\0…" line of megabytes), or stopped with "the file
+/// shrank while it was mapped" (status 2). GNU reads the file as it is:
+/// shorter. Here it is cut mid-line and mid-page, while diff has it
+/// mapped or has it read and maps the other; and cut to the other file's
+/// length, where GNU finds the two identical.
+#[test]
+fn diff_reads_a_file_cut_short_under_it_as_gnu() {
+    let (a, b) = changed_pair();
+    let mid = (a.len() / 2 + 1234) as u64;
+    diff_as_gnu_after(&[], (&a, &b), "a", |d| cut(d, "a", mid));
+    diff_as_gnu_after(&[], (&a, &b), "b", |d| cut(d, "a", mid));
+    diff_as_gnu_after(&["-u"], (&a, &b), "b", |d| cut(d, "b", mid));
+    let longer = [&b[..], b"one more line\n"].concat();
+    diff_as_gnu_after(&["-s"], (&longer, &b), "b", |d| cut(d, "a", b.len() as u64));
+}
+
+/// A file rewritten while diff reads it (emptied, then written anew, as
+/// `> file` does): diff showed the new bytes where the mapping had them
+/// and zeros past the new end, or compared old lines and printed new
+/// ones. GNU reads what the file holds. Here the new contents are shorter
+/// (the old lines' first half, then new ones) and longer than the old.
+#[test]
+fn diff_reads_a_file_rewritten_under_it_as_gnu() {
+    let (a, b) = changed_pair();
+    let shorter = [&a[..a.len() / 2], b"new line\nand another\n"].concat();
+    let longer = [&b[..], &a[..a.len() / 4]].concat();
+    diff_as_gnu_after(&[], (&a, &b), "a", |d| {
+        std::fs::write(d.join("a"), &shorter).unwrap()
+    });
+    diff_as_gnu_after(&["-u"], (&a, &b), "b", |d| {
+        std::fs::write(d.join("a"), &shorter).unwrap()
+    });
+    diff_as_gnu_after(&[], (&a, &b), "b", |d| {
+        std::fs::write(d.join("a"), &longer).unwrap()
+    });
+}
+
+/// A file cut short while diff compares it with a binary pipe, which diff
+/// reads only as far as the two differ: the file's lost pages read as
+/// zeros, and against a pipe of zeros diff found the two identical
+/// (status 0) where GNU, reading the file as it is, finds them different.
+/// Here diff waits on the empty pipe with the file mapped; the file is
+/// cut to 5000 bytes, then the pipe brings the file's old contents.
+#[test]
+fn diff_reads_a_file_cut_short_against_a_binary_pipe_as_gnu() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let mut old = b"binary\0head\n".to_vec();
+    old.resize(8 << 20, 0);
+    std::fs::write(&a, &old).unwrap();
+    let mut ferry = gnu::stop_while_mapping(&["diff", "a", "-"], d.path(), &a);
+    cut(d.path(), "a", 5000);
+    let mut pipe = ferry.0.stdin.take().unwrap();
+    let piped = old.clone();
+    let feed = std::thread::spawn(move || {
+        let _ = pipe.write_all(&piped);
+    });
+    let (st, out, err) = ferry.resume();
+    feed.join().unwrap();
+    let gnu = gnu::run("diff", &s(&["a", "-"]), Some(&old), d.path(), &[]);
+    assert_eq!(
+        (
+            st.code(),
+            String::from_utf8_lossy(&out),
+            gnu::as_gnu(&err, "diff")
+        ),
+        (
+            Some(gnu.code),
+            String::from_utf8_lossy(&gnu.stdout),
+            gnu.stderr
+        )
+    );
+}

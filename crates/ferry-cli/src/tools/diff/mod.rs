@@ -4,17 +4,20 @@
 //! `-t`, `-T`, `--color`; directories (`-r`, `-N`, `-x`, `-X`); `-q`,
 //! `-s`, `-a`, `--label`, its binary-file check and exit statuses.
 //!
-//! Regular files are read to their end through a stream, mapped without a
-//! read lease where the stream maps (`common::input_options`: a lease would
-//! hold writers of the file back while diff runs, which GNU's diff never
-//! does), and their lines are handed to the diff as slices of the mapping
-//! — nothing is copied; what the stream reads into buffers (small files,
-//! /proc files, bytes past the size seen at the start) is joined into one. The edit script comes from `imara-diff`'s Myers;
-//! its change groups are then slid the way GNU diff slides them, so that
-//! ambiguous changes are shown where GNU shows them (`compare`).
+//! Regular files are mapped where the stream maps, and their lines are
+//! handed to the diff as slices of the mapping — nothing is copied
+//! (`load`). The edit script comes from `imara-diff`'s Myers; its change
+//! groups are then slid the way GNU diff slides them, so that ambiguous
+//! changes are shown where GNU shows them (`compare`).
+//!
+//! A pair's output is formatted into memory and written only once both
+//! sides are known to be what their files held: a file another process
+//! cut short or rewrote under its mapping is read again as GNU reads it,
+//! and compared again (`load`'s doc, [`files`]).
 
 mod compare;
 mod format;
+mod load;
 mod opts;
 mod side;
 mod tree;
@@ -23,6 +26,7 @@ use super::common::{self, Tool};
 use super::output::Out;
 use compare::Compared;
 use ferry::Buf;
+use load::{load, Side};
 pub use opts::Opts;
 use opts::Style as OutStyle;
 use std::ffi::OsString;
@@ -65,100 +69,12 @@ pub fn main(t: &Tool, args: Vec<OsString>, typed: &[OsString]) -> i32 {
     }
 }
 
-/// One side of the comparison.
-pub struct Side {
-    /// How messages name it: bytes, as file names are.
-    name: Vec<u8>,
-    data: Buf,
-    st: Option<rustix::fs::Stat>,
-    /// A pipe or device whose first block held a NUL: binary, and read
-    /// no further than that block (`data`) until asked (/dev/zero never
-    /// ends). The rest of it.
-    more: Option<std::fs::File>,
-}
-
-impl Side {
-    /// An absent file under -N: empty, dated the epoch.
-    fn absent(name: Vec<u8>) -> Side {
-        Side {
-            name,
-            data: Buf::from_owner(Vec::new()),
-            st: None,
-            more: None,
-        }
-    }
-
-    /// Reads the rest of a binary pipe or device (-a asked for its lines).
-    fn read_more(&mut self) -> io::Result<()> {
-        if let Some(f) = self.more.take() {
-            let mut v = self.data.to_vec();
-            read_all(&f, &mut v)?;
-            self.data = Buf::from_owner(v);
-        }
-        Ok(())
-    }
-}
-
-/// Reads `f` to its end onto `v`, growing it with `try_reserve`: input
-/// larger than memory is `OutOfMemory` (GNU's "memory exhausted"), not
-/// an abort.
-fn read_all(mut f: &std::fs::File, v: &mut Vec<u8>) -> io::Result<()> {
+/// True if the bytes `pend` holds of each side, and the rest of its
+/// file (`more`), are the same: the comparison of binary files, a block
+/// at a time, stopping at the first difference (what GNU does with files
+/// it will only call different).
+fn same_bytes(mut pend: [Vec<u8>; 2], mut more: [Option<&std::fs::File>; 2]) -> io::Result<bool> {
     use std::io::Read;
-    loop {
-        if v.len() == v.capacity() {
-            v.try_reserve(v.capacity().max(64 << 10))
-                .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-        }
-        let spare = v.capacity() - v.len();
-        let at = v.len();
-        v.resize(at + spare, 0);
-        let n = match f.read(&mut v[at..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
-            Err(e) => {
-                v.truncate(at);
-                return Err(e);
-            }
-        };
-        v.truncate(at + n);
-        if n == 0 && spare > 0 {
-            return Ok(());
-        }
-    }
-}
-
-/// A pipe, device or standard input: its first block, and, if that holds
-/// a NUL (binary, as GNU decides from its first buffer), the file to read
-/// the rest from later; otherwise all of it.
-fn read_unsized(f: std::fs::File) -> io::Result<(Buf, Option<std::fs::File>)> {
-    use std::io::Read;
-    let mut v = vec![0u8; BINARY_PROBE];
-    let mut n = 0;
-    while n < v.len() {
-        match (&f).read(&mut v[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    v.truncate(n);
-    if n == BINARY_PROBE && probe_binary(&v) {
-        return Ok((Buf::from_owner(v), Some(f)));
-    }
-    if n == BINARY_PROBE {
-        read_all(&f, &mut v)?;
-    }
-    Ok((Buf::from_owner(v), None))
-}
-
-/// True if the bytes `a` holds and the rest of its file equal `b`'s: the
-/// comparison of binary files, a block at a time, stopping at the first
-/// difference (what GNU does with files it will only call different).
-fn same_bytes(a: &Side, b: &Side) -> io::Result<bool> {
-    use std::io::Read;
-    let mut pend = [a.data.to_vec(), b.data.to_vec()];
-    let mut more = [a.more.as_ref(), b.more.as_ref()];
     let mut buf = vec![0u8; 64 << 10];
     loop {
         let n = pend[0].len().min(pend[1].len());
@@ -185,88 +101,6 @@ fn same_bytes(a: &Side, b: &Side) -> io::Result<bool> {
             return Ok(done[0] && done[1]);
         }
     }
-}
-
-/// Reads an operand: a regular file is mapped, anything else read whole.
-fn load(name: &OsString, other: &OsString) -> io::Result<Side> {
-    use std::os::fd::AsFd;
-    let shown = name.as_bytes().to_vec();
-    if name == "-" {
-        let st = rustix::fs::fstat(io::stdin()).ok();
-        // Read through the descriptor, not std's Stdin, which takes EBADF
-        // (a closed standard input) for an empty one: GNU says so.
-        let fd = io::stdin().as_fd().try_clone_to_owned()?;
-        let (data, more) = read_unsized(std::fs::File::from(fd))?;
-        return Ok(Side {
-            name: shown,
-            data,
-            st,
-            more,
-        });
-    }
-    let mut path = PathBuf::from(name);
-    let mut shown = shown;
-    if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
-        // `diff FILE DIR` compares FILE with DIR/FILE's base name.
-        let base = Path::new(other).file_name();
-        if other == "-" || base.is_none() || std::fs::metadata(other).is_ok_and(|m| m.is_dir()) {
-            return Err(io::Error::from_raw_os_error(libc::EISDIR));
-        }
-        path.push(base.unwrap_or_default());
-        shown = path.as_os_str().as_bytes().to_vec();
-    }
-    load_path(&path, shown)
-}
-
-/// Reads the file at `path`, shown as `shown`.
-fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
-    let f = std::fs::File::open(path).map_err(|e| match e.raw_os_error() {
-        Some(n) => io::Error::from_raw_os_error(n),
-        None => e,
-    })?;
-    let st = rustix::fs::fstat(&f).ok();
-    let data = match &st {
-        Some(s) if common::is_reg(s) => {
-            let s = ferry::Stream::open(path, &common::input_options()).map_err(common::os_only)?;
-            (read_to_end(&s).map_err(common::os_only)?, None)
-        }
-        _ => read_unsized(f)?,
-    };
-    Ok(Side {
-        name: shown,
-        data: data.0,
-        st,
-        more: data.1,
-    })
-}
-
-/// All of a regular file, read to its end whatever its size said when it
-/// was opened (as GNU reads it): a file rewritten meanwhile is what was
-/// read, and one whose size says nothing (/proc, /sys: 0, or a page) is
-/// read whole. One region where the stream maps the file (no copy);
-/// pieces read past the size are joined into one buffer.
-fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
-    let mut parts: Vec<Buf> = Vec::new();
-    loop {
-        let left = s.len()?.saturating_sub(s.position());
-        let want = usize::try_from(left).unwrap_or(usize::MAX).max(64 << 10);
-        let r = s.salloc(want)?;
-        if r.is_empty() {
-            break;
-        }
-        parts.push(r.into_buf());
-    }
-    if parts.len() <= 1 {
-        return Ok(parts.pop().unwrap_or_default());
-    }
-    let total = parts.iter().map(|b| b.len()).sum();
-    let mut v = Vec::new();
-    v.try_reserve_exact(total)
-        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
-    for b in &parts {
-        v.extend_from_slice(b);
-    }
-    Ok(Buf::from_owner(v))
 }
 
 /// Reports an operand that could not be read: GNU's "memory exhausted"
@@ -337,14 +171,10 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     // first compared standard input's lines with nothing, and read
     // /dev/zero until memory ran out). Side by side shows the lines.
     if (o.style != OutStyle::Side || o.brief) && !is_dir(an) && !is_dir(bn) && same_input(an, bn) {
-        let side = |n: &OsString| Side {
-            name: n.as_bytes().to_vec(),
-            data: Buf::new(),
-            st: None,
-            more: None,
-        };
-        let (a, b) = (side(an), side(bn));
-        return files(o, &a, &b, labels(o, &a, &b), true, None, out);
+        let side = |n: &OsString| Side::read(n.as_bytes().to_vec(), Buf::new(), None);
+        let (mut a, mut b) = (side(an), side(bn));
+        let names = labels(o, &a, &b);
+        return files(t, o, (&mut a, &mut b), names, true, None, out);
     }
     let enoent =
         |r: &io::Result<Side>| matches!(r, Err(e) if e.raw_os_error() == Some(libc::ENOENT));
@@ -363,7 +193,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
     // -N reads an absent file as empty, when the other one exists.
     let absent_a = enoent(&ra) && (o.new_file || o.unidirectional) && rb.is_ok();
     let absent_b = enoent(&rb) && o.new_file && ra.is_ok();
-    let a = match ra {
+    let mut a = match ra {
         Ok(s) => s,
         Err(_) if absent_a => Side::absent(dir_name(an, bn)),
         Err(e) => {
@@ -374,7 +204,7 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
             return Ok(2);
         }
     };
-    let b = match rb {
+    let mut b = match rb {
         Ok(s) => s,
         Err(_) if absent_b => Side::absent(dir_name(bn, an)),
         Err(e) => {
@@ -388,7 +218,8 @@ fn run(t: &Tool, o: &Opts, an: &OsString, bn: &OsString, out: &mut Out) -> io::R
         }
         _ => false,
     };
-    files(o, &a, &b, labels(o, &a, &b), same_file, None, out)
+    let names = labels(o, &a, &b);
+    files(t, o, (&mut a, &mut b), names, same_file, None, out)
 }
 
 /// The names two files are shown by: `--label`s where given, else their
@@ -404,22 +235,40 @@ fn labels(o: &Opts, a: &Side, b: &Side) -> [Vec<u8>; 2] {
 
 /// Compares two loaded files, shown as `names`; `header` is the `diff -r
 /// A B` line printed before a textual diff in a directory comparison.
-/// 0 if they are the same (under the ignore options), 1 if not.
+/// 0 if they are the same (under the ignore options), 1 if not, 2 if a
+/// side changed under its mapping could not be read again.
+///
+/// The output is formatted into memory first: once it is, each side is
+/// asked whether it is still what its file held (`Side::changed`), and
+/// one that is not is read again and the pair compared again, so that
+/// nothing printed comes from bytes a file did not hold (the zeros of
+/// lost pages) or was compared as other bytes than it shows.
 fn files(
+    t: &Tool,
     o: &Opts,
-    a: &Side,
-    b: &Side,
+    (a, b): (&mut Side, &mut Side),
     names: [Vec<u8>; 2],
     same_file: bool,
     header: Option<&str>,
     out: &mut Out,
 ) -> io::Result<i32> {
-    let [an, bn] = &names;
-    // Side by side shows identical files' lines too (text ones).
-    let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
-    if binary && (a.more.is_some() || b.more.is_some()) && !same_file {
-        // A binary pipe or device, read only as far as it differs.
-        if same_bytes(a, b)? {
+    if (a.more.is_some() || b.more.is_some()) && !same_file {
+        // A binary pipe or device (a NUL in its first block), read only
+        // as far as it differs; what is read of it cannot be read again,
+        // so the other side is made sure of first.
+        let mut pend = [a.data.to_vec(), b.data.to_vec()];
+        for (k, s) in [&mut *a, &mut *b].into_iter().enumerate() {
+            if s.changed() {
+                if let Err(e) = s.read_again() {
+                    out.flush()?;
+                    load_failed(t, &s.name, &e);
+                    return Ok(2);
+                }
+                pend[k] = s.data.to_vec();
+            }
+        }
+        let [an, bn] = &names;
+        if same_bytes(pend, [a.more.as_ref(), b.more.as_ref()])? {
             if o.report_same {
                 out.write(&[b"Files ", &an[..], b" and ", bn, b" are identical\n"].concat())?;
             }
@@ -429,6 +278,40 @@ fn files(
         out.write(&[what, &an[..], b" and ", bn, b" differ\n"].concat())?;
         return Ok(1);
     }
+    loop {
+        let mut held = Out::holding();
+        let code = compared(o, (a, b), &names, same_file, header, &mut held)?;
+        let mut again = false;
+        for s in [&mut *a, &mut *b] {
+            if s.changed() {
+                if let Err(e) = s.read_again() {
+                    out.flush()?;
+                    load_failed(t, &s.name, &e);
+                    return Ok(2);
+                }
+                again = true;
+            }
+        }
+        if !again {
+            out.write_held(&mut held)?;
+            return Ok(code);
+        }
+    }
+}
+
+/// [`files`]' comparison of two sides that are text or regular files,
+/// its output written to `out`.
+fn compared(
+    o: &Opts,
+    (a, b): (&Side, &Side),
+    names: &[Vec<u8>; 2],
+    same_file: bool,
+    header: Option<&str>,
+    out: &mut Out,
+) -> io::Result<i32> {
+    let [an, bn] = names;
+    let binary = !o.text && (probe_binary(&a.data) || probe_binary(&b.data));
+    // Side by side shows identical files' lines too (text ones).
     let show_all = o.style == OutStyle::Side && !o.brief && !binary;
     if (same_file || a.data[..] == b.data[..]) && !show_all {
         if o.report_same {

@@ -2,7 +2,8 @@
 //! and `Common subdirectories` lines, `-r` recursion, `-N` (absent files
 //! compared as empty), `-x`/`-X` exclusions on base names.
 
-use super::{files, load_path, Opts, Side};
+use super::load::{load_path, Side};
+use super::{files, Opts};
 use crate::tools::common::Tool;
 use crate::tools::output::Out;
 use std::ffi::OsString;
@@ -336,7 +337,7 @@ fn pair(
         }
         load_path(p, p.as_os_str().as_bytes().to_vec())
     };
-    let (a, b) = match (side(xa, has_a), side(xb, has_b)) {
+    let (mut a, mut b) = match (side(xa, has_a), side(xb, has_b)) {
         (Ok(a), Ok(b)) => (a, b),
         (ra, rb) => return failed(t, out, [(xa, ra.err()), (xb, rb.err())]),
     };
@@ -351,7 +352,7 @@ fn pair(
         c_maybe_quote(xb.as_os_str().as_bytes())
     );
     let names = [a.name.clone(), b.name.clone()];
-    files(o, &a, &b, names, same, Some(&header), out)
+    files(t, o, (&mut a, &mut b), names, same, Some(&header), out)
 }
 
 /// A name as GNU diff writes it in its `diff A B` lines: bare, or in
