@@ -56,7 +56,9 @@ mod shared;
 #[cfg(test)]
 mod tests;
 
-pub use blocks::{for_each_block, for_each_block_peek, split_after_line_end};
+pub use blocks::{
+    for_each_block, for_each_block_peek, for_each_piece, split_after_line_end, Ends, Piece,
+};
 pub(crate) use error::{describe, named};
 pub use error::{os_error, StreamError};
 pub use inplace::Lines;
