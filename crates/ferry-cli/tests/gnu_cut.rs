@@ -283,3 +283,162 @@ fn a_closed_standard_input_as_gnu_reports_it() {
         gnu::same_redirected("cut", args, "<&-", d.path());
     }
 }
+
+/// A line longer than memory. GNU cut reads a byte at a time and holds
+/// nothing but, for -f, the first field where it decides what is printed
+/// (without -s when field 1 is not selected, with -s when it is); ferry
+/// gathered every line whole and said "a line longer than the memory
+/// there is" (with a file name, where GNU says "memory exhausted") once
+/// the line outgrew memory — `head -c 300M /dev/zero | tr '\0' a | cut
+/// -c1-3` cost it 300 MiB where GNU needs under 2. Now a line longer than
+/// a region is cut in parts as it comes. Each case pipes a 192 MiB line
+/// through both tools with 64 MiB of address space: the same output (its
+/// checksum), status and messages — "memory exhausted" (status 1) where
+/// GNU holds a first field that does not fit.
+#[test]
+fn a_line_longer_than_memory_is_cut_as_gnu_cuts_it() {
+    let d = tempfile::tempdir().unwrap();
+    let kib = 64 << 10;
+    let plain = "head -c 192M /dev/zero | tr '\\0' a";
+    // Fields: a short first field, a long second, two short ones.
+    let fields = "{ printf 'ab\\tc'; head -c 192M /dev/zero | tr '\\0' x; printf '\\tde\\tf\\n'; }";
+    // Short lines around it, for the state a long line leaves behind.
+    let around = "{ printf 'a\\tb\\n\\nxyz\\n'; head -c 192M /dev/zero | tr '\\0' a; printf '\\nq\\tr\\n1\\n'; }";
+    let cases: &[(&[&str], &str)] = &[
+        (&["-c1-3"], plain),
+        (&["-b2-4,10-20,201326580-", "--output-delimiter=:"], plain),
+        (&["-c1-3", "--complement"], plain),
+        (&["-f1"], plain),
+        (&["-f2", "-s"], plain),
+        (&["-n", "-b5-9"], around),
+        (&["-f2"], around),
+        (&["-f2"], fields),
+        (&["-f1,3", "-s", "--output-delimiter=::"], fields),
+        (&["-f2", "--complement"], fields),
+        (&["-f3-"], fields),
+        (&["-z", "-c1-3"], plain),
+        // GNU holds the first field, here all of the line: memory runs out.
+        (&["-f2"], plain),
+        (&["-f1", "-s"], plain),
+    ];
+    for (args, feed) in cases {
+        gnu::same_limited_fed_into("cut", args, d.path(), kib, feed, "cksum");
+    }
+    // The newline as the delimiter: the whole input is one line.
+    let lines = "yes abcdefghijklmnopqrstuvwxyz0123456789 | head -c 192M";
+    for args in [&["-d", "\n", "-f2,5"][..], &["-d", "\n", "-f1", "-s"]] {
+        gnu::same_limited_fed_into("cut", args, d.path(), kib, lines, "cksum");
+    }
+}
+
+/// /dev/zero is one line that never ends: GNU cut runs on it in constant
+/// memory until it is killed; ferry ran out of memory gathering it.
+#[test]
+fn cut_keeps_running_on_a_line_that_never_ends() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["-c1-3"][..],
+        &["-b2", "--complement"],
+        &["-f1"],
+        &["-f2", "-s"],
+        &["-d", "\n", "-f1"],
+    ] {
+        let mut a = args.to_vec();
+        a.push("/dev/zero");
+        gnu::both_keep_running("cut", &a, d.path(), 64 << 10);
+    }
+}
+
+/// Lines longer than a region (1 MiB) are cut in parts, with the line's
+/// state carried across: ranges and fields that begin or end at a part's
+/// edge, delimiters and line ends exactly there, a held first field over
+/// several parts, lines of 0 to 3 bytes between long ones. From a file
+/// (mapped, on one core), from a file of more than 64 MiB (on two cores,
+/// in 16 MiB regions) whose last line but one is 72 MiB long, and from a
+/// pipe with that file under 64 MiB of address space (ferry gathered the
+/// long line and ran out of memory), against GNU.
+#[test]
+fn long_lines_are_cut_in_parts_as_gnu_cuts_them() {
+    let d = tempfile::tempdir().unwrap();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut text: Vec<u8> = Vec::new();
+    let region = 1usize << 20;
+    for i in 0..45 {
+        let r = next();
+        if i % 3 != 2 {
+            // 0 to 3 bytes, from letters, delimiters and nothing.
+            for _ in 0..r % 4 {
+                text.push(b"ab\t:"[(next() % 4) as usize]);
+            }
+            text.push(b'\n');
+            continue;
+        }
+        let len = match r % 5 {
+            0 => region - 2 + (next() % 5) as usize,
+            1 => 2 * region + (next() % 3) as usize,
+            2 => (next() % (3 * region as u64)) as usize,
+            3 => region / 2 + (next() % 4096) as usize,
+            _ => 3,
+        };
+        let start = text.len();
+        text.extend((0..len).map(|_| b'a' + (next() % 26) as u8));
+        // No delimiter, one, a few, or many.
+        let delims = [0, 1, 3, 400][(next() % 4) as usize];
+        for _ in 0..delims.min(len) {
+            let at = start + (next() % len as u64) as usize;
+            text[at] = if next() % 2 == 0 { b'\t' } else { b':' };
+        }
+        text.push(b'\n');
+    }
+    // Around each region edge, a delimiter, a line end or a letter.
+    for k in 1..text.len() / region {
+        for at in [k * region - 1, k * region] {
+            text[at] = [b'\t', b':', b'\n', b'q'][(next() % 4) as usize];
+        }
+    }
+    std::fs::write(d.path().join("mixed"), &text).unwrap();
+    // A line longer than the memory given, with fields in it.
+    text.extend((0..(72usize << 20)).map(|i| match i % 1000 {
+        0 => b'\t',
+        500 => b':',
+        _ => b'x',
+    }));
+    text.extend_from_slice(b"\nlast\tline");
+    std::fs::write(d.path().join("long"), &text).unwrap();
+    drop(text);
+    let opts: &[&[&str]] = &[
+        &["-c1-3"],
+        &["-b2-4,10-20", "--output-delimiter=:"],
+        &["-c1048570-1048580,2097150-"],
+        &["-b1048576", "--complement"],
+        &["-f1"],
+        &["-f2"],
+        &["-f1", "-s"],
+        &["-f2", "-s"],
+        &["-f1,3", "--output-delimiter=::"],
+        &["-f2-", "--complement"],
+        &["-d:", "-f3-5", "-s"],
+        &["-z", "-c1-3"],
+        &["-z", "-d:", "-f2"],
+        &["-d", "\n", "-f2,4"],
+        &["-d", "\n", "-f1", "-s"],
+        &["-n", "-b5-"],
+    ];
+    // Mapped windows of a file count as address space too: files are read
+    // without a limit that matters.
+    let (small, large) = (64 << 10, 64 << 20);
+    for o in opts {
+        for file in ["mixed", "long"] {
+            let mut a = o.to_vec();
+            a.push(file);
+            gnu::same_limited_fed_into("cut", &a, d.path(), large, "true", "cksum");
+        }
+        gnu::same_limited_fed_into("cut", o, d.path(), small, "cat long", "cksum");
+    }
+}

@@ -3,8 +3,12 @@
 
 #![allow(dead_code)]
 
+mod limits;
 mod text;
 
+// Each test binary uses some of them.
+#[allow(unused_imports)]
+pub use limits::*;
 pub use text::texty;
 use text::xorshift;
 
@@ -477,39 +481,6 @@ pub fn sh_bounded(script: &str, dir: &Path) -> Option<i32> {
         .code()
 }
 
-/// [`same`], both tools run under `timeout 10`: for inputs a regression
-/// could read forever (/dev/zero), which then fails instead of hanging.
-pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
-    let mut fa: Vec<String> = vec!["10".into(), ferry.into(), tool.into()];
-    let mut ga: Vec<String> = vec!["10".into(), tool.into()];
-    fa.extend(args.iter().map(|a| a.to_string()));
-    ga.extend(args.iter().map(|a| a.to_string()));
-    let ours = run("timeout", &fa, stdin, dir, &[]);
-    let gnu = run("timeout", &ga, stdin, dir, &[]);
-    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
-    assert_eq!(
-        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
-        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
-        "{tool} {args:?}"
-    );
-}
-
-/// [`same_bounded`] with the address space of both tools limited to `kib`
-/// KiB (`ulimit -v`, set in the shell that then runs the tool, so the
-/// test process keeps its own limit).
-pub fn same_limited(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path, kib: u64) {
-    let script = format!("ulimit -v {kib}; exec timeout 20 \"$@\"");
-    same_through_sh(
-        tool,
-        args,
-        stdin,
-        dir,
-        &script,
-        &format!("under ulimit -v {kib}"),
-    );
-}
-
 /// Runs `ferry TOOL args` and `TOOL args` through `sh -c` with the
 /// redirections `redir` (`> /dev/full`, `<&-`): status, output and
 /// messages (tool name aside) must be GNU's.
@@ -545,30 +516,5 @@ fn same_through_sh(
         (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
         (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
         "{tool} {args:?} {what}"
-    );
-}
-
-/// [`same_limited`] with standard input from the shell command `feed`
-/// (`head -c 2G /dev/zero`: more than the limit, never held by the test).
-pub fn same_limited_fed(tool: &str, args: &[&str], dir: &Path, kib: u64, feed: &str) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
-    let script = format!("ulimit -v {kib}; {feed} | timeout 60 \"$@\"");
-    let mut fa: Vec<String> = vec![
-        "-c".into(),
-        script.clone(),
-        "sh".into(),
-        ferry.into(),
-        tool.into(),
-    ];
-    let mut ga: Vec<String> = vec!["-c".into(), script, "sh".into(), tool.into()];
-    fa.extend(args.iter().map(|a| a.to_string()));
-    ga.extend(args.iter().map(|a| a.to_string()));
-    let ours = run("sh", &fa, None, dir, &[]);
-    let gnu = run("sh", &ga, None, dir, &[]);
-    let norm = ours.stderr.replace(&format!("ferry {tool}"), tool);
-    assert_eq!(
-        (String::from_utf8_lossy(&ours.stdout), ours.code, norm),
-        (String::from_utf8_lossy(&gnu.stdout), gnu.code, gnu.stderr),
-        "{feed} | {tool} {args:?} under ulimit -v {kib}"
     );
 }
