@@ -447,3 +447,99 @@ fn a_text_line_larger_than_memory_is_memory_exhausted() {
         gnu::same_limited_fed("grep", args, d.path(), 1_000_000, "head -c 2G /dev/zero");
     }
 }
+
+/// A binary input (one with a NUL) has its NULs read as line ends, as GNU
+/// grep reads them (`zap_nuls`): a run of NULs with no newline is many
+/// empty lines, and grep runs through it in constant memory. ferry
+/// gathered such a run as one line, until "memory exhausted" (status 2,
+/// where GNU says 1 or 0), and counted one line too many (`-c -v`) in a
+/// file ending in NULs. Runs of 12 MiB and more, crossing the 4 MiB
+/// regions, with text before and between: each file searched as a file
+/// (mapped) and piped in under 32 MiB of address space, against GNU, for
+/// the options that report on a binary file, and -z (where a NUL ends
+/// every line anyway). With -a the run is one line: see
+/// `a_text_line_larger_than_memory_is_memory_exhausted`.
+///
+/// GNU turns binary at the start of the 96 KiB buffer that holds the
+/// first NUL; ferry looked for the NUL only in the 256 KiB piece it was
+/// searching (or in the line a region cut), and printed the lines of the
+/// piece before that GNU's buffer already held (`late`, its first NUL 32
+/// KiB past a buffer's start, just past the start of a piece, with lines
+/// after it in the same region). GNU reads a pipe in pieces of any size, so piped in,
+/// where it turns binary is not GNU's to say: there no option selects a
+/// line close before the NUL. No NUL that ends a text line sits on a page
+/// boundary either: with -z GNU drops a read of nothing but NULs (empty
+/// lines its pattern cannot select), and one that began with such a NUL
+/// would join two lines.
+#[test]
+fn nul_runs_in_a_binary_input_are_lines_in_constant_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let nuls = |mib: usize| vec![0u8; mib << 20];
+    std::fs::write(d.path().join("nuls"), nuls(16)).unwrap();
+    let mut mixed = b"ab x\nq".to_vec();
+    mixed.extend(nuls(12));
+    mixed.extend_from_slice(b"x y\nzz\n");
+    mixed.extend(nuls(6));
+    mixed.extend_from_slice(b"tail x");
+    std::fs::write(d.path().join("mixed"), &mixed).unwrap();
+    // Lines with x, then lines without, three NULs 3 bytes past 3.5 MiB
+    // and more lines without x past the first region, then a NUL run.
+    let mut late = b"x marks\n".repeat(1 << 17);
+    late.extend(b"nothing\n".repeat(5 << 16));
+    late.extend_from_slice(b"ab\n\0\0\0\n");
+    late.extend(b"nothing\n".repeat(1 << 17));
+    late.extend(nuls(12));
+    late.extend_from_slice(b"x\n");
+    std::fs::write(d.path().join("late"), &late).unwrap();
+    let opts: &[&[&str]] = &[
+        &[],
+        &["-c"],
+        &["-l"],
+        &["-L"],
+        &["-q"],
+        &["-o"],
+        &["-n"],
+        &["-b"],
+        &["-v"],
+        &["-c", "-v"],
+        &["--binary-files=without-match"],
+        &["-c", "-I"],
+        &["-nb", "-A1"],
+        &["-z"],
+        &["-z", "-c", "-v"],
+    ];
+    let kib = 32 << 10;
+    for file in ["nuls", "mixed", "late"] {
+        for o in opts {
+            let mut a = o.to_vec();
+            a.push("x");
+            if !(file == "late" && o == &["-v"]) {
+                gnu::same_limited_fed("grep", &a, d.path(), kib, &format!("cat {file}"));
+            }
+            a.push(file);
+            gnu::same_limited_fed("grep", &a, d.path(), 64 << 20, "true");
+        }
+    }
+}
+
+/// /dev/zero is binary and all empty lines: GNU grep searches it in
+/// constant memory until it is killed; ferry ran out of memory gathering
+/// it as one line. Also with --line-buffered, where ferry reads the
+/// device as its reads come.
+#[test]
+fn grep_keeps_running_on_dev_zero() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["x"][..],
+        &["-c", "x"],
+        &["-L", "x"],
+        &["-c", "-v", "x"],
+        &["-q", "x"],
+        &["-z", "x"],
+        &["--line-buffered", "-c", "x"],
+    ] {
+        let mut a = args.to_vec();
+        a.push("/dev/zero");
+        gnu::both_keep_running("grep", &a, d.path(), 64 << 10);
+    }
+}

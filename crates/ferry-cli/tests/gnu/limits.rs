@@ -88,14 +88,15 @@ fn limited_fed(tool: &str, args: &[&str], dir: &Path, kib: u64, feed: &str, sink
     );
 }
 
-/// Starts `ferry TOOL args` and `TOOL args` in `dir` (C locale, output to
-/// /dev/null) with their address space limited to `kib` KiB, on an input
-/// that never ends (/dev/zero): after two seconds both must still be
-/// running — not ended for want of memory (status 2, or 134 for an abort)
-/// — and are then killed.
+/// Starts `ferry TOOL args` and `TOOL args` in `dir` (C locale) with
+/// their address space limited to `kib` KiB, on an input that never ends
+/// (/dev/zero): after two seconds both must still be running — not ended
+/// for want of memory (status 2, or 134 for an abort) — and are then
+/// killed. Their output goes to a pipe read as it comes (grep on
+/// /dev/null output would act as `-q`).
 pub fn both_keep_running(tool: &str, args: &[&str], dir: &Path, kib: u64) {
     let start = |prog: &[&str]| {
-        Command::new("sh")
+        let mut ch = Command::new("sh")
             .arg("-c")
             .arg(format!("ulimit -v {kib}; exec \"$@\""))
             .arg("sh")
@@ -106,24 +107,28 @@ pub fn both_keep_running(tool: &str, args: &[&str], dir: &Path, kib: u64) {
             .env_remove("LANGUAGE")
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap()
+            .unwrap();
+        let mut out = ch.stdout.take().unwrap();
+        let drain = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        (ch, drain)
     };
     let mut both = [
         ("ferry", start(&[env!("CARGO_BIN_EXE_ferry"), tool])),
         ("GNU", start(&[tool])),
     ];
     std::thread::sleep(std::time::Duration::from_secs(2));
-    let mut ended = Vec::new();
-    for (_, ch) in &mut both {
+    for (_, (ch, _)) in &mut both {
         if ch.try_wait().unwrap().is_none() {
             let _ = ch.kill();
         }
     }
-    for (who, ch) in both {
+    let mut ended = Vec::new();
+    for (who, (ch, drain)) in both {
         let o = ch.wait_with_output().unwrap();
+        let _ = drain.join();
         use std::os::unix::process::ExitStatusExt;
         if o.status.signal() != Some(libc::SIGKILL) {
             ended.push(format!(

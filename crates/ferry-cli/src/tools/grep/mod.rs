@@ -14,7 +14,10 @@
 //! `grep: FILE: binary file matches` goes to standard error instead of
 //! the lines. In a UTF-8 locale a line that would be printed but is not
 //! valid UTF-8 is held back the same way. `-a` prints everything, `-I`
-//! skips the file from where it turned binary.
+//! skips the file from where it turned binary. Reading, a line that a
+//! region's end cuts ends at its last NUL (`ferry::stream::Ends`), so a
+//! run of NULs is the empty lines it is to GNU, searched in constant
+//! memory (/dev/zero), never gathered as one line.
 
 mod args;
 mod bracket;

@@ -2,6 +2,7 @@
 //! file rules, and the output of selected lines, counts and names.
 
 use super::*;
+use ferry::stream::Ends;
 use std::os::fd::AsFd;
 
 /// Why a file's search stopped.
@@ -123,6 +124,15 @@ impl<'a> Search<'a> {
             self.go_binary();
         }
         let eol = self.o.eol();
+        // A NUL turns the file binary, and NULs then end lines: a line cut
+        // by a region's end ends at its last NUL rather than being
+        // gathered on (a run of NULs is many empty lines, not one line
+        // longer than memory).
+        let ends = if self.o.text || self.o.nul_data {
+            Ends::at(eol)
+        } else {
+            Ends::at(eol).or(0)
+        };
         // Counting a large file: both cores, each on half of every block.
         let two = self.m2.is_some()
             && !self.o.text
@@ -152,12 +162,12 @@ impl<'a> Search<'a> {
                 // SAFETY: the stream owns the descriptor and outlives this
                 // borrow of it.
                 let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-                as_it_comes(fd, eol, each)
+                as_it_comes(fd, ends, each)
             }
             _ => ferry::stream::for_each_block_peek(
                 &s,
                 if two { 16 << 20 } else { 4 << 20 },
-                eol,
+                ends,
                 |e| Failure::Read(common::os_only(e)),
                 each,
             ),
@@ -210,26 +220,51 @@ impl<'a> Search<'a> {
             && (self.encoding_held_back || (self.binary && self.selected > self.selected_at_binary))
     }
 
-    /// Searches a block of whole lines (each ending in a newline). While
-    /// the file may still turn binary, it goes in pieces of about 256 KiB
-    /// so that the NUL check and the search read the piece from the cache.
-    fn block(&mut self, mut data: &[u8]) -> Result<Flow, Failure> {
+    /// Searches a block of whole lines (each ending in a newline, or a
+    /// NUL in a binary file). While the file may still turn binary, it
+    /// goes in pieces of about 256 KiB so that the NUL check and the
+    /// search read the piece from the cache; the NUL check runs a GNU
+    /// buffer ahead of the piece, since GNU turns binary where the buffer
+    /// holding a NUL starts, which may be in the piece before.
+    fn block(&mut self, data: &[u8]) -> Result<Flow, Failure> {
         const PIECE: usize = 256 << 10;
-        while data.len() > PIECE && !self.binary && !self.o.text && !self.o.nul_data {
-            let end = match memchr::memrchr(b'\n', &data[..PIECE]) {
-                Some(i) => i + 1,
-                None => memchr::memchr(b'\n', &data[PIECE..]).map_or(data.len(), |i| PIECE + i + 1),
-            };
-            if self.piece(&data[..end])? == Flow::Stop {
+        let ahead = GNU_BUFFER as usize;
+        let base = self.offset;
+        // The first NUL among the block's bytes before `scanned`.
+        let (mut scanned, mut nul) = (0usize, None::<usize>);
+        let mut from = 0;
+        while data.len() - from > PIECE && !self.binary && !self.o.text && !self.o.nul_data {
+            let rest = &data[from..];
+            let end = from
+                + match memchr::memrchr(b'\n', &rest[..PIECE]) {
+                    Some(i) => i + 1,
+                    None => {
+                        memchr::memchr(b'\n', &rest[PIECE..]).map_or(rest.len(), |i| PIECE + i + 1)
+                    }
+                };
+            let reach = (end + ahead).min(data.len());
+            if nul.is_none() && scanned < reach {
+                nul = memchr::memchr(0, &data[scanned..reach]).map(|i| scanned + i);
+                scanned = reach;
+            }
+            let at = nul.map(|p| base + p as u64);
+            if self.piece(&data[from..end], at)? == Flow::Stop {
                 return Ok(Flow::Stop);
             }
-            data = &data[end..];
+            from = end;
         }
-        self.piece(data)
+        if nul.is_none() && scanned < data.len() && !self.binary && !self.o.text && !self.o.nul_data
+        {
+            nul = memchr::memchr(0, &data[scanned..]).map(|i| scanned + i);
+        }
+        let at = nul.map(|p| base + p as u64);
+        self.piece(&data[from..], at)
     }
 
-    /// Searches whole lines, turning binary at a NUL as GNU does.
-    fn piece(&mut self, data: &[u8]) -> Result<Flow, Failure> {
+    /// Searches whole lines, turning binary at a NUL as GNU does: `nul`
+    /// is the file offset of the first NUL from the start of `data` on, as
+    /// far as it was looked for.
+    fn piece(&mut self, data: &[u8], nul: Option<u64>) -> Result<Flow, Failure> {
         let start = self.offset;
         self.offset += data.len() as u64;
         if data.is_empty() {
@@ -250,9 +285,7 @@ impl<'a> Search<'a> {
             return self.scan(&swapped);
         }
         if !self.binary && !self.o.text {
-            let nul = memchr::memchr(0, data)
-                .map(|p| start + p as u64)
-                .or(self.tail_nul);
+            let nul = nul.or(self.tail_nul);
             let buf_start = nul.map(|p| (p / GNU_BUFFER * GNU_BUFFER).max(start));
             if let Some(buf_start) = buf_start.filter(|&b| b < start + data.len() as u64) {
                 // GNU notices the NUL at the start of the buffer holding it,
@@ -527,13 +560,15 @@ fn is_regular(name: &std::ffi::OsStr) -> bool {
 }
 
 /// Blocks of whole lines from `fd` as each read brings them in (a last
-/// line without `eol` comes last, with `eol` added), with the cut line
-/// after each block, for `f` as in `ferry::stream::for_each_block_peek`.
+/// line without a line end comes last, with one added), with the cut line
+/// after each block, for `f` as in `ferry::stream::for_each_block_peek`;
+/// a line a read cuts ends at its last `ends.also()` byte, as there.
 fn as_it_comes(
     fd: std::os::fd::BorrowedFd<'_>,
-    eol: u8,
+    ends: Ends,
     mut f: impl FnMut(&[u8], &[u8]) -> Result<bool, Failure>,
 ) -> Result<(), Failure> {
+    let eol = ends.eol();
     let mut buf = vec![0u8; GNU_BUFFER as usize];
     let mut have = 0;
     loop {
@@ -550,12 +585,23 @@ fn as_it_comes(
         }
         let from = have;
         have += n;
-        if memchr::memchr(eol, &buf[from..have]).is_none() {
+        let new = &buf[from..have];
+        // Only a read can bring in an `also` byte: none stays behind.
+        let also = ends.also().filter(|&b| memchr::memchr(b, new).is_some());
+        if also.is_none() && memchr::memchr(eol, new).is_none() {
             continue;
         }
-        let whole = memchr::memrchr(eol, &buf[..have]).map_or(0, |i| i + 1);
-        if !f(&buf[..whole], &buf[whole..have])? {
+        let mut whole = memchr::memrchr(eol, &buf[..have]).map_or(0, |i| i + 1);
+        if whole > 0 && !f(&buf[..whole], &buf[whole..have])? {
             return Ok(());
+        }
+        if let Some(k) = also.and_then(|b| memchr::memrchr(b, &buf[whole..have])) {
+            // The cut line ends at its last `also`, in a block of its own.
+            let end = whole + k + 1;
+            if !f(&buf[whole..end], &buf[end..have])? {
+                return Ok(());
+            }
+            whole = end;
         }
         buf.copy_within(whole..have, 0);
         have -= whole;
