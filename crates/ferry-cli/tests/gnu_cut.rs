@@ -442,3 +442,31 @@ fn long_lines_are_cut_in_parts_as_gnu_cuts_them() {
         gnu::same_limited_fed_into("cut", o, d.path(), small, "cat long", "cksum");
     }
 }
+
+/// A file whose line is longer than the address space allowed
+/// (`ulimit -v`): GNU cut reads it 128 KiB at a time. ferry's mapped
+/// windows doubled up to 64 MiB through the line, an old one still mapped
+/// beside the new, until a mapping failed ("memory exhausted" after part
+/// of the line, status 1); the windows now shrink when a mapping fails
+/// for want of address space.
+#[test]
+fn a_long_line_in_a_file_is_cut_under_an_address_space_limit() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("long");
+    let made = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("{ head -c 300M /dev/zero | tr '\\0' x; printf '\\na\\tb\\n'; } > \"$1\"")
+        .arg("sh")
+        .arg(&f)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let f = f.to_str().unwrap();
+    for args in [
+        &["-b1-3", f][..],
+        &["-f2", "-s", f],
+        &["-c2-5", "--complement", f],
+    ] {
+        gnu::same_limited("cut", args, None, d.path(), 100_000);
+    }
+}

@@ -33,6 +33,9 @@ use std::mem::MaybeUninit;
 /// the last one doubles, up to the largest.
 pub(crate) const MAP_WINDOW_FIRST: usize = 1 << 20;
 pub(crate) const MAP_WINDOW_MAX: usize = 64 << 20;
+/// The smallest a window shrinks to when mappings fail for want of
+/// address space.
+const MAP_WINDOW_SMALLEST: usize = 64 << 10;
 
 /// The probe samples this many huge-page spans of a window at most.
 const PROBE_UNITS: usize = 8;
@@ -72,6 +75,10 @@ pub(crate) struct Mapped {
     pages: Pages,
     /// Size and end of the last window.
     last: (usize, u64),
+    /// The largest window: halved each time a mapping fails for want of
+    /// address space (`ulimit -v`), so a long read goes on in smaller
+    /// windows instead of failing where a `read(2)` would not.
+    cap: usize,
     /// The span of the last window found in small pages, read with `pread`.
     pread_from: u64,
     pread_until: u64,
@@ -83,6 +90,7 @@ impl Mapped {
             file,
             pages: Pages::Leased(lease),
             last: (0, u64::MAX),
+            cap: MAP_WINDOW_MAX,
             pread_from: 0,
             pread_until: 0,
         }
@@ -102,6 +110,7 @@ impl Mapped {
             file,
             pages: Pages::Lost,
             last: (0, u64::MAX),
+            cap: MAP_WINDOW_MAX,
             pread_from: 0,
             pread_until: 0,
         }
@@ -235,6 +244,15 @@ impl Mapped {
                 {
                     tries += 1;
                 }
+                // Out of address space: smaller windows, down to what
+                // the caller asked for (an old window may still be
+                // mapped beside the new one).
+                Err(e)
+                    if e.raw_os_error() == Some(libc::ENOMEM)
+                        && self.cap / 2 >= min.max(MAP_WINDOW_SMALLEST) =>
+                {
+                    self.cap /= 2;
+                }
                 r => return r,
             }
         }
@@ -246,9 +264,9 @@ impl Mapped {
         }
         let size = self.file.size()?;
         let window = if start == self.last.1 {
-            (self.last.0 * 2).min(MAP_WINDOW_MAX)
+            (self.last.0 * 2).min(self.cap)
         } else {
-            MAP_WINDOW_FIRST
+            MAP_WINDOW_FIRST.min(self.cap)
         };
         let len = if start >= size {
             0
