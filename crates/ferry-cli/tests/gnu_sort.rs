@@ -215,6 +215,10 @@ fn check_merge_output_and_errors() {
         &["-c", "-n", "nums"],
         &["-c", "nums"],
         &["-c", "sorted", "unsorted"],
+        // Checking writes no output: GNU refuses -o with -c or -C.
+        &["-c", "-o", "out", "unsorted"],
+        &["-C", "-o", "out", "unsorted"],
+        &["--check=quiet", "-o", "out", "sorted"],
         &["-m", "m1", "m2"],
         &["-m", "m2", "m1", "sorted"],
         &["-m", "-r", "unsorted", "m1"],

@@ -98,6 +98,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             ));
             return 2;
         }
+        if o.output.is_some() {
+            let c = if mode == Check::Quiet { 'C' } else { 'c' };
+            t.error(format_args!("options '-{c}o' are incompatible"));
+            return 2;
+        }
         return check(t, &o, &cmp, mode);
     }
     if !o.merge && o.files[0] == "-" && common::stdin_was_closed() {
