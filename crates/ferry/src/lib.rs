@@ -133,6 +133,7 @@
 pub mod aio;
 pub mod buf;
 pub mod bulk;
+mod error;
 pub mod exchange;
 #[cfg(all(test, loom))]
 mod loom_models;

@@ -201,7 +201,7 @@ impl AsyncFile {
         let f = opts.open(path).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("{}: {}", path.display(), crate::stream::describe(&e)),
+                format!("{}: {}", path.display(), crate::error::describe(&e)),
             )
         })?;
         AsyncFile::from_fd_named(f.into(), &path.display().to_string(), backend)
@@ -447,10 +447,7 @@ impl AsyncFile {
             );
             return Err(io::Error::new(
                 io::ErrorKind::NotSeekable,
-                super::RequestError {
-                    msg: msg.into(),
-                    errno: Some(libc::ESPIPE),
-                },
+                super::RequestError::new(msg.into(), Some(libc::ESPIPE)),
             ));
         }
         let at = if self.seekable {

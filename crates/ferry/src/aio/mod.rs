@@ -155,13 +155,20 @@ pub fn is_cancelled(e: &std::io::Error) -> bool {
 /// A failed request's error: what the request was, and the OS's error.
 #[derive(Debug)]
 pub(crate) struct RequestError {
-    pub(crate) msg: Arc<str>,
-    pub(crate) errno: Option<i32>,
+    msg: Arc<str>,
+    errno: Option<i32>,
 }
 
 impl RequestError {
-    /// The OS error number, if the failure was one.
-    pub(crate) fn errno(&self) -> Option<i32> {
+    /// The error of a request `msg` describes, `errno` beneath it.
+    pub(crate) fn new(msg: Arc<str>, errno: Option<i32>) -> RequestError {
+        crate::error::register::<RequestError>();
+        RequestError { msg, errno }
+    }
+}
+
+impl crate::error::CarriesOsError for RequestError {
+    fn os_error(&self) -> Option<i32> {
         self.errno
     }
 }

@@ -2,9 +2,9 @@
 
 use super::backend::{self, Io, Memory};
 use super::engine::Inner;
-use super::error::{errno, named};
 use super::options::{Backend, OpenOptions};
 use super::Stream;
+use crate::error::{errno, named};
 use crate::sys::fileio;
 use std::fs::File;
 use std::io;

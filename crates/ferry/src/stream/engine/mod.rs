@@ -20,8 +20,8 @@
 //! buffers before it are), whatever order regions were freed in.
 
 use super::backend::{Io, Module};
-use super::error::{errno, named};
 use super::options::Mode;
+use crate::error::{errno, named};
 use crate::{Buf, BufMut, Pool};
 use std::collections::VecDeque;
 use std::io::{self, SeekFrom};
