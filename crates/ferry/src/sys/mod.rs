@@ -9,6 +9,7 @@ pub(crate) mod channel;
 pub(crate) mod fileio;
 pub(crate) mod lease;
 pub(crate) mod map;
+pub(crate) mod pages;
 #[cfg(not(miri))]
 pub(crate) mod sigbus;
 pub(crate) mod sigguard;
