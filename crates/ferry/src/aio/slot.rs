@@ -99,7 +99,7 @@ impl Slot {
     /// The backend is done with the buffer: `Ok(n)` whole success, or the
     /// error, with the bytes moved before it; the buffer comes back
     /// (finished: a read's holds the bytes that arrived) and waiters wake.
-    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, ended: super::Ended) {
+    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, ended: super::backend::Ended) {
         let waker = {
             let mut s = self.st.lock();
             let r = ended.result;
