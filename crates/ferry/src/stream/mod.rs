@@ -56,11 +56,13 @@ mod shared;
 mod tests;
 
 pub use crate::error::{os_error, StreamError};
+pub use backend::Backend;
 pub use blocks::{
     for_each_block, for_each_block_peek, for_each_piece, split_after_line_end, Ends, Piece,
 };
+pub use engine::Mode;
 pub use inplace::Lines;
-pub use options::{Backend, Mode, OpenOptions};
+pub use options::OpenOptions;
 pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
 pub use shared::{SharedRegion, SharedRegionMut, SharedStream, StreamGuard};
 
