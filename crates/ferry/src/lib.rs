@@ -28,6 +28,23 @@
 //!   for large files), and [`transfer::OrderedOut`] for output a program
 //!   formats itself.
 //!
+//! ## Layers
+//!
+//! The library is built in layers, each naming only its own and those
+//! below it (bottom up): errors (`error`: the error types and helpers
+//! every layer shares) → the OS (`sys`: raw system calls and feature
+//! probes; it returns values and never calls up) → memory (`buf`, then
+//! `pool`, which hands out `buf`'s blocks) → backends (the stream
+//! modules) → engines (the stream engine; [`transfer`]'s kernel paths,
+//! buffer cache and overlay) → interfaces ([`stream`]'s API and `std::io`,
+//! [`exchange`], [`bulk`], [`aio`] with its two backends, and
+//! [`transfer`]'s streaming between endpoints) → applications ([`sort`],
+//! built on the interfaces). A lower layer hears from a higher one only
+//! through what it defines itself: a trait, a callback, a table of
+//! functions, a return value. The list, with its rules, is
+//! `crates/ferry/layers.txt`, and `scripts/check-layers.sh` (run in CI)
+//! fails where a module names a layer above its own.
+//!
 //! ## The rule: a `Buf` never changes while anyone can see it
 //!
 //! Every other promise rests on this one: a `&[u8]` from a [`Buf`] is
@@ -133,6 +150,7 @@
 pub mod aio;
 pub mod buf;
 pub mod bulk;
+mod error;
 pub mod exchange;
 #[cfg(all(test, loom))]
 mod loom_models;

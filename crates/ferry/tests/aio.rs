@@ -150,6 +150,27 @@ fn a_slow_device_waits_times_out_and_completes() {
     }
 }
 
+/// `ferry::stream::os_error` finds the OS error beneath a failed
+/// request's error (the C library maps errors to `errno` with it): a
+/// write the device refuses, and an offset given to a device that has
+/// none, refused when the request starts.
+#[test]
+fn a_failed_request_tells_its_os_error() {
+    for b in BACKENDS {
+        let full = AsyncFile::with_options(
+            std::path::Path::new("/dev/full"),
+            std::fs::File::options().write(true),
+            b,
+        )
+        .unwrap();
+        let w = full.write(Buf::from(vec![1u8; 4096])).unwrap();
+        let e = w.wait(LONG).unwrap_err();
+        assert_eq!(ferry::stream::os_error(&e), Some(libc::ENOSPC), "{b:?} {e}");
+        let e = full.write_at(0, Buf::from(vec![1u8; 10])).unwrap_err();
+        assert_eq!(ferry::stream::os_error(&e), Some(libc::ESPIPE), "{b:?} {e}");
+    }
+}
+
 #[test]
 fn cancel_is_sticky_until_cleared_and_the_buffer_comes_back() {
     for b in BACKENDS {

@@ -1,11 +1,13 @@
 //! [`AsyncFile`]: a file whose reads and writes are started now and
 //! finished later (the paper's `AsyncFile`, Figure 2).
 
+use super::backend::{timed_out, Done, Ended, Engine, Op};
 use super::buffer::{Array, IoBuffer, Owned, Plain};
+use super::chain::{in_turn, next_in_chain, Chain};
 use super::lock::Mutex;
 use super::request::{all_done, Pending, Request};
 use super::slot::{wait_until, Slot, State};
-use super::{threads, Backend, Done, Ended, Op};
+use super::Backend;
 use crate::bulk::{Element, Endian, ReadArray, WriteArray};
 use crate::{Buf, BufMut};
 use std::fs::File;
@@ -16,13 +18,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-
-/// The engine a file's requests go to.
-#[derive(Clone, Copy)]
-enum Engine {
-    Ring(&'static crate::sys::uring::Ring),
-    Threads,
-}
 
 /// A file for asynchronous requests. See the [module docs](super).
 pub struct AsyncFile {
@@ -42,125 +37,6 @@ pub struct AsyncFile {
     chain: Arc<Mutex<Chain>>,
     /// The time each request started from now on has to finish.
     timeout: Mutex<Option<Duration>>,
-}
-
-/// Requests on a pipe, socket or terminal waiting their turn: they run
-/// one at a time, in the order they were started (the bytes of two reads
-/// or two writes never interleave).
-#[derive(Default)]
-struct Chain {
-    busy: bool,
-    /// Each waiting request: its number in the chain, and what starts it
-    /// (`true`: its turn) or ends it timed out without I/O (`false`: its
-    /// deadline passed while it waited).
-    waiting: std::collections::VecDeque<(u64, Turn)>,
-    next: u64,
-}
-
-type Turn = Box<dyn FnOnce(bool) + Send>;
-
-/// Starts the next request waiting in `c`, or marks it idle.
-fn next_in_chain(c: &Mutex<Chain>) {
-    let next = {
-        let mut g = c.lock();
-        match g.waiting.pop_front() {
-            Some((_, f)) => Some(f),
-            None => {
-                g.busy = false;
-                None
-            }
-        }
-    };
-    if let Some(f) = next {
-        in_turn(f);
-    }
-}
-
-/// Runs `f(true)`, flat: a request that ends at once (its deadline past,
-/// or cancelled) starts the next one from its completion, which would
-/// otherwise nest one call deeper per waiting request (thousands of them
-/// overflowed the reaper's stack). A call made inside another on this
-/// thread is queued and run by the outer one's loop.
-fn in_turn(f: Turn) {
-    use std::cell::RefCell;
-    use std::collections::VecDeque;
-    thread_local! {
-        static QUEUED: RefCell<Option<VecDeque<Turn>>> = const { RefCell::new(None) };
-    }
-    let first = QUEUED.with(|q| {
-        let mut q = q.borrow_mut();
-        match q.as_mut() {
-            Some(waiting) => {
-                waiting.push_back(f);
-                None
-            }
-            None => {
-                *q = Some(VecDeque::new());
-                Some(f)
-            }
-        }
-    });
-    let Some(mut f) = first else {
-        return;
-    };
-    /// Ends the loop's turn on this thread however it ends.
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            QUEUED.with(|q| *q.borrow_mut() = None);
-        }
-    }
-    let _reset = Reset;
-    loop {
-        f(true);
-        match QUEUED.with(|q| q.borrow_mut().as_mut().and_then(VecDeque::pop_front)) {
-            Some(n) => f = n,
-            None => return,
-        }
-    }
-}
-
-/// Hands an operation to its engine. A request cancelled before its turn
-/// ends here without I/O; the ring is not used in a child after `fork`
-/// (it is the parent's) nor for writes into pipes, which run on threads
-/// that hold SIGPIPE back (the kernel would send it to whichever thread
-/// ran the write).
-fn launch(engine: Engine, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Done) {
-    if slot.st.lock().cancel_asked {
-        drop(op);
-        done(
-            buf,
-            Ended::before_any(io::Error::from_raw_os_error(libc::ECANCELED)),
-        );
-        return;
-    }
-    let pipe_write = op.write && !op.seekable && !op.socket;
-    match engine {
-        Engine::Ring(r) if r.usable() && !pipe_write => {
-            let id = r.start(
-                op.fd,
-                op.offset,
-                op.write,
-                op.socket,
-                op.deadline,
-                buf,
-                done,
-            );
-            slot.set_canceller(Arc::new(RingCancel(r)), id);
-            // A cancel before the canceller was set found none: pass it
-            // on now.
-            if slot.st.lock().cancel_asked {
-                r.cancel(id);
-            }
-        }
-        _ => match threads::pool() {
-            Ok(t) => t.start(slot, op, buf, done),
-            Err(e) => {
-                drop(op);
-                done(buf, Ended::before_any(e));
-            }
-        },
-    }
 }
 
 impl std::fmt::Debug for AsyncFile {
@@ -201,7 +77,7 @@ impl AsyncFile {
         let f = opts.open(path).map_err(|e| {
             io::Error::new(
                 e.kind(),
-                format!("{}: {}", path.display(), crate::stream::describe(&e)),
+                format!("{}: {}", path.display(), crate::error::describe(&e)),
             )
         })?;
         AsyncFile::from_fd_named(f.into(), &path.display().to_string(), backend)
@@ -232,7 +108,7 @@ impl AsyncFile {
         );
         let socket = ft == rustix::fs::FileType::Socket;
         let block = ft == rustix::fs::FileType::BlockDevice;
-        let engine = engine(backend)?;
+        let engine = Engine::for_backend(backend)?;
         let pos = if seekable {
             crate::sys::transfer::tell(fd.as_fd())?
         } else {
@@ -284,10 +160,7 @@ impl AsyncFile {
     /// The backend running this file's requests ([`Backend::IoUring`] or
     /// [`Backend::Threads`]).
     pub fn backend(&self) -> Backend {
-        match self.engine {
-            Engine::Ring(_) => Backend::IoUring,
-            Engine::Threads => Backend::Threads,
-        }
+        self.engine.backend()
     }
 
     /// The file's length now (a block device's size).
@@ -447,10 +320,7 @@ impl AsyncFile {
             );
             return Err(io::Error::new(
                 io::ErrorKind::NotSeekable,
-                super::RequestError {
-                    msg: msg.into(),
-                    errno: Some(libc::ESPIPE),
-                },
+                super::RequestError::new(msg.into(), Some(libc::ESPIPE)),
             ));
         }
         let at = if self.seekable {
@@ -543,11 +413,11 @@ impl AsyncFile {
         let deadline = op.deadline;
         let turn = move |now: bool| {
             if now {
-                launch(engine, sl, op, buf, done);
+                engine.launch(sl, op, buf, done);
             } else {
                 advance.store(false, std::sync::atomic::Ordering::Release);
                 drop(op);
-                done(buf, Ended::before_any(crate::sys::uring::timed_out(0, len)));
+                done(buf, Ended::before_any(timed_out(0, len)));
             }
         };
         if self.seekable {
@@ -649,28 +519,6 @@ struct SlotRef(Arc<Slot>);
 impl Pending for SlotRef {
     fn done(&self) -> io::Result<bool> {
         self.0.check()
-    }
-}
-
-struct RingCancel(&'static crate::sys::uring::Ring);
-
-impl super::slot::Canceller for RingCancel {
-    fn cancel(&self, id: u64) {
-        self.0.cancel(id)
-    }
-}
-
-/// The engine for `backend`.
-fn engine(backend: Backend) -> io::Result<Engine> {
-    let forced = std::env::var_os("FERRY_AIO").is_some_and(|v| v == "threads");
-    match backend {
-        Backend::Threads => threads::pool().map(|_| Engine::Threads),
-        Backend::IoUring => Ok(Engine::Ring(crate::sys::uring::ring()?)),
-        Backend::Auto if forced => threads::pool().map(|_| Engine::Threads),
-        Backend::Auto => match crate::sys::uring::ring() {
-            Ok(r) => Ok(Engine::Ring(r)),
-            Err(_) => threads::pool().map(|_| Engine::Threads),
-        },
     }
 }
 

@@ -54,10 +54,11 @@
 //!   outcomes. Dropping the file instead returns at once, cancelling
 //!   nothing; the descriptor closes when its last request completes.
 //!
-//! Backends ([`Backend`]): io_uring (one ring per process, a reaper thread
-//! taking completions) and a pool of worker threads, used where io_uring
-//! is missing or refused, or when `FERRY_AIO=threads` is set. Both behave
-//! the same, and the tests run on both.
+//! Backends ([`Backend`]), side by side in `backend/`: io_uring (one ring
+//! per process, a reaper thread taking completions; `uring.rs`, on the raw
+//! ring in `sys::uring`) and a pool of worker threads (`threads.rs`), used
+//! where io_uring is missing or refused, or when `FERRY_AIO=threads` is
+//! set. Both behave the same, and the tests run on both.
 //!
 //! A request is also a [`Future`](std::future::Future) whose output is
 //! its buffer (or the error): it works under any executor, and ferry
@@ -81,12 +82,13 @@
 //! # Ok(()) }
 //! ```
 
+mod backend;
 mod buffer;
+mod chain;
 mod file;
 mod lock;
 mod request;
 mod slot;
-mod threads;
 mod timer;
 
 pub use buffer::IoBuffer;
@@ -95,7 +97,6 @@ pub use request::{all_done, any_done, Pending, Request};
 pub use slot::State;
 
 use std::fmt;
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 /// Which machinery runs a file's requests.
@@ -109,24 +110,6 @@ pub enum Backend {
     /// The worker-thread pool.
     Threads,
 }
-
-/// One operation, as a backend runs it.
-pub(crate) struct Op {
-    pub(crate) fd: Arc<OwnedFd>,
-    /// `None`: a descriptor that cannot seek (a pipe, a socket).
-    pub(crate) offset: Option<u64>,
-    pub(crate) write: bool,
-    pub(crate) seekable: bool,
-    /// A socket (writes as `send(MSG_NOSIGNAL)`).
-    pub(crate) socket: bool,
-    /// Not over by then: ends timed out.
-    pub(crate) deadline: Option<std::time::Instant>,
-}
-
-/// What a backend calls when it is done with an operation's buffer.
-pub(crate) type Done = Box<dyn FnOnce(Box<dyn buffer::Owned>, Ended) + Send>;
-
-pub(crate) use crate::sys::uring::Ended;
 
 /// The error a cancelled request reports (of kind `Interrupted`).
 #[derive(Debug)]
@@ -155,13 +138,20 @@ pub fn is_cancelled(e: &std::io::Error) -> bool {
 /// A failed request's error: what the request was, and the OS's error.
 #[derive(Debug)]
 pub(crate) struct RequestError {
-    pub(crate) msg: Arc<str>,
-    pub(crate) errno: Option<i32>,
+    msg: Arc<str>,
+    errno: Option<i32>,
 }
 
 impl RequestError {
-    /// The OS error number, if the failure was one.
-    pub(crate) fn errno(&self) -> Option<i32> {
+    /// The error of a request `msg` describes, `errno` beneath it.
+    pub(crate) fn new(msg: Arc<str>, errno: Option<i32>) -> RequestError {
+        crate::error::register::<RequestError>();
+        RequestError { msg, errno }
+    }
+}
+
+impl crate::error::CarriesOsError for RequestError {
+    fn os_error(&self) -> Option<i32> {
         self.errno
     }
 }

@@ -99,7 +99,7 @@ impl Slot {
     /// The backend is done with the buffer: `Ok(n)` whole success, or the
     /// error, with the bytes moved before it; the buffer comes back
     /// (finished: a read's holds the bytes that arrived) and waiters wake.
-    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, ended: super::Ended) {
+    pub(crate) fn complete(&self, mut buf: Box<dyn Owned>, ended: super::backend::Ended) {
         let waker = {
             let mut s = self.st.lock();
             let r = ended.result;
@@ -117,7 +117,7 @@ impl Slot {
                     }
                     Err(e) => {
                         s.state = State::Failed;
-                        let msg = format!("{}: {}", self.what, crate::stream::describe(&e));
+                        let msg = format!("{}: {}", self.what, crate::error::describe(&e));
                         s.error = Some((e.kind(), e.raw_os_error(), msg.into()));
                     }
                 }
@@ -152,7 +152,7 @@ impl Slot {
             )),
             State::Failed => {
                 let (kind, errno, msg) = s.error.clone().expect("a failed request has its error");
-                Err(io::Error::new(kind, super::RequestError { msg, errno }))
+                Err(io::Error::new(kind, super::RequestError::new(msg, errno)))
             }
         }
     }

@@ -16,7 +16,7 @@
 //! keep a slot's header together with its memory and hand both out again
 //! without allocating: that is what makes pool `alloc` cheaper than `malloc`.
 
-use crate::pool::SlotLink;
+pub(crate) use super::backing::{Backing, SlotLink, SlotVtable};
 use crate::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -32,38 +32,6 @@ static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 
 pub(crate) fn next_block_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Where a block's memory came from, and so how to give it back.
-pub(crate) enum Backing {
-    /// Memory that is never released: `'static` slices and the empty block.
-    Static,
-    /// Allocated with `layout`: by `sys::map::alloc_zeroed` if `zeroed`,
-    /// else by the global allocator (a `Vec`'s buffer).
-    Heap {
-        base: NonNull<u8>,
-        layout: Layout,
-        zeroed: bool,
-    },
-    /// A read-only file mapping to `munmap` on the last drop, registered
-    /// with the SIGBUS guard.
-    Mapped {
-        base: NonNull<u8>,
-        map_len: usize,
-        #[cfg(not(miri))]
-        guard: Option<crate::sys::sigbus::Registration>,
-    },
-    /// A mapping of a file ferry holds a read lease on (a
-    /// [`MappedFile`](crate::MappedFile) window): unmapped on the last
-    /// drop; replaced in place by a private copy if a writer comes.
-    Leased(super::mapped_file::Link),
-    /// A foreign owner (boxed), dropped by `drop_fn` on the last drop.
-    Foreign {
-        owner: *mut (),
-        drop_fn: unsafe fn(*mut ()),
-    },
-    /// A pool slot: goes back to its pool on the last drop.
-    Pool(SlotLink),
 }
 
 pub(crate) struct Header {
@@ -146,7 +114,7 @@ impl Header {
     /// Only for a header nobody else can see.
     ///
     /// False if the pages could not be dropped (see
-    /// `sys::map::drop_pages`): the kernel may still read the memory as
+    /// `sys::pages::drop_pages`): the kernel may still read the memory as
     /// it is, so it must never be reused — the caller leaks it.
     #[must_use = "memory whose pages could not be dropped must never be reused"]
     pub(crate) fn forget_lent_pages(&mut self) -> bool {
@@ -157,7 +125,7 @@ impl Header {
         // whole number of pages (`lend` marks no other block), private
         // anonymous memory; nobody refers to them any more (exclusive
         // access), so their contents may go.
-        if !unsafe { crate::sys::map::drop_pages(self.data, self.cap) } {
+        if !unsafe { crate::sys::pages::drop_pages(self.data, self.cap) } {
             return false;
         }
         *self.lent.get_mut() = false;
@@ -200,60 +168,9 @@ impl Drop for Header {
         if !self.forget_lent_pages() {
             return;
         }
-        match &mut self.backing {
-            // A leased mapping's link unmaps it when it drops, next.
-            Backing::Static | Backing::Leased(_) => {}
-            Backing::Heap {
-                base,
-                layout,
-                zeroed,
-            } => {
-                if layout.size() != 0 {
-                    if *zeroed {
-                        // SAFETY: `base` came from `alloc_zeroed` with
-                        // exactly `layout` and is released only here.
-                        unsafe { crate::sys::map::dealloc_zeroed(*base, *layout) }
-                    } else {
-                        // SAFETY: `base` was allocated by the global
-                        // allocator with exactly `layout` and is released
-                        // only here.
-                        unsafe { std::alloc::dealloc(base.as_ptr(), *layout) }
-                    }
-                }
-            }
-            Backing::Mapped {
-                base,
-                map_len,
-                #[cfg(not(miri))]
-                guard,
-            } => {
-                #[cfg(not(miri))]
-                if let Some(g) = guard.take() {
-                    g.unregister();
-                }
-                // SAFETY: the mapping was made for this block alone and the
-                // last reference into it is gone.
-                unsafe { crate::sys::map::unmap(*base, *map_len) }
-            }
-            Backing::Foreign { owner, drop_fn } => {
-                // SAFETY: `owner` came from `Box::into_raw` of the type that
-                // `drop_fn` was instantiated for, and is dropped only here.
-                unsafe { drop_fn(*owner) }
-            }
-            Backing::Pool(link) => {
-                if link.protect {
-                    // SAFETY: a protecting pool's slot came from
-                    // `alloc_pages` with the layout recorded in its link and
-                    // is released only here (read-only or not: munmap).
-                    unsafe { crate::sys::map::dealloc_pages(self.data, link.layout) }
-                } else {
-                    // SAFETY: a pool slot's memory came from `alloc_zeroed`
-                    // with the layout recorded in its link and is released
-                    // only here.
-                    unsafe { crate::sys::map::dealloc_zeroed(self.data, link.layout) }
-                }
-            }
-        }
+        // SAFETY: the header is going, with the last reference to its
+        // block: nothing refers to its `cap` bytes at `data` any more.
+        unsafe { self.backing.release(self.data) }
     }
 }
 
@@ -316,7 +233,7 @@ impl Block {
             return Ok(Block::empty());
         }
         let layout = Layout::from_size_align(cap, align).map_err(|_| None)?;
-        let ptr = crate::sys::map::alloc_zeroed(layout);
+        let ptr = crate::sys::pages::alloc_zeroed(layout);
         let base = NonNull::new(ptr).ok_or(Some(layout))?;
         Ok(Block::from_header(Header::new(
             next_block_id(),
@@ -570,7 +487,7 @@ impl Block {
             // this block owns; from the freeze on nothing writes it (a
             // `Buf` only reads) until `unseal` or the pool's next hand-out
             // make it writable again.
-            let _ = unsafe { crate::sys::map::protect(h.data, h.cap, true) };
+            let _ = unsafe { crate::sys::pages::protect(h.data, h.cap, true) };
         }
     }
 
@@ -583,7 +500,7 @@ impl Block {
         }
         let h = self.header();
         // SAFETY: as in `seal`; making pages writable harms no reader.
-        unsafe { crate::sys::map::protect(h.data, h.cap, false) }.is_ok()
+        unsafe { crate::sys::pages::protect(h.data, h.cap, false) }.is_ok()
     }
 
     /// Is this block a pool slot? (For statistics and tests.)
@@ -625,12 +542,17 @@ impl Block {
 /// No reference to `hdr` may remain.
 unsafe fn release(hdr: NonNull<Header>) {
     // SAFETY: the caller guarantees we are the header's last user.
-    unsafe {
-        if matches!(hdr.as_ref().backing, Backing::Pool(_)) {
-            crate::pool::recycle(hdr);
-        } else {
-            drop(Box::from_raw(hdr.as_ptr()));
-        }
+    let recycle = match unsafe { &hdr.as_ref().backing } {
+        Backing::Pool(link) => Some(link.recycle()),
+        _ => None,
+    };
+    match recycle {
+        // SAFETY: a pool slot with no reference left: its pool's to take
+        // back (the link's contract).
+        Some(recycle) => unsafe { recycle(hdr) },
+        // SAFETY: the last user: the header (from `Box::leak` in
+        // `from_header`) and its memory go.
+        None => drop(unsafe { Box::from_raw(hdr.as_ptr()) }),
     }
 }
 

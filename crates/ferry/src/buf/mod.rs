@@ -31,10 +31,12 @@
 //! [`snapshot_bytes`] counts what snapshots copied.
 
 mod aggregate;
+mod backing;
 pub(crate) mod block;
 mod buf_mut;
 mod content_id;
 mod fmt;
+mod leased;
 mod mapped_file;
 mod shared;
 #[cfg(test)]

@@ -210,12 +210,18 @@ impl fmt::Display for Incomplete {
             Some(e) => write!(
                 f,
                 "{} after {} of {} elements",
-                crate::stream::describe(e),
+                crate::error::describe(e),
                 self.elements,
                 self.of
             )?,
         }
         Ok(())
+    }
+}
+
+impl crate::error::CarriesOsError for Incomplete {
+    fn os_error(&self) -> Option<i32> {
+        self.io_error().and_then(crate::error::os_error)
     }
 }
 
@@ -254,6 +260,7 @@ pub(crate) fn stopped(
     unread: bool,
     error: Option<io::Error>,
 ) -> io::Error {
+    crate::error::register::<Incomplete>();
     let kind = error
         .as_ref()
         .map_or(io::ErrorKind::UnexpectedEof, io::Error::kind);

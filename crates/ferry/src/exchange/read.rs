@@ -84,9 +84,9 @@ impl Exchange {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     crate::sys::channel::wait_ready(fd, false)
-                        .map_err(|e| crate::stream::named("read_buf: waiting for", &name(), e))?;
+                        .map_err(|e| crate::error::named("read_buf: waiting for", &name(), e))?;
                 }
-                Err(e) => return Err(crate::stream::named("read_buf from", &name(), e)),
+                Err(e) => return Err(crate::error::named("read_buf from", &name(), e)),
             }
         };
         if n == 0 {

@@ -81,7 +81,7 @@ pub(super) fn write_buf(fd: BorrowedFd<'_>, data: Owned) -> io::Result<usize> {
             let kind = e.kind();
             let name: std::sync::Arc<str> =
                 format!("fd {} after {} of {total} bytes", fd.as_raw_fd(), st.bytes).into();
-            let e = crate::stream::named("write_buf to", &name, e);
+            let e = crate::error::named("write_buf to", &name, e);
             Err(io::Error::new(kind, crate::transfer::write_failed(e, st)))
         }
     }

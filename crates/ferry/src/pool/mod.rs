@@ -25,6 +25,7 @@
 
 mod config;
 mod error;
+mod slots;
 mod stats;
 #[cfg(test)]
 mod tests;
@@ -33,30 +34,14 @@ pub use config::PoolConfig;
 pub use error::PoolError;
 pub use stats::{ClassStats, PoolStats};
 
-use crate::buf::block::{next_block_id, Backing, Block, Header};
+use crate::buf::block::{Block, Header};
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, SpinLock};
 use crate::BufMut;
-use std::alloc::Layout;
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::{OnceLock, PoisonError};
 use std::time::{Duration, Instant};
-
-/// A pool slot's tie to its pool, kept in the block header.
-pub(crate) struct SlotLink {
-    /// The pool. Every slot, free or handed out, keeps its pool alive, so
-    /// alloc and free touch no shared reference count; the cycle (pool →
-    /// free slot → pool) is broken when the last `Pool` handle closes the
-    /// pool and frees the free slots. Always `Some` while the slot exists.
-    pool: Option<Arc<PoolShared>>,
-    class: usize,
-    pub(crate) layout: Layout,
-    /// The pool's debug mode ([`PoolConfig::protect`]): the slot is a
-    /// mapping of its own (`sys::map::alloc_pages`), read-only while
-    /// frozen.
-    pub(crate) protect: bool,
-}
 
 /// A free slot's header, owned by a shard's free list.
 struct SlotPtr(NonNull<Header>);
@@ -378,7 +363,7 @@ impl Pool {
             // SAFETY: a pool slot in protect mode is a mapping of its own
             // (`alloc_pages`) of `cap` bytes, a whole number of pages; we
             // own it alone (off every list, no references).
-            if unsafe { crate::sys::map::protect(data, cap, false) }.is_err() {
+            if unsafe { crate::sys::pages::protect(data, cap, false) }.is_err() {
                 let sh = self.shared();
                 sh.reserved.fetch_sub(sh.classes[class], Ordering::AcqRel);
                 sh.slots[class].fetch_sub(1, Ordering::Relaxed);
@@ -449,188 +434,5 @@ impl Pool {
             sh.waits.load(Ordering::Relaxed),
             classes,
         )
-    }
-}
-
-impl PoolShared {
-    /// A free slot of `class` (and whether it was just made), or None if the
-    /// budget is used up. `waiting`: the caller holds `wait_lock` (an
-    /// `alloc_timeout` looking again), so waking others must not lock it
-    /// again — that self-deadlock is what the loom model of a waiter found.
-    fn try_alloc(this: &Arc<Self>, class: usize, waiting: bool) -> Option<(NonNull<Header>, bool)> {
-        let n = this.shards.len();
-        let home = home_shard(n);
-        for i in 0..n {
-            let mut s = this.shards[(home + i) & (n - 1)].lock();
-            if let Some(SlotPtr(p)) = s.free[class].pop() {
-                s.hits += 1;
-                return Some((p, false));
-            }
-        }
-        let size = this.classes[class];
-        let fits = this.reserve(size) || {
-            let released = this.release_free(size);
-            let fits = released > 0 && this.reserve(size);
-            if released > size || (released > 0 && !fits) {
-                // Budget left over for others: wake them.
-                if waiting {
-                    this.wait_cv.notify_all();
-                } else {
-                    this.wake_waiters();
-                }
-            }
-            fits
-        };
-        if fits {
-            this.misses.fetch_add(1, Ordering::Relaxed);
-            return Some((PoolShared::new_slot(this, class), true));
-        }
-        None
-    }
-
-    /// Claims `size` bytes of budget.
-    fn reserve(&self, size: usize) -> bool {
-        let mut cur = self.reserved.load(Ordering::Relaxed);
-        loop {
-            let Some(next) = cur.checked_add(size).filter(|&n| n <= self.budget) else {
-                return false;
-            };
-            match self.reserved.compare_exchange_weak(
-                cur,
-                next,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    self.high_water.fetch_max(next, Ordering::Relaxed);
-                    return true;
-                }
-                Err(actual) => cur = actual,
-            }
-        }
-    }
-
-    fn new_slot(this: &Arc<Self>, class: usize) -> NonNull<Header> {
-        let size = this.classes[class];
-        let layout = match Layout::from_size_align(size, crate::sys::page_size()) {
-            Ok(l) => l,
-            Err(_) => unreachable!("class sizes are validated page multiples"),
-        };
-        // (size is non-zero: classes are at least one page.)
-        let ptr = if this.protect {
-            crate::sys::map::alloc_pages(layout)
-        } else {
-            crate::sys::map::alloc_zeroed(layout)
-        };
-        let Some(data) = NonNull::new(ptr) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        this.slots[class].fetch_add(1, Ordering::Relaxed);
-        let h = Header::new(
-            next_block_id(),
-            data,
-            size,
-            Backing::Pool(SlotLink {
-                pool: Some(Arc::clone(this)),
-                class,
-                layout,
-                protect: this.protect,
-            }),
-        );
-        NonNull::from(Box::leak(Box::new(h)))
-    }
-
-    /// Frees up to `want` bytes of free slots (any class); returns the bytes
-    /// released. The caller wakes waiters if it should (it may hold
-    /// `wait_lock`).
-    ///
-    /// The freed slots' headers are dropped last: each holds a reference to
-    /// this pool, so the caller must hold one of its own if it uses the pool
-    /// afterwards (every caller does: a `Pool` handle).
-    fn release_free(&self, want: usize) -> usize {
-        let mut victims = Vec::new();
-        let mut released = 0;
-        'outer: for shard in self.shards.iter() {
-            let mut s = shard.lock();
-            for (class, list) in s.free.iter_mut().enumerate() {
-                while let Some(v) = list.pop() {
-                    released += self.classes[class];
-                    self.slots[class].fetch_sub(1, Ordering::Relaxed);
-                    victims.push(v);
-                    if released >= want {
-                        break 'outer;
-                    }
-                }
-            }
-        }
-        self.reserved.fetch_sub(released, Ordering::AcqRel);
-        for SlotPtr(p) in victims {
-            // SAFETY: a free slot is owned by its free list alone; we took it
-            // off the list, so dropping its header (which frees its memory
-            // and its reference to the pool) is ours to do.
-            drop(unsafe { Box::from_raw(p.as_ptr()) });
-        }
-        released
-    }
-
-    fn wake_waiters(&self) {
-        if self.waiters.load(Ordering::SeqCst) > 0 {
-            let _g = self
-                .wait_lock
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            self.wait_cv.notify_all();
-        }
-    }
-}
-
-/// Returns a slot whose last reference just went to its pool.
-///
-/// # Safety
-/// `hdr` must be a pool slot's header with no references left.
-pub(crate) unsafe fn recycle(hdr: NonNull<Header>) {
-    // SAFETY: no references are left, so we have the header to ourselves.
-    let h = unsafe { &mut *hdr.as_ptr() };
-    let Backing::Pool(link) = &h.backing else {
-        unreachable!("recycle called on a block that is not a pool slot")
-    };
-    let class = link.class;
-    // Pages the kernel may still hold go before the slot can be reused;
-    // a slot whose pages would not go is never reused (released below,
-    // its memory leaked by the header's drop).
-    let refreshed = h.forget_lent_pages();
-    let Backing::Pool(link) = &h.backing else {
-        unreachable!("recycle called on a block that is not a pool slot")
-    };
-    let Some(pool) = link.pool.as_ref() else {
-        unreachable!("a pool slot always refers to its pool")
-    };
-    // The slot's own reference keeps the pool alive for as long as we own
-    // the slot, i.e. until it is on a free list *and* we have let go of the
-    // shard lock. After that we must not touch the pool without a reference
-    // of our own.
-    let pool_ref: &PoolShared = pool;
-    let n = pool_ref.shards.len();
-    let mut shard = pool_ref.shards[home_shard(n)].lock();
-    if !refreshed || pool_ref.closed.load(Ordering::SeqCst) {
-        // The last handle is gone (or the slot may not be reused): free
-        // the slot rather than keep it.
-        drop(shard);
-        pool_ref
-            .reserved
-            .fetch_sub(pool_ref.classes[class], Ordering::AcqRel);
-        pool_ref.slots[class].fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: still ours alone; dropping it releases its memory and, last
-        // of all, its reference to the pool.
-        drop(unsafe { Box::from_raw(hdr.as_ptr()) });
-        return;
-    }
-    // Waiters are rare: only then take a reference of our own, while the
-    // shard lock still pins the slot (and so the pool).
-    let wake = (pool_ref.waiters.load(Ordering::SeqCst) > 0).then(|| Arc::clone(pool));
-    shard.free[class].push(SlotPtr(hdr));
-    drop(shard);
-    if let Some(p) = wake {
-        p.wake_waiters();
     }
 }

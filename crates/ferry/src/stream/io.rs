@@ -24,7 +24,7 @@ macro_rules! std_io {
                     buf.try_reserve(left.saturating_add(1))
                         .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
                     // A whole large file: fill fresh memory in huge pages.
-                    crate::sys::map::advise_huge(&mut buf.spare_capacity_mut()[..left]);
+                    crate::sys::pages::advise_huge(&mut buf.spare_capacity_mut()[..left]);
                 }
                 let start = buf.len();
                 let mut chunk = 64 << 10;

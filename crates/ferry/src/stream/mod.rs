@@ -46,7 +46,6 @@
 mod backend;
 mod blocks;
 mod engine;
-mod error;
 mod inplace;
 mod io;
 mod open;
@@ -56,13 +55,14 @@ mod shared;
 #[cfg(test)]
 mod tests;
 
+pub use crate::error::{os_error, StreamError};
+pub use backend::Backend;
 pub use blocks::{
     for_each_block, for_each_block_peek, for_each_piece, split_after_line_end, Ends, Piece,
 };
-pub(crate) use error::{describe, named};
-pub use error::{os_error, StreamError};
+pub use engine::Mode;
 pub use inplace::Lines;
-pub use options::{Backend, Mode, OpenOptions};
+pub use options::OpenOptions;
 pub use region::{RawRegion, RawRegionMut, Region, RegionMut};
 pub use shared::{SharedRegion, SharedRegionMut, SharedStream, StreamGuard};
 

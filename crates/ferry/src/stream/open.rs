@@ -1,10 +1,11 @@
 //! Making streams: files, descriptors, the standard streams, memory.
 
+use super::backend::Backend;
 use super::backend::{self, Io, Memory};
 use super::engine::Inner;
-use super::error::{errno, named};
-use super::options::{Backend, OpenOptions};
+use super::options::OpenOptions;
 use super::Stream;
+use crate::error::{errno, named};
 use crate::sys::fileio;
 use std::fs::File;
 use std::io;

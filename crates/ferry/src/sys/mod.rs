@@ -1,5 +1,8 @@
-//! The thin OS layer: the few system calls the memory layer needs, each
+//! The OS layer: ferry's raw system calls and feature probes, each
 //! wrapped so that the rest of ferry sees safe functions and `io::Error`s.
+//! It is the bottom of the library but for `error`: it names no other
+//! module of ferry, returns values and never calls up (the lease thread
+//! calls back only the function the memory layer gave it).
 //!
 //! Everything `unsafe` that talks to the kernel lives here (the other home of
 //! `unsafe` is the memory layer, `buf` and `pool`). Each block carries a
@@ -9,6 +12,7 @@ pub(crate) mod channel;
 pub(crate) mod fileio;
 pub(crate) mod lease;
 pub(crate) mod map;
+pub(crate) mod pages;
 #[cfg(not(miri))]
 pub(crate) mod sigbus;
 pub(crate) mod sigguard;

@@ -316,6 +316,7 @@ pub struct TransferError {
 
 impl TransferError {
     pub(super) fn new(side: Side, error: io::Error, stats: TransferStats) -> TransferError {
+        crate::error::register::<TransferError>();
         TransferError {
             side,
             error,
@@ -373,7 +374,7 @@ impl TransferError {
     /// assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
     /// ```
     pub fn raw_os_error(&self) -> Option<i32> {
-        crate::stream::os_error(&self.error)
+        crate::error::os_error(&self.error)
     }
 
     /// Bytes known to have arrived at the output before the error.
@@ -430,6 +431,12 @@ impl fmt::Display for TransferError {
             Side::Write => "writing the output",
         };
         write!(f, "{side}: {}", self.error)
+    }
+}
+
+impl crate::error::CarriesOsError for TransferError {
+    fn os_error(&self) -> Option<i32> {
+        crate::error::os_error(&self.error)
     }
 }
 

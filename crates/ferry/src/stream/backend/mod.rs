@@ -20,12 +20,68 @@ pub(crate) use mapped::Mapped;
 pub(crate) use memory::Memory;
 pub(crate) use sequential::Sequential;
 
-use super::options::Backend;
 use crate::sys::fileio::FdInfo;
 use crate::Buf;
 use std::fs::File;
 use std::io;
 use std::mem::MaybeUninit;
+
+/// Which stream module moves the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// Chosen by descriptor and file-system type:
+    /// read-only regular files on local file systems are mapped if ferry
+    /// can hold a read lease on them (see [`Backend::Mapped`]), or
+    /// without one if asked ([`OpenOptions::without_lease`](crate::OpenOptions::without_lease)); files that
+    /// are also written, files open for writing elsewhere, and files on
+    /// network or FUSE file systems, are buffered; pipes, sockets and
+    /// terminals are read and written in order.
+    #[default]
+    Auto,
+    /// `pread`/`pwrite` into page-aligned pool buffers.
+    Buffered,
+    /// The file mapped in windows, read-only, under a read lease
+    /// ([`MappedFile`](crate::MappedFile)): a writer that comes along is
+    /// held back until every window the stream lent out is a private
+    /// snapshot, so regions and their `Buf`s never change. Where no lease
+    /// can be had — the file is open for writing (in this process too),
+    /// belongs to another user, or its file system has no leases — the
+    /// stream is buffered instead, as it is for streams that write; check
+    /// [`Stream::is_mapped`](crate::Stream::is_mapped). Likewise, once a
+    /// writer broke the lease and still holds the file open, further
+    /// windows are read into buffers. (Pages lost anyway — a break left
+    /// unanswered for the kernel's lease-break time, then a truncation —
+    /// are an `UnexpectedEof` error, never a crash.)
+    Mapped,
+    /// `read`/`write` at the descriptor's own offset, in order, even on a
+    /// regular file: for a descriptor other writers share (standard output
+    /// redirected to a file that a child process or `dprintf` also writes).
+    /// Such a stream cannot seek (ESPIPE).
+    Sequential,
+}
+
+impl Backend {
+    /// The backend a name stands for: `auto`, `mmap` (or `mapped`),
+    /// `buffered`, `sequential`; `None` for anything else. The library reads
+    /// no environment variable: a program that wants one (ferry's bench
+    /// reads `FERRY_BACKEND`) parses it with this and passes the result to
+    /// [`OpenOptions::backend`](crate::OpenOptions::backend).
+    ///
+    /// ```
+    /// use ferry::stream::Backend;
+    /// assert_eq!(Backend::from_name("mmap"), Some(Backend::Mapped));
+    /// assert_eq!(Backend::from_name("zip"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Backend> {
+        match name {
+            "" | "auto" => Some(Backend::Auto),
+            "mmap" | "mapped" => Some(Backend::Mapped),
+            "buffered" => Some(Backend::Buffered),
+            "sequential" => Some(Backend::Sequential),
+            _ => None,
+        }
+    }
+}
 
 /// A mapped window of a file ([`Module::window`]).
 pub(crate) struct Window {

@@ -20,13 +20,22 @@
 //! buffers before it are), whatever order regions were freed in.
 
 use super::backend::{Io, Module};
-use super::error::{errno, named};
-use super::options::Mode;
+use crate::error::{errno, named};
 use crate::{Buf, BufMut, Pool};
 use std::collections::VecDeque;
 use std::io::{self, SeekFrom};
 use std::ptr::NonNull;
 use std::sync::Arc;
+
+/// A stream's direction: every stream is in one of the two at a time (ASF's
+/// `set_stream_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `salloc` hands out read-only regions of file data.
+    Read,
+    /// `salloc` hands out writable regions that reach the file when freed.
+    Write,
+}
 
 /// Marks a region that holds no lease (empty regions).
 pub(crate) const NO_SLOT: u32 = u32::MAX;

@@ -26,7 +26,7 @@ fn errno(e: &io::Error) -> i32 {
 }
 
 /// Errors that mean "this kernel path does not apply here": fall back.
-pub(super) fn unsupported(e: &io::Error) -> bool {
+pub(crate) fn unsupported(e: &io::Error) -> bool {
     matches!(
         errno(e),
         libc::EXDEV | libc::ENOSYS | libc::EINVAL | libc::EOPNOTSUPP | libc::EPERM | libc::EBADF

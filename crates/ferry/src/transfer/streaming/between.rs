@@ -63,8 +63,9 @@
 
 use super::endpoint::{Direction, Endpoint, EndpointKind, FileRange};
 use super::flow::Flow;
-use super::overlay::{Case, LastBlock, Overlay};
-use super::{copy, Side, TransferError, TransferOptions, TransferStats};
+use crate::transfer::kernel::{copy, same_file_refused, signal_guard, FdKind};
+use crate::transfer::overlay::{Case, LastBlock, Overlay};
+use crate::transfer::{Side, TransferError, TransferOptions, TransferStats};
 use std::io;
 
 /// Moves everything from `src` to `dst`. See the [module docs](self).
@@ -155,7 +156,7 @@ pub fn between(
     let ov = Overlay::new(pi, po, last).map_err(|e| fail(Side::Write, e, st))?;
     // sendfile where the kernel's path would have been taken.
     let kernel = own && src.kind() == EndpointKind::File;
-    let mut guard = super::signal_guard(opts, fd_kind(dst.kind()));
+    let mut guard = signal_guard(opts, fd_kind(dst.kind()));
     let mut flow = Flow::new(src, out, dst.kind(), ov, pi, kernel, opts)
         .map_err(|e| fail(Side::Write, e, st))?
         .into_range(dst.range());
@@ -183,7 +184,7 @@ pub fn between(
 /// position (or its file's end in append mode). A stream read from and
 /// written to the same file ran until the disk was full.
 fn same_file_check(src: &Endpoint<'_>, dst: &Endpoint<'_>) -> io::Result<()> {
-    use super::{Reads, Writes};
+    use crate::transfer::kernel::{Reads, Writes};
     let (input, reads) = match (src.as_stream(), src.as_fd()) {
         (Some(s), _) => match s.borrowed_fd() {
             Some(fd) => (fd, Reads::ToEnd(s.position())),
@@ -213,18 +214,16 @@ fn same_file_check(src: &Endpoint<'_>, dst: &Endpoint<'_>) -> io::Result<()> {
         },
         _ => return Ok(()),
     };
-    super::same_file_refused(input, reads, output, writes)
+    same_file_refused(input, reads, output, writes)
 }
 
 /// The kind [`signal_guard`](super::signal_guard) goes by.
-fn fd_kind(k: EndpointKind) -> super::FdKind {
+fn fd_kind(k: EndpointKind) -> FdKind {
     use super::endpoint::EndpointKind as E;
     match k {
-        E::File => super::FdKind::Regular,
-        E::Pipe => super::FdKind::Pipe,
-        E::TcpSocket | E::UdpSocket | E::UnixStream | E::UnixDatagram | E::Socket => {
-            super::FdKind::Socket
-        }
-        _ => super::FdKind::Other,
+        E::File => FdKind::Regular,
+        E::Pipe => FdKind::Pipe,
+        E::TcpSocket | E::UdpSocket | E::UnixStream | E::UnixDatagram | E::Socket => FdKind::Socket,
+        _ => FdKind::Other,
     }
 }

@@ -12,9 +12,10 @@
 //! ([`TransferStats::memcpy_bytes`]).
 
 use super::endpoint::Endpoint;
-use super::overlay::{BlockType, ChannelParams, Overlay};
 use super::source::{Filled, Next, Source};
-use super::{Fail, Method, Side, TransferOptions, TransferStats};
+use crate::transfer::kernel::Fail;
+use crate::transfer::overlay::{BlockType, ChannelParams, Overlay};
+use crate::transfer::{Method, Side, TransferOptions, TransferStats};
 use crate::{Aggregate, BufMut, Stream};
 use std::io::{self, Write};
 

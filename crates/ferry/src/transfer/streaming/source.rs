@@ -6,8 +6,8 @@
 //! read buffers).
 
 use super::endpoint::Endpoint;
-use super::overlay::BlockType;
-use super::TransferStats;
+use crate::transfer::overlay::BlockType;
+use crate::transfer::TransferStats;
 use crate::{Buf, BufMut, Stream};
 use std::io;
 use std::os::fd::BorrowedFd;

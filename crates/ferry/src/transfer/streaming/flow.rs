@@ -21,13 +21,14 @@
 //! read or queued; a charge on the cache comes off when every byte of its
 //! buffer has been written.
 
-use super::cache::{CacheUser, Charge, Taken};
 use super::endpoint::{Endpoint, EndpointKind};
-use super::overlay::{BlockType, ChannelParams, Overlay};
 use super::source::{Filled, Next, Source};
-use super::{kernel, Fail, Method, Path, Side, TransferOptions, TransferStats};
 use crate::sys::channel;
 use crate::sys::vectored::VectoredWriter;
+use crate::transfer::cache::{BufferCache, CacheUser, Charge, Taken};
+use crate::transfer::kernel::Fail;
+use crate::transfer::overlay::{BlockType, ChannelParams, Overlay, OverlayStats};
+use crate::transfer::{kernel, Method, Path, Side, TransferOptions, TransferStats};
 use crate::{Aggregate, Buf};
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -221,9 +222,7 @@ impl<'a, 'o> Flow<'a, 'o> {
         );
         // A pipe in packet mode (O_DIRECT) keeps each write a message.
         let batch = stream && !channel::is_direct(out)?;
-        let cache = opts
-            .cache
-            .unwrap_or_else(|| super::cache::BufferCache::global());
+        let cache = opts.cache.unwrap_or_else(|| BufferCache::global());
         let path = if kernel { Path::Kernel } else { Path::Through };
         Ok(Flow {
             src: s,
@@ -268,7 +267,7 @@ impl<'a, 'o> Flow<'a, 'o> {
     }
 
     /// What the overlay did.
-    pub(super) fn overlay_stats(&self) -> super::overlay::OverlayStats {
+    pub(super) fn overlay_stats(&self) -> OverlayStats {
         self.ov.stats()
     }
 
@@ -464,7 +463,7 @@ impl<'a, 'o> Flow<'a, 'o> {
         self.out
             .opts
             .cache
-            .unwrap_or_else(|| super::cache::BufferCache::global())
+            .unwrap_or_else(|| BufferCache::global())
             .pool()
             .classes()
             .last()

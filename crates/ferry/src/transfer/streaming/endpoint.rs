@@ -43,8 +43,8 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-use super::overlay::ChannelParams;
 use crate::sys::channel::{self, Family, FdKind};
+use crate::transfer::overlay::ChannelParams;
 use crate::{Aggregate, Stream};
 use std::io;
 use std::num::NonZeroUsize;
@@ -220,7 +220,7 @@ impl<'a> Endpoint<'a> {
     /// read buffers, by reference (nothing copied in user space; a region
     /// is a whole block unless the stream ends, so a pipe or socket stream
     /// delivers full blocks). As a sink, output blocks go into its buffers
-    /// (one copy in user space, counted as [`Method::ReadWrite`](super::Method::ReadWrite))
+    /// (one copy in user space, counted as [`Method::ReadWrite`](crate::transfer::Method::ReadWrite))
     /// or, from a descriptor on its own parameters, are read straight into
     /// the stream's write regions (the kernel's copy only); the stream is
     /// flushed at the end, and only bytes that reached its file count as

@@ -1,7 +1,7 @@
 //! The thread-pool backend: worker threads run each request's
 //! `pread`/`pwrite` (or `read`/`write` on a descriptor that cannot seek)
 //! to the end. Used where io_uring is missing or refused, or asked for
-//! (`FERRY_AIO=threads`), and for writes into pipes (see `file.rs`).
+//! (`FERRY_AIO=threads`), and for writes into pipes (see `Engine::launch`).
 //!
 //! A worker takes the buffer for the length of the operation and hands it
 //! back when done, so no memory is shared with the caller meanwhile. A
@@ -17,10 +17,10 @@
 //! after `fork` gets a pool of its own (the parent's workers are not in
 //! it).
 
-use super::buffer::Owned;
-use super::lock::{Condvar, Mutex};
-use super::slot::{Canceller, Slot};
-use super::{Done, Ended, Op};
+use super::{timed_out, Done, Ended, Op};
+use crate::aio::buffer::Owned;
+use crate::aio::lock::{Condvar, Mutex};
+use crate::aio::slot::{Canceller, Slot};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -222,10 +222,10 @@ fn run_counted(
             return Err(io::Error::from_raw_os_error(libc::ECANCELED));
         }
         if op.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-            return Err(crate::sys::uring::timed_out(*done, total));
+            return Err(timed_out(*done, total));
         }
         if !op.seekable && !wait_ready(fd, op.write, wake, op.deadline)? {
-            return Err(crate::sys::uring::timed_out(*done, total));
+            return Err(timed_out(*done, total));
         }
         let at = op.offset.map(|o| o + *done as u64);
         let r = if op.write {
