@@ -254,7 +254,8 @@ pub(crate) fn read_into_file(
     // with transparent huge pages set to `madvise` (the default here) only
     // this advice turns that on. ext4 here, 1 GiB: this way alone 0.37 s
     // instead of 1.26; beside copy_file_range (`ferry cp`) 0.17 s instead
-    // of 0.27 (scripts/cp-paths.sh; docs/BENCHMARKS.md, session 11).
+    // of 0.27 (scripts/cp-paths.sh; docs/BENCHMARKS.md, "cp: why two
+    // threads, and why huge pages", measured 2026-11-23 at 715aaa7).
     // Where the kernel has no transparent huge pages this is EINVAL, and
     // the copy goes on with small pages.
     // SAFETY: `ptr..ptr+map_len` is the mapping made just above;

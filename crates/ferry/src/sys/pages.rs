@@ -38,7 +38,8 @@ pub(crate) fn advise_huge(spare: &mut [std::mem::MaybeUninit<u8>]) {
 /// with page alignment would `memset` the whole block at once (for a
 /// 128 KiB stream buffer of which a 1 KiB file touches one page: 32 page
 /// faults and the memset; `ferry diff` of two 1 KiB files took 139 page
-/// faults before, 108 after; docs/BENCHMARKS.md, "Session 15").
+/// faults before, 108 after; docs/BENCHMARKS.md, "start-up: what the
+/// dynamic binary cost", measured 2026-11-23 at fc54b4d).
 const ANON_MIN: usize = 64 << 10;
 
 fn anonymous(layout: std::alloc::Layout) -> bool {
