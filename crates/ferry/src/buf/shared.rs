@@ -305,7 +305,8 @@ impl Buf {
     /// someone, so not about to be recycled)? A unique heap or pool block
     /// handed over is recycled right after the write, and dropping and
     /// faulting in its pages then costs more than the copy lending saves
-    /// (docs/BENCHMARKS.md, session 17).
+    /// (docs/BENCHMARKS.md, "fbufs: where write_buf starts lending",
+    /// measured 2026-11-25 at 18914ce).
     pub(crate) fn worth_lending(&self) -> bool {
         self.block.lends_for_free() || !self.block.is_unique()
     }

@@ -15,7 +15,8 @@
 //! of each window is probed — one byte read every 64 KiB over its first
 //! MiB, the calling thread's faults counted — and a window that faults at
 //! most every touch is not used: the engine reads into buffers from there
-//! on (docs/BENCHMARKS.md, "Session 15").
+//! on (docs/BENCHMARKS.md, "asf: why mapping loses on 4 KiB pages",
+//! measured 2026-11-23 at 6d1ff8d).
 //!
 //! Opened [`without_lease`](crate::OpenOptions::without_lease), the
 //! windows are mapped with no lease (the page cache itself, as
@@ -44,7 +45,8 @@ const PROBE_UNITS: usize = 8;
 /// a fault costs about 9 µs and maps 64 KiB (16 faults a MiB in small
 /// pages, one per 2 MiB in large folios), a `pread` copies 64 KiB in about
 /// 7 µs; so mapping stops paying once more than about 77% of the spans are
-/// small (docs/BENCHMARKS.md, "Session 15").
+/// small (docs/BENCHMARKS.md, "asf: why mapping loses on 4 KiB pages",
+/// measured 2026-11-23 at 6d1ff8d).
 const SMALL_SHARE: (u64, u64) = (4, 5);
 
 /// Regions up to this size are read with `pread` where the pages are
