@@ -10,6 +10,14 @@
 use ferry::Buf;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The two tests run one at a time. A child forked without `exec` holds
+/// a copy of every descriptor the process had at that moment, including
+/// the other test's descriptor of its file while `fs::write` has it open
+/// for writing; as long as that child lives, no read lease can be had on
+/// that file and the other test's `map_file` fails with `WouldBlock`.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn overwrite(path: &Path) {
     let st = Command::new("sh")
@@ -25,6 +33,7 @@ fn overwrite(path: &Path) {
 }
 
 fn run(drop_in_parent: bool) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("f");
     let data: Vec<u8> = (0..3 * 4096).map(|i| (i % 251) as u8).collect();

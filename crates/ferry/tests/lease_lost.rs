@@ -8,7 +8,18 @@ use ferry::{MappedFile, OpenOptions, Stream};
 use std::io::{ErrorKind, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// This file's tests run one at a time: the first forks children without
+/// `exec`, and a child holds a copy of every descriptor the process had
+/// when it was forked, including another test's descriptor of its file
+/// while `fs::write` has it open for writing; while that child lives no
+/// read lease can be had on that file, and the file is not mapped.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 mod support;
 use support::child_opens_read_only_with_o_trunc;
@@ -32,6 +43,7 @@ fn file_with(data: &[u8]) -> (tempfile::TempDir, PathBuf) {
 /// child hung for ever in its first `is_intact()`.
 #[test]
 fn a_child_forked_while_a_thread_asks_for_content_ids_can_use_the_buf() {
+    let _one = one_at_a_time();
     let data = pattern(64 << 10);
     let (_d, p) = file_with(&data);
     let f = std::fs::File::open(&p).unwrap();
@@ -104,6 +116,7 @@ fn reaped_within(pid: libc::pid_t, ms: u64) -> bool {
 /// had held them and then ended.
 #[test]
 fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_it_runs_into() {
+    let _one = one_at_a_time();
     let data = pattern(4 << 20);
     let (_d, p) = file_with(&data);
     let mut s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
@@ -132,6 +145,7 @@ fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_it_runs_into() {
 /// `read_to_end` returned `Ok` with a megabyte of zeros.
 #[test]
 fn a_mapped_stream_reports_bytes_lost_to_an_o_trunc_found_through_its_buf() {
+    let _one = one_at_a_time();
     let data = pattern(4 << 20);
     let (_d, p) = file_with(&data);
     let mut s = Stream::open(&p, &OpenOptions::read_only()).unwrap();
