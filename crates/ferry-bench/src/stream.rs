@@ -30,6 +30,10 @@ pub struct StreamArgs {
     /// output lands).
     #[arg(long, value_enum, default_value = "large")]
     layout: super::files::Layout,
+    /// Do not install missing peers (socat, iperf3) from Debian's
+    /// packages; the movers that need them are then named as left out.
+    #[arg(long)]
+    no_install: bool,
     #[command(flatten)]
     c: super::Common,
 }
@@ -506,6 +510,17 @@ pub fn run(a: StreamArgs) -> Result<(), String> {
         a.size
     };
     let ferry = crate::workspace::ferry(a.c.json)?;
+    if !a.c.quick && !a.no_install {
+        let need: Vec<&str> = ["socat", "iperf3"]
+            .into_iter()
+            .filter(|p| super::asf::which(&[p]).is_none())
+            .collect();
+        if let Err(why) = crate::peers::install(&need, a.c.json) {
+            if !a.c.json {
+                eprintln!("  peers not installed: {why}");
+            }
+        }
+    }
     let dir = a.c.dir.clone().unwrap_or_else(std::env::temp_dir);
     let input = make_file(size, Some(&dir), Content::Random, "stream")?;
     super::files::lay_out(&input.path, a.layout)?;
