@@ -27,6 +27,10 @@
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
 //!   formats itself.
+//! * module [`cache`]: IO-Lite's unified cache, keyed by [`ContentId`]:
+//!   [`cache::Checksums`] computes CRC-32C, the Internet checksum and a
+//!   BLAKE3 ETag once per slice and combines an aggregate's from its
+//!   slices'.
 //!
 //! ## Layers
 //!
@@ -36,7 +40,7 @@
 //! probes; it returns values and never calls up) → memory (`buf`, then
 //! `pool`, which hands out `buf`'s blocks) → backends (the stream
 //! modules) → engines (the stream engine; [`transfer`]'s kernel paths,
-//! buffer cache and overlay) → interfaces ([`stream`]'s API and `std::io`,
+//! buffer cache and overlay; the [`cache`]) → interfaces ([`stream`]'s API and `std::io`,
 //! [`exchange`], [`bulk`], [`aio`] with its two backends, and
 //! [`transfer`]'s streaming between endpoints) → applications ([`sort`],
 //! built on the interfaces). A lower layer hears from a higher one only
@@ -150,6 +154,7 @@
 pub mod aio;
 pub mod buf;
 pub mod bulk;
+pub mod cache;
 mod error;
 pub mod exchange;
 #[cfg(all(test, loom))]

@@ -1,0 +1,17 @@
+//! The unified cache (IO-Lite §3.5): values derived from bytes, kept for
+//! as long as the bytes live and found again by their
+//! [`ContentId`](crate::ContentId) — equal ids mean equal bytes, so a
+//! value computed once for an id holds for every later `Buf` with that id.
+//!
+//! * [`Checksums`] — CRC-32C, the Internet checksum and a strong hash
+//!   (BLAKE3, for HTTP ETags) per slice, computed once and reused; an
+//!   [`Aggregate`](crate::Aggregate)'s CRC-32C and Internet checksum are
+//!   combined from its slices' values without reading the bytes again.
+
+mod checksums;
+mod checksums_math;
+mod checksums_stats;
+#[cfg(test)]
+mod checksums_tests;
+
+pub use checksums::{ChecksumStats, Checksums, Damaged, FunctionStats};
