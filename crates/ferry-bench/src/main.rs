@@ -21,6 +21,7 @@ mod buf;
 mod bulk;
 mod fbufs;
 mod files;
+mod iolite;
 mod lock_contention;
 mod measure;
 mod peers;
@@ -134,6 +135,10 @@ enum Which {
     /// disk, same -S and --parallel) and binary records against the I/O
     /// floor (the bytes copied twice).
     Sort(sort::SortArgs),
+    /// The IO-Lite paper's optimisations: cached checksums (a hit against
+    /// recomputing CRC-32C over 64 KiB; an aggregate's CRC-32C, Internet
+    /// checksum and ETag from cached slices against one pass).
+    Iolite(iolite::IoliteArgs),
 }
 
 fn main() {
@@ -151,6 +156,7 @@ fn main() {
         Which::Fbufs(a) => fbufs::run(a),
         Which::Bulk(a) => bulk::run(a),
         Which::Sort(a) => sort::run_bench(a),
+        Which::Iolite(a) => iolite::run(a),
     };
     if let Err(e) = result {
         eprintln!("ferry-bench: {e}");

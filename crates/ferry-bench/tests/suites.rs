@@ -32,6 +32,7 @@ fn every_suite_takes_the_common_options() {
         "fbufs",
         "bulk",
         "sort",
+        "iolite",
     ];
     for suite in suites {
         assert!(
@@ -144,6 +145,30 @@ fn quick_bench_runs_every_variant() {
     );
     // The scratch file is gone afterwards.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// The iolite suite runs each case (one row per comparison; the cached
+/// values are checked against one pass before anything is timed), and
+/// names a case it does not have.
+#[test]
+fn quick_iolite_bench_runs_every_case() {
+    let (code, out, err) = bench(&["iolite", "--quick", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    for what in [
+        "CRC-32C of 64 KiB: cache hit vs recomputing",
+        "CRC-32C of header + 64 KiB: combined vs one pass",
+        "CRC-32C combine: ours vs the crc32c crate's",
+        "Internet checksum of header + 64 KiB: combined vs one pass",
+        "ETag of header + 64 KiB: cache hit vs BLAKE3 one pass",
+    ] {
+        assert!(
+            out.contains(&format!("\"comparison\":\"{what}\"")),
+            "no row {what}: {out}"
+        );
+    }
+    let (code, _, err) = bench(&["iolite", "--quick", "--only", "checksums,ipc"]);
+    assert_eq!(code, 1);
+    assert_eq!(err.trim(), "ferry-bench: iolite: no case named 'ipc'");
 }
 
 #[test]

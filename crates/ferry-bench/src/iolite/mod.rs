@@ -1,0 +1,45 @@
+//! `ferry-bench iolite`: the IO-Lite paper's optimisations, each beside
+//! what it saves — one file per case (`checksums`: the checksum cache;
+//! the file cache and the IPC channel come as siblings).
+
+mod checksums;
+
+use super::measure::Scale;
+use clap::Args;
+
+#[derive(Args)]
+pub struct IoliteArgs {
+    #[command(flatten)]
+    c: super::Common,
+    /// Run only these cases (comma-separated; default: all). Cases:
+    /// checksums.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+}
+
+/// The cases, by name, each returning its rows.
+type Case = fn(usize, Scale) -> Result<Vec<super::report::Row>, String>;
+const CASES: &[(&str, &str, Case)] = &[(
+    "checksums",
+    "checksum cache: hits and combined aggregates vs recomputing",
+    checksums::run,
+)];
+
+pub fn run(a: IoliteArgs) -> Result<(), String> {
+    a.c.check("iolite")?;
+    for o in &a.only {
+        if !CASES.iter().any(|(name, _, _)| name == o) {
+            return Err(format!("iolite: no case named '{o}'"));
+        }
+    }
+    let scale = Scale(if a.c.quick { 0.001 } else { 1.0 });
+    let mut rows = Vec::new();
+    for (name, what, case) in CASES {
+        if a.only.is_empty() || a.only.iter().any(|o| o == name) {
+            a.c.say(what);
+            rows.extend(case(a.c.runs, scale)?);
+        }
+    }
+    a.c.print("iolite", &rows);
+    Ok(())
+}
