@@ -2,7 +2,7 @@
 //! (`ferry::exchange::Exchange::global`).
 //!
 //! C has no moves, so ownership is kept here: every buffer a C caller
-//! holds is in [`LIVE`], keyed by its start address. `fy_uf_write` and
+//! holds is in a table of live buffers (`LIVE`), keyed by its start address. `fy_uf_write` and
 //! `fy_uf_deallocate` take it out (a pointer that is not inside a live
 //! buffer is EINVAL, never a copy); a second give-back finds nothing.
 

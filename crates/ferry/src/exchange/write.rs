@@ -22,7 +22,7 @@ const IOV_BATCH: usize = 64;
 impl Exchange {
     /// fbufs' `uf_write`: writes all of `data` — a [`Buf`](crate::Buf),
     /// a [`BufMut`](crate::BufMut) (frozen first) or an
-    /// [`Aggregate`](crate::Aggregate) — to `fd` at its offset, taking it
+    /// [`Aggregate`] — to `fd` at its offset, taking it
     /// over: the caller cannot touch the bytes again (they are moved), so
     /// the kernel may hold them by reference. Returns the bytes written,
     /// all of them.

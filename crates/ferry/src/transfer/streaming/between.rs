@@ -68,7 +68,7 @@ use crate::transfer::overlay::{Case, LastBlock, Overlay};
 use crate::transfer::{Side, TransferError, TransferOptions, TransferStats};
 use std::io;
 
-/// Moves everything from `src` to `dst`. See the [module docs](self).
+/// Moves everything from `src` to `dst`. See [`transfer`](crate::transfer) for the cases it takes and the kernel paths it picks.
 pub fn between(
     src: &Endpoint<'_>,
     dst: &Endpoint<'_>,
