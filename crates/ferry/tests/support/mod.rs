@@ -1,6 +1,38 @@
-//! What the library's integration tests share.
+//! What the library's integration tests share: every test binary of the
+//! crate (`tests/AREA/main.rs`, one module per behaviour) includes this
+//! module with `#[macro_use] #[path = "../support/mod.rs"] mod support;`,
+//! first, so that its macro is in scope in the modules after it.
+//!
+//! Write a function used by two test files here instead of again.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
+
+use std::io::{Read, Seek, Write};
+use std::num::NonZeroUsize;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The name the test harness knows test function `$name` of the current
+/// module by (`module::name`, as `--list` prints it), for `--exact` in a
+/// child process of the test binary ([`in_child`], or a test's own
+/// command). Names the function, so a renamed test does not compile
+/// until its child's name follows.
+macro_rules! test_name {
+    ($name:ident) => {{
+        let _: fn() = $name;
+        crate::support::harness_name(module_path!(), stringify!($name))
+    }};
+}
+
+/// `module_path` (a test binary's crate, then modules) and a function's
+/// `name` as the harness names the test: without the crate's name.
+pub fn harness_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, modules)) => format!("{modules}::{name}"),
+        None => name.to_string(),
+    }
+}
 
 /// The environment variable that marks a child process of a test binary.
 const CHILD: &str = "FERRY_TEST_CHILD";
@@ -9,7 +41,8 @@ const CHILD: &str = "FERRY_TEST_CHILD";
 /// disposition): in the test binary as the harness runs it, runs test
 /// `name` alone in a child process of the same binary, checks that it
 /// passed there, and returns true (the caller then returns); in that
-/// child, returns false (the caller goes on with the test's body).
+/// child, returns false (the caller goes on with the test's body). `name`
+/// is the test's full name: `in_child(&test_name!(the_test))`.
 pub fn in_child(name: &str) -> bool {
     if std::env::var_os(CHILD).is_some() {
         return false;
@@ -95,4 +128,125 @@ pub fn in_child_under(
         String::from_utf8_lossy(&out.stderr)
     );
     Err(out.status.code())
+}
+
+/// `n` as a `NonZeroUsize`.
+pub fn nz(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).unwrap()
+}
+
+/// `len` pseudo-random bytes (xorshift from `seed`): no period a piece
+/// moved to the wrong place could hide in.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// `n` bytes with no zero among them, so that zeros in their place show.
+pub fn bytes_without_zeros(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 251) as u8 + 1).collect()
+}
+
+/// A private temporary file (unnamed, open for reading and writing, so it
+/// cannot be leased) holding `bytes`, its offset back at 0.
+pub fn temp_file_with(bytes: &[u8]) -> std::fs::File {
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(bytes).unwrap();
+    f.rewind().unwrap();
+    f
+}
+
+/// A file `f` in a fresh directory, written and closed (no writer left
+/// open, so it can be leased); the directory goes with the guard.
+pub fn file_with(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_file(dir.path(), "f", bytes);
+    (dir, p)
+}
+
+/// [`file_with`], opened again read-only (`Buf::map_file` maps it).
+pub fn read_only_file_with(bytes: &[u8]) -> (tempfile::TempDir, std::fs::File) {
+    let (dir, p) = file_with(bytes);
+    (dir, std::fs::File::open(&p).unwrap())
+}
+
+/// File `name` in `dir`, written with `bytes` and closed; its path.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// A thread reading `r` to its end.
+pub fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).unwrap();
+        all
+    })
+}
+
+/// Sets `O_NONBLOCK` on `fd`'s open file description.
+pub fn set_nonblocking(fd: impl AsFd) {
+    let fl = rustix::fs::fcntl_getfl(&fd).unwrap();
+    rustix::fs::fcntl_setfl(&fd, fl | rustix::fs::OFlags::NONBLOCK).unwrap();
+}
+
+/// A terminal: its master and slave, both blocking, closed on exec (so
+/// that no child another test starts meanwhile keeps the terminal open).
+pub fn pty() -> (OwnedFd, OwnedFd) {
+    let (mut m, mut s) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into `m` and `s`; the name,
+    // termios and winsize pointers may be null.
+    let r = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty succeeded: `m` and `s` are new descriptors owned here.
+    let pair = unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
+    for fd in [&pair.0, &pair.1] {
+        rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC).unwrap();
+    }
+    pair
+}
+
+/// Waits up to `limit` for child `pid` (forked by the caller) to end: its
+/// exit status, or 128 + the signal that killed it; `None`, after killing
+/// and reaping it, if it was still running.
+pub fn wait_child(pid: libc::pid_t, limit: Duration) -> Option<i32> {
+    let start = Instant::now();
+    loop {
+        let mut st = 0;
+        // SAFETY: waitpid on our own child.
+        let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG) };
+        if r == pid {
+            return Some(if libc::WIFEXITED(st) {
+                libc::WEXITSTATUS(st)
+            } else {
+                128 + libc::WTERMSIG(st)
+            });
+        }
+        if start.elapsed() > limit {
+            // SAFETY: our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut st, 0);
+            }
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
