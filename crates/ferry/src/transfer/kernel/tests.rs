@@ -1,6 +1,6 @@
 //! The range copies' units: the two-thread split, short inputs, the
 //! pread/pwrite fallback's errors. Whole transfers between real files,
-//! pipes and sockets are in tests/transfer.rs.
+//! pipes and sockets are in tests/transfer/kernel_paths.rs.
 
 use super::range::copy_at;
 use super::split::copy_split;
