@@ -4,6 +4,7 @@
 //! failed when written (a queued request's deadline, a terminal write, a
 //! read losing a race), all fixed.
 
+use crate::support::async_pipe_reader;
 use crate::support::pty;
 use ferry::aio::{AsyncFile, Backend, State};
 use ferry::Buf;
@@ -14,11 +15,6 @@ use std::time::{Duration, Instant};
 const BACKENDS: [Backend; 2] = [Backend::IoUring, Backend::Threads];
 const LONG: Option<Duration> = Some(Duration::from_secs(5));
 
-fn pipe_reader(b: Backend) -> (AsyncFile, std::io::PipeWriter) {
-    let (r, w) = std::io::pipe().unwrap();
-    (AsyncFile::from_fd(OwnedFd::from(r), b).unwrap(), w)
-}
-
 /// A request whose deadline passes while it waits its turn behind an
 /// earlier request on the same pipe (one that has no deadline and never
 /// completes) must still fail `TimedOut` at its deadline: the doc says
@@ -28,7 +24,7 @@ fn pipe_reader(b: Backend) -> (AsyncFile, std::io::PipeWriter) {
 fn a_queued_request_times_out_behind_a_blocked_one() {
     let mut failures = Vec::new();
     for b in BACKENDS {
-        let (f, mut w) = pipe_reader(b);
+        let (f, mut w) = async_pipe_reader(b);
         let first = f.read(4).unwrap(); // no deadline, nothing to read
         f.set_timeout(Some(Duration::from_millis(50)));
         let second = f.read(4).unwrap();
@@ -57,7 +53,7 @@ fn a_queued_request_times_out_behind_a_blocked_one() {
 fn a_zero_timeout_behaves_the_same_on_both_backends() {
     let mut seen = Vec::new();
     for b in BACKENDS {
-        let (f, mut w) = pipe_reader(b);
+        let (f, mut w) = async_pipe_reader(b);
         w.write_all(b"0123456789").unwrap();
         f.set_timeout(Some(Duration::ZERO));
         let r = f.read(4).unwrap();
@@ -101,7 +97,7 @@ fn huge_timeouts_do_not_fire() {
     ];
     for b in BACKENDS {
         for (i, d) in huge.iter().enumerate() {
-            let (f, mut w) = pipe_reader(b);
+            let (f, mut w) = async_pipe_reader(b);
             f.set_timeout(Some(*d));
             let r = f.read(3).unwrap();
             let early = r.wait(Some(Duration::from_millis(100)));
@@ -123,7 +119,7 @@ fn huge_timeouts_do_not_fire() {
 #[test]
 fn cancel_and_completion_race_the_deadline() {
     for b in BACKENDS {
-        let (f, mut w) = pipe_reader(b);
+        let (f, mut w) = async_pipe_reader(b);
         f.set_timeout(Some(Duration::from_millis(20)));
         let r = f.read(8).unwrap();
         let e = r.wait(LONG).unwrap_err();
@@ -251,7 +247,7 @@ fn many_sockets_with_deadlines_match_their_own_completions() {
 fn dropping_in_flight_with_deadlines() {
     for b in BACKENDS {
         for i in 0..100u64 {
-            let (f, w) = pipe_reader(b);
+            let (f, w) = async_pipe_reader(b);
             f.set_timeout(Some(Duration::from_micros(i * 30)));
             let r1 = f.read(8).unwrap();
             let r2 = f.read(8).unwrap();
@@ -267,7 +263,7 @@ fn dropping_in_flight_with_deadlines() {
             drop(w);
             let _ = r2.wait(LONG);
         }
-        let (f, mut w) = pipe_reader(b);
+        let (f, mut w) = async_pipe_reader(b);
         f.set_timeout(Some(Duration::from_secs(10)));
         let r = f.read(2).unwrap();
         w.write_all(b"ok").unwrap();
@@ -409,7 +405,7 @@ fn many_pipes_time_out_together() {
         let mut v = Vec::new();
         let t = Instant::now();
         for _ in 0..600 {
-            let (f, w) = pipe_reader(b);
+            let (f, w) = async_pipe_reader(b);
             f.set_timeout(Some(Duration::from_millis(200)));
             let r = f.read(32).unwrap();
             v.push((f, w, r));
@@ -480,7 +476,7 @@ fn regular_file_reads_with_deadlines_get_their_own_bytes() {
 /// keep their deadlines.
 #[test]
 fn a_child_after_fork_keeps_deadlines() {
-    let (f, _w) = pipe_reader(Backend::Auto);
+    let (f, _w) = async_pipe_reader(Backend::Auto);
     // Parent uses the file once so the ring/pool exist.
     f.set_timeout(Some(Duration::from_millis(10)));
     let r = f.read(1).unwrap();

@@ -5,6 +5,7 @@
 //! Future, and a model of the request state machine under any
 //! interleaving of submit/done/cancel/clear/feed/close.
 
+use crate::support::async_pipe_reader;
 use ferry::aio::{all_done, any_done, is_cancelled, AsyncFile, Backend, Pending, State};
 use ferry::bulk::{Endian, ReadArray, WriteArray};
 use ferry::{Buf, BufMut};
@@ -31,12 +32,6 @@ fn rw(path: &std::path::Path, b: Backend) -> AsyncFile {
         b,
     )
     .unwrap()
-}
-
-/// A pipe's read end as an AsyncFile, and its write end.
-fn slow_device(b: Backend) -> (AsyncFile, std::io::PipeWriter) {
-    let (r, w) = std::io::pipe().unwrap();
-    (AsyncFile::from_fd(OwnedFd::from(r), b).unwrap(), w)
 }
 
 fn bytes(n: usize, seed: u8) -> Vec<u8> {
@@ -122,7 +117,7 @@ fn checks_happen_when_a_request_starts() {
 #[test]
 fn a_slow_device_waits_times_out_and_completes() {
     for b in BACKENDS {
-        let (f, mut w) = slow_device(b);
+        let (f, mut w) = async_pipe_reader(b);
         let r = f.read(10).unwrap();
         assert!(!r.done().unwrap());
         assert!(!r.wait(SHORT).unwrap(), "{b:?}");
@@ -174,7 +169,7 @@ fn a_failed_request_tells_its_os_error() {
 #[test]
 fn cancel_is_sticky_until_cleared_and_the_buffer_comes_back() {
     for b in BACKENDS {
-        let (f, mut w) = slow_device(b);
+        let (f, mut w) = async_pipe_reader(b);
         let r = f.read(4096).unwrap();
         r.cancel();
         for _ in 0..3 {
@@ -248,8 +243,8 @@ fn an_io_error_is_sticky() {
 
 #[test]
 fn any_and_all_across_files_and_backends() {
-    let (slow, mut w) = slow_device(Backend::IoUring);
-    let (slow2, _w2) = slow_device(Backend::Threads);
+    let (slow, mut w) = async_pipe_reader(Backend::IoUring);
+    let (slow2, _w2) = async_pipe_reader(Backend::Threads);
     let dir = tempfile::tempdir().unwrap();
     let f = rw(&dir.path().join("f"), Backend::Threads);
     let a = slow.read(3).unwrap();
@@ -274,7 +269,7 @@ fn dropping_requests_and_files_in_flight_frees_nothing_the_kernel_writes() {
     for b in BACKENDS {
         let mut writers = Vec::new();
         for _ in 0..8 {
-            let (f, w) = slow_device(b);
+            let (f, w) = async_pipe_reader(b);
             let r = f.read_array(vec![0u8; 100_000], Endian::Native).unwrap();
             drop(r);
             drop(f);
@@ -309,7 +304,7 @@ fn close_cancels_reads_and_lets_writes_land() {
         assert_eq!(std::fs::read(&p).unwrap(), data, "{b:?}");
         assert!(w.done().unwrap());
 
-        let (slow, _w) = slow_device(b);
+        let (slow, _w) = async_pipe_reader(b);
         let r = slow.read(10).unwrap();
         slow.close().unwrap();
         assert!(is_cancelled(&r.done().unwrap_err()), "{b:?}");
@@ -346,7 +341,7 @@ fn block_on<F: Future>(fut: F) -> (F::Output, usize) {
 #[test]
 fn a_request_is_a_future() {
     for b in BACKENDS {
-        let (f, mut w) = slow_device(b);
+        let (f, mut w) = async_pipe_reader(b);
         let r = f.read(6).unwrap();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
@@ -356,7 +351,7 @@ fn a_request_is_a_future() {
         t.join().unwrap();
         assert_eq!(out.unwrap()[..], b"future"[..], "{b:?}");
         assert!(polls >= 2, "it was pending first, then woken");
-        let (slow, _w) = slow_device(b);
+        let (slow, _w) = async_pipe_reader(b);
         let r = slow.read(1).unwrap();
         r.cancel();
         let (out, _) = block_on(r);
@@ -446,7 +441,7 @@ fn run_model(b: Backend, steps: Vec<Step>) -> Result<(), TestCaseError> {
         match step {
             Step::Submit(pipe) => {
                 if pipe {
-                    let (f, w) = slow_device(b);
+                    let (f, w) = async_pipe_reader(b);
                     let req = f.read(4).unwrap();
                     live.push(Live {
                         req,
@@ -578,7 +573,7 @@ proptest! {
 fn a_deadline_times_requests_out() {
     let short = Duration::from_millis(50);
     for b in BACKENDS {
-        let (f, mut w) = slow_device(b);
+        let (f, mut w) = async_pipe_reader(b);
         f.set_timeout(Some(short));
         let r = f.read(10).unwrap();
         let e = r.wait(LONG).unwrap_err();

@@ -5,15 +5,12 @@
 //! left the offset. Real files; the other handle is a `try_clone` (dup) or
 //! a real `sh` writing through an inherited descriptor.
 
+use crate::support::offset;
 use ferry::stream::Backend;
 use ferry::Stream;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::process::{Command, Stdio};
-
-fn offset(f: &mut File) -> u64 {
-    f.stream_position().unwrap()
-}
 
 #[test]
 fn write_flush_seek_close_leave_the_offset_at_the_stream() {

@@ -250,3 +250,18 @@ pub fn wait_child(pid: libc::pid_t, limit: Duration) -> Option<i32> {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// `f`'s offset (the open file description's, as `lseek` tells it).
+pub fn offset(f: &mut std::fs::File) -> u64 {
+    f.stream_position().unwrap()
+}
+
+/// A pipe's read end as an `AsyncFile` on backend `b` (a slow device:
+/// nothing arrives until the test writes), and its write end.
+pub fn async_pipe_reader(b: ferry::aio::Backend) -> (ferry::aio::AsyncFile, std::io::PipeWriter) {
+    let (r, w) = std::io::pipe().unwrap();
+    (
+        ferry::aio::AsyncFile::from_fd(OwnedFd::from(r), b).unwrap(),
+        w,
+    )
+}

@@ -3,6 +3,7 @@
 //! random sizes and chunkings.
 
 use crate::support::drain;
+use crate::support::offset;
 use ferry::transfer::{self, FdKind, Method, Side, TransferOptions};
 use proptest::prelude::*;
 use std::fs::File;
@@ -45,10 +46,6 @@ fn feed(mut w: impl Write + Send + 'static, data: Vec<u8>, pieces: Vec<usize>) -
             k += 1;
         }
     })
-}
-
-fn offset(f: &mut File) -> u64 {
-    f.stream_position().expect("lseek")
 }
 
 #[test]
