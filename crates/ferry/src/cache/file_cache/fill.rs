@@ -67,7 +67,9 @@ fn map(mapped: &MappedFile, x: &Extent<'_>) -> Option<Result<Buf, FillError>> {
     match mapped.map(x.offset..end) {
         Ok(b) => Some(Ok(b)),
         // The file shrank since it was looked at.
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Err(FillError::Shrank(end))),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Some(Err(FillError::Shrank(
+            mapped.size().unwrap_or(x.offset).min(end),
+        ))),
         Err(_) => None,
     }
 }

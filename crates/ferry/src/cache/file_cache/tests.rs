@@ -365,3 +365,41 @@ fn ranges_at_the_edges_of_u64_do_not_panic() {
     let s = none.stats();
     assert_eq!((s.entries, s.bytes_held, s.uncached_bytes), (0, 0, 10));
 }
+
+/// A file that ends before the extent its stamp promised (it shrank after
+/// it was looked at) is reported as shrunk at the offset where it ended,
+/// by both ways of filling, never served as a short extent.
+#[test]
+#[cfg_attr(miri, ignore = "file system calls")]
+fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
+    use super::fill::{fill, Extent, How};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, [5u8; 100]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let mut stamp = Stamp::of(&file.metadata().unwrap());
+    stamp.size = 8192;
+    let x = Extent {
+        file: &file,
+        path: &path,
+        stamp,
+        began: std::time::SystemTime::now(),
+        offset: 0,
+        len: 8192,
+        last: true,
+    };
+    let pool = crate::Pool::new(Default::default()).unwrap();
+    let settle = std::time::Duration::ZERO;
+    assert!(matches!(
+        fill(&x, How::Read, &pool, settle, true),
+        Err(FillError::Shrank(100))
+    ));
+    let how = match crate::MappedFile::open(&file) {
+        Ok(m) => How::Map(m),
+        Err(_) => return, // no lease to be had here
+    };
+    assert!(matches!(
+        fill(&x, how, &pool, settle, true),
+        Err(FillError::Shrank(100))
+    ));
+}
