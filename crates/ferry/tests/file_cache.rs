@@ -207,7 +207,8 @@ fn a_file_larger_than_the_budget_is_served_within_it() {
     assert!(s.evictions > 0 && s.entries <= 4, "{s:?}");
 }
 
-/// Errors name the file: missing, a directory.
+/// Errors name the file: missing, a directory, a FIFO (refused without
+/// waiting for a writer to open it).
 #[test]
 fn errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -224,6 +225,18 @@ fn errors_name_the_file() {
         e.to_string().contains(&*dir.path().to_string_lossy()),
         "{e}"
     );
+    // A FIFO is refused at once, not waited on for a writer.
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let e = c.read(&fifo, ..).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("fifo: not a regular file"), "{e}");
+    let e = c.write(&fifo, 0, Buf::from_static(b"x")).unwrap_err();
+    assert!(e.to_string().contains("fifo"), "{e}");
 }
 
 /// With leased mapped fills, a writer from another process is held back

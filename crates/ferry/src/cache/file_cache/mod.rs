@@ -75,7 +75,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::ops::{Bound, RangeBounds};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -224,7 +224,13 @@ impl FileCache {
         range: impl RangeBounds<u64>,
     ) -> io::Result<Aggregate> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| named(path, e))?;
+        // O_NONBLOCK: a FIFO at `path` is refused below (not a regular
+        // file) instead of waiting for a writer here; regular files ignore it.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| named(path, e))?;
         self.read_file(&file, path, range)
     }
 
@@ -364,6 +370,7 @@ impl FileCache {
             })?;
         let file = std::fs::OpenOptions::new()
             .write(true)
+            .custom_flags(libc::O_NONBLOCK)
             .open(path)
             .map_err(|e| named(path, e))?;
         let meta = file.metadata().map_err(|e| named(path, e))?;
