@@ -241,7 +241,8 @@ fn errors_name_the_file() {
 
 /// With leased mapped fills, a writer from another process is held back
 /// until the cached windows are copied aside: the old reader keeps its
-/// bytes, new readers see the writer's.
+/// bytes, new readers see the writer's; and a write through the cache
+/// itself waits for its own lease instead of failing.
 #[test]
 fn mapped_fills_keep_their_bytes_under_another_process_writing() {
     let (_d, p) = settled_file(&pattern(64 << 10, 7));
@@ -262,6 +263,15 @@ fn mapped_fills_keep_their_bytes_under_another_process_writing() {
     want[20_000..20_004].copy_from_slice(b"ZZZZ");
     assert_eq!(c.read(&p, ..).unwrap(), &want[..]);
     assert_eq!(old, &pattern(64 << 10, 7)[..]);
+    // A write through the cache while it holds leased windows of the file:
+    // its own open for writing waits for the lease to be given up (a
+    // non-blocking open would fail with EWOULDBLOCK).
+    let held = c.read(&p, ..).unwrap();
+    let before = want.clone();
+    c.write(&p, 0, Buf::from_static(b"first")).unwrap();
+    want[..5].copy_from_slice(b"first");
+    assert_eq!(c.read(&p, ..).unwrap(), &want[..]);
+    assert_eq!(held, &before[..]);
 }
 
 /// Threads reading many files through a small cache all get the files'

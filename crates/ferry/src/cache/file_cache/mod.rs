@@ -224,13 +224,7 @@ impl FileCache {
         range: impl RangeBounds<u64>,
     ) -> io::Result<Aggregate> {
         let path = path.as_ref();
-        // O_NONBLOCK: a FIFO at `path` is refused below (not a regular
-        // file) instead of waiting for a writer here; regular files ignore it.
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|e| named(path, e))?;
+        let file = open(path, false)?;
         self.read_file(&file, path, range)
     }
 
@@ -368,11 +362,7 @@ impl FileCache {
                     ),
                 )
             })?;
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|e| named(path, e))?;
+        let file = open(path, true)?;
         let meta = file.metadata().map_err(|e| named(path, e))?;
         if !meta.is_file() {
             return Err(named(
@@ -476,6 +466,22 @@ impl Inner {
             }
         }
     }
+}
+
+/// Opens `path` for reading or writing without waiting on a FIFO for
+/// its other end (`O_NONBLOCK`: the caller then refuses it as not a
+/// regular file). A regular file under a lease (ferry's own read lease,
+/// when a writer comes; anyone's write lease) refuses a non-blocking open
+/// with `EWOULDBLOCK` until the lease is given up; it is opened again
+/// blocking, which waits for that.
+fn open(path: &Path, write: bool) -> io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(!write).write(write);
+    match o.clone().custom_flags(libc::O_NONBLOCK).open(path) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => o.open(path),
+        r => r,
+    }
+    .map_err(|e| named(path, e))
 }
 
 /// `range` as `start..end` in file offsets (an end past `u64::MAX` is
