@@ -334,3 +334,106 @@ fn readers_and_a_writer_at_once_end_with_the_last_write() {
     });
     assert_eq!(c.read(&p, ..).unwrap(), &vec![20u8; 4 * X][..]);
 }
+
+mod model {
+    //! The cache over a real file against the file's bytes kept in a
+    //! `Vec`: reads (some kept by readers), writes through the cache, and
+    //! writes and truncations behind its back, in any order, with ranges
+    //! anywhere in `u64`.
+
+    use super::*;
+    use proptest::prelude::*;
+    use std::os::unix::fs::FileExt;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Read(u64, u64, bool),
+        Write(u64, Vec<u8>),
+        Behind(u64, Vec<u8>),
+        SetLen(u64),
+        Drop(usize),
+        /// Wait out the settle time: what is read next is cached.
+        Settle,
+    }
+
+    fn offset() -> impl Strategy<Value = u64> {
+        prop_oneof![4 => 0u64..40_000, 1 => Just(u64::MAX), 1 => (u64::MAX - 10)..=u64::MAX]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let bytes = proptest::collection::vec(any::<u8>(), 1..9000);
+        prop_oneof![
+            5 => (offset(), offset(), any::<bool>()).prop_map(|(a, b, h)| Op::Read(a.min(b), a.max(b), h)),
+            2 => (0u64..30_000, bytes.clone()).prop_map(|(o, b)| Op::Write(o, b)),
+            2 => (0u64..30_000, bytes).prop_map(|(o, b)| Op::Behind(o, b)),
+            1 => (0u64..40_000).prop_map(Op::SetLen),
+            1 => any::<usize>().prop_map(Op::Drop),
+            3 => Just(Op::Settle),
+        ]
+    }
+
+    fn write_at(model: &mut Vec<u8>, off: u64, b: &[u8]) {
+        let off = off as usize;
+        if model.len() < off + b.len() {
+            model.resize(off + b.len(), 0);
+        }
+        model[off..off + b.len()].copy_from_slice(b);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Every read is the file's bytes; every reader keeps its bytes;
+        /// the cache keeps within its budget.
+        #[test]
+        fn reads_are_the_files_bytes_and_readers_keep_theirs(
+            ops in proptest::collection::vec(op(), 1..40),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("f");
+            let mut model = pattern(20_000, 9);
+            std::fs::write(&p, &model).unwrap();
+            let c = cache(8 << 12, 4096);
+            let mut readers: Vec<(Aggregate, Vec<u8>)> = vec![];
+            for op in ops {
+                match op {
+                    Op::Read(a, b, hold) => {
+                        let got = c.read(&p, a..b).unwrap();
+                        let len = model.len() as u64;
+                        let want = &model[a.min(len) as usize..b.min(len) as usize];
+                        prop_assert_eq!(got.copy_to_vec(), want.to_vec());
+                        if hold {
+                            readers.push((got, want.to_vec()));
+                        }
+                    }
+                    Op::Write(o, b) => {
+                        c.write(&p, o, Buf::from(b.clone())).unwrap();
+                        write_at(&mut model, o, &b);
+                    }
+                    Op::Behind(o, b) => {
+                        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+                        f.write_all_at(&b, o).unwrap();
+                        write_at(&mut model, o, &b);
+                    }
+                    Op::SetLen(n) => {
+                        let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+                        f.set_len(n).unwrap();
+                        model.resize(n as usize, 0);
+                    }
+                    Op::Settle => std::thread::sleep(SETTLE + SETTLE / 5),
+                    Op::Drop(i) => {
+                        if !readers.is_empty() {
+                            let i = i % readers.len();
+                            readers.remove(i);
+                        }
+                    }
+                }
+                for (a, bytes) in &readers {
+                    prop_assert_eq!(&a.copy_to_vec(), bytes);
+                }
+                let s = c.stats();
+                prop_assert!(s.bytes_held <= s.budget, "{:?}", s);
+            }
+        }
+    }
+}
