@@ -3,6 +3,21 @@
 use std::time::Duration;
 
 /// How extents are filled on a miss.
+///
+/// Which is faster depends on the extent size and on whether the file's
+/// pages are in the page cache; until the benchmarks have measured it,
+/// the default is the one that holds nothing on the file.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// use ferry::cache::{CacheConfig, FileCache, Fill};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f");
+/// std::fs::write(&path, vec![1u8; 100_000])?;
+/// let cache = FileCache::new(CacheConfig::default().with_fill(Fill::Map))?;
+/// assert_eq!(cache.read(&path, 99_990..)?, &[1u8; 10][..]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Fill {
     /// `pread` into page-aligned pool buffers: one copy from the page
@@ -64,30 +79,56 @@ impl Default for CacheConfig {
 
 impl CacheConfig {
     /// Sets the byte budget.
+    ///
+    /// ```
+    /// let cfg = ferry::cache::CacheConfig::default().with_budget(1 << 30);
+    /// assert_eq!(cfg.budget, 1 << 30);
+    /// ```
     pub fn with_budget(mut self, budget: usize) -> CacheConfig {
         self.budget = budget;
         self
     }
 
     /// Sets the extent size.
+    ///
+    /// ```
+    /// use ferry::cache::{CacheConfig, FileCache};
+    /// let c = FileCache::new(CacheConfig::default().with_extent(5000)).unwrap();
+    /// assert_eq!(c.config().extent, 8192); // whole pages
+    /// ```
     pub fn with_extent(mut self, extent: usize) -> CacheConfig {
         self.extent = extent;
         self
     }
 
     /// Sets the settle time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let cfg = ferry::cache::CacheConfig::default().with_settle(Duration::from_secs(3));
+    /// assert_eq!(cfg.settle, Duration::from_secs(3));
+    /// ```
     pub fn with_settle(mut self, settle: Duration) -> CacheConfig {
         self.settle = settle;
         self
     }
 
     /// Sets how misses are filled.
+    ///
+    /// ```
+    /// use ferry::cache::{CacheConfig, Fill};
+    /// assert_eq!(CacheConfig::default().with_fill(Fill::Map).fill, Fill::Map);
+    /// ```
     pub fn with_fill(mut self, fill: Fill) -> CacheConfig {
         self.fill = fill;
         self
     }
 
     /// Sets the number of lock shards.
+    ///
+    /// ```
+    /// assert_eq!(ferry::cache::CacheConfig::default().with_shards(8).shards, Some(8));
+    /// ```
     pub fn with_shards(mut self, shards: usize) -> CacheConfig {
         self.shards = Some(shards);
         self
