@@ -2,60 +2,8 @@
 //! mapped to immutable buffers holding extents of the file, handed out as
 //! [`Aggregate`]s by reference.
 //!
-//! # Never stale: the rule
-//!
-//! Every lookup asks the file for its stamp (`fstat`: device, inode, size,
-//! `mtime`, `ctime`, to the nanosecond) and serves a cached extent only if
-//! it was read under the same stamp *and* that stamp was settled when it
-//! was read: the file's last change (`ctime`) lay at least
-//! [`CacheConfig::settle`] (1 s) before the read began. After that, any
-//! change to the file moves `ctime` to a later clock tick, and so changes
-//! the stamp. Extents read from a file changed more recently are handed to
-//! the reader but re-read at the next lookup (and if the bytes read then
-//! are the same, the cached buffer is kept: readers share it, and its
-//! [`ContentId`](crate::ContentId) stays). What each kind of change does:
-//!
-//! | change behind the cache | how it is seen |
-//! |---|---|
-//! | rewrite in place (`dd conv=notrunc`), same size | `mtime`/`ctime` move |
-//! | truncate, append | size, `mtime`, `ctime` move |
-//! | another file renamed over the path (`mv`) | the inode differs: another file |
-//! | a writer that restores size and `mtime` (`touch -d`) | `ctime` moves (it cannot be set) |
-//! | a write within one clock tick of a read | the settle rule: that read was racy, never served again |
-//! | a change *while* an extent is read | the stamp is taken again after the read; if it moved the lookup starts over (at most four times, then an error) |
-//!
-//! What is *not* detectable: a change of the system clock backwards by
-//! more than the settle time, and file systems whose times do not move
-//! on a write (some network and FUSE file systems). A shared writable
-//! mapping that writes pages already dirty moves no time either on some
-//! kernels: such a writer must not share a file with the cache.
-//!
-//! With [`Fill::Map`] a cached extent is a leased mapping: a writer that
-//! opens the file makes ferry copy the mapped window aside first, so the
-//! extent keeps its bytes (the stamp, not the lease, then keeps it from
-//! being served as the file's current bytes).
-//!
-//! # Snapshot semantics
-//!
-//! Buffers are never written once handed out. A reader keeps the bytes it
-//! was handed whatever happens to the file or the cache afterwards;
-//! [`FileCache::write`] writes through to the file and *replaces* the
-//! cache's buffers for the extents it covers, and new readers see the new
-//! bytes.
-//!
-//! # Memory
-//!
-//! [`CacheConfig::budget`] bounds every byte the cache has read that is
-//! still alive — cached extents and the ones it evicted or replaced while a
-//! reader still held them — each at the size of the pool slot that holds
-//! it (powers of two from 4 KiB up to the extent size; the pool keeps
-//! its slots within the same budget). When a miss finds no room
-//! even after eviction (readers hold the budget), the extent is read for
-//! that reader alone and not cached ([`CacheStats::uncached_bytes`]). So
-//! memory stays within the budget plus what readers themselves hold, and
-//! a file larger than the budget is served extent by extent, the extents
-//! beyond the budget uncached. A lookup hands out the whole range asked
-//! for: a reader of a file larger than memory asks for it in ranges.
+//! The rules it keeps — never stale, snapshots, memory — are in
+//! [`FileCache`]'s documentation.
 
 mod config;
 mod core;
@@ -100,6 +48,71 @@ const MAPPED_FILES: usize = 64;
 ///
 /// Cloning a `FileCache` is cheap and shares the cache; it may be used
 /// from any number of threads. Lookups lock one shard of the index each.
+///
+/// # Never stale: the rule
+///
+/// Every lookup asks the file for its stamp (`fstat`: device, inode, size,
+/// `mtime`, `ctime`, to the nanosecond) and serves a cached extent only if
+/// it was read under the same stamp *and* that stamp was settled when it
+/// was read: the file's last change (`ctime`) lay at least
+/// [`CacheConfig::settle`] (1 s) before the read began. After that, any
+/// change to the file moves `ctime` to a later clock tick, and so changes
+/// the stamp. Extents read from a file changed more recently are handed to
+/// the reader but re-read at the next lookup (and if the bytes read then
+/// are the same, the cached buffer is kept: readers share it, and its
+/// [`ContentId`](crate::ContentId) stays). What each kind of change does:
+///
+/// | change behind the cache | how it is seen |
+/// |---|---|
+/// | rewrite in place (`dd conv=notrunc`), same size | `mtime`/`ctime` move |
+/// | truncate, append | size, `mtime`, `ctime` move |
+/// | another file renamed over the path (`mv`) | the inode differs: another file |
+/// | a writer that restores size and `mtime` (`touch -d`) | `ctime` moves (it cannot be set) |
+/// | a write within one clock tick of a read | the settle rule: that read was racy, never served again |
+/// | a change *while* an extent is read | the stamp is taken again after the read; if it moved the lookup starts over (at most four times, then an error) |
+///
+/// What is *not* detectable: a change of the system clock backwards by
+/// more than the settle time, and file systems whose times do not move
+/// on a write (some network and FUSE file systems). A shared writable
+/// mapping that writes pages already dirty moves no time either on some
+/// kernels: such a writer must not share a file with the cache.
+///
+/// With [`Fill::Map`] a cached extent is a leased mapping: a writer that
+/// opens the file makes ferry copy the mapped window aside first, so the
+/// extent keeps its bytes (the stamp, not the lease, then keeps it from
+/// being served as the file's current bytes).
+///
+/// # Snapshot semantics
+///
+/// Buffers are never written once handed out. A reader keeps the bytes it
+/// was handed whatever happens to the file or the cache afterwards;
+/// [`FileCache::write`] writes through to the file and *replaces* the
+/// cache's buffers for the extents it covers, and new readers see the new
+/// bytes.
+///
+/// # Memory
+///
+/// [`CacheConfig::budget`] bounds every byte the cache has read that is
+/// still alive — cached extents and the ones it evicted or replaced while a
+/// reader still held them — each at the size of the pool slot that holds
+/// it (powers of two from 4 KiB up to the extent size; the pool keeps
+/// its slots within the same budget). When a miss finds no room
+/// even after eviction (readers hold the budget), the extent is read for
+/// that reader alone and not cached ([`CacheStats::uncached_bytes`]). So
+/// memory stays within the budget plus what readers themselves hold, and
+/// a file larger than the budget is served extent by extent, the extents
+/// beyond the budget uncached. A lookup hands out the whole range asked
+/// for: a reader of a file larger than memory asks for it in ranges.
+///
+/// # Cost
+///
+/// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
+/// hash, one shard lock and a reference count bump; nothing is copied. A
+/// miss reads the extent once however many threads miss on it; one that
+/// must evict scans the index for IO-Lite's victim (linear in the number
+/// of entries).
+///
+/// # Example
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
