@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+mod support;
+
 /// Settle time used here: far above the file-time clock's tick (≤ 10 ms)
 /// and short enough to wait out.
 const SETTLE: Duration = Duration::from_millis(50);
@@ -84,7 +86,7 @@ fn truncate_behind_the_cache_is_seen() {
     sh("truncate -s 20000 \"$1\"", &p);
     assert_eq!(c.read(&p, ..).unwrap(), &pattern(20_000, 1)[..]);
     assert!(c.read(&p, 30_000..).unwrap().is_empty());
-    assert_eq!(old.len(), 50_000);
+    assert_eq!(old, &pattern(50_000, 1)[..]);
 }
 
 /// Another file renamed over the path is another inode: its bytes are
@@ -272,6 +274,39 @@ fn mapped_fills_keep_their_bytes_under_another_process_writing() {
     want[..5].copy_from_slice(b"first");
     assert_eq!(c.read(&p, ..).unwrap(), &want[..]);
     assert_eq!(held, &before[..]);
+}
+
+/// What the lease does not cover: a read-only open with `O_TRUNC` empties
+/// the file without breaking the lease. The cache sees it (the size is in
+/// the stamp) and serves the empty file; readers still holding mapped
+/// extents learn that they lost their bytes (`is_intact` false), and read
+/// zeros, never other bytes.
+#[test]
+fn a_read_only_o_trunc_open_under_mapped_fills_is_seen_and_reported_lost() {
+    let (_d, p) = settled_file(&pattern(32 << 10, 8));
+    let c = FileCache::new(
+        CacheConfig::default()
+            .with_budget(1 << 20)
+            .with_extent(16 << 10)
+            .with_settle(SETTLE)
+            .with_fill(Fill::Map),
+    )
+    .unwrap();
+    let old = read_cached(&c, &p);
+    support::child_opens_read_only_with_o_trunc(&p);
+    assert!(c.read(&p, ..).unwrap().is_empty());
+    // Intact: the bytes it was read with; lost: zeros, never other bytes.
+    let orig = pattern(32 << 10, 8);
+    let mut at = 0;
+    for b in old.bufs() {
+        if b.is_intact() {
+            assert_eq!(&b[..], &orig[at..at + b.len()]);
+        } else {
+            assert!(b.iter().all(|&x| x == 0));
+        }
+        at += b.len();
+    }
+    assert_eq!(at, orig.len());
 }
 
 /// Threads reading many files through a small cache all get the files'

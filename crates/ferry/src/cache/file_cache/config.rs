@@ -31,6 +31,14 @@ pub enum Fill {
     /// Where no lease can be had (the file is open for writing, is not
     /// the caller's, or its file system has no leases) the extent is read
     /// as with [`Fill::Read`].
+    ///
+    /// The one change a lease does not announce — a read-only `open` with
+    /// `O_TRUNC`, which empties the file — is seen by the cache (the size
+    /// is in the stamp), but readers holding mapped extents of the file
+    /// then lose their bytes: they read as zeros and
+    /// [`Buf::is_intact`](crate::Buf::is_intact) turns false (see
+    /// [`MappedFile`](crate::MappedFile)). With [`Fill::Read`] readers
+    /// keep their bytes whatever happens to the file.
     Map,
 }
 
