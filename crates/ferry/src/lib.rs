@@ -27,10 +27,12 @@
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
 //!   formats itself.
-//! * module [`cache`]: IO-Lite's unified cache, keyed by [`ContentId`]:
-//!   [`cache::Checksums`] computes CRC-32C, the Internet checksum and a
+//! * module [`cache`]: IO-Lite's unified cache. [`cache::Checksums`],
+//!   keyed by [`ContentId`], computes CRC-32C, the Internet checksum and a
 //!   BLAKE3 ETag once per slice and combines an aggregate's from its
-//!   slices'.
+//!   slices'; [`cache::FileCache`] keeps extents of files as immutable
+//!   `Buf`s handed out as `Aggregate`s, never stale, with snapshot
+//!   semantics, IO-Lite's replacement order and a hard byte budget.
 //!
 //! ## Layers
 //!
@@ -40,7 +42,7 @@
 //! probes; it returns values and never calls up) → memory (`buf`, then
 //! `pool`, which hands out `buf`'s blocks) → backends (the stream
 //! modules) → engines (the stream engine; [`transfer`]'s kernel paths,
-//! buffer cache and overlay; the [`cache`]) → interfaces ([`stream`]'s API and `std::io`,
+//! buffer cache and overlay; the unified [`cache`]) → interfaces ([`stream`]'s API and `std::io`,
 //! [`exchange`], [`bulk`], [`aio`] with its two backends, and
 //! [`transfer`]'s streaming between endpoints) → applications ([`sort`],
 //! built on the interfaces). A lower layer hears from a higher one only

@@ -1,0 +1,496 @@
+//! The cache's index and memory: a sharded map from ⟨file, extent⟩ to an
+//! immutable `Buf`, single-flight fills, IO-Lite's replacement order and
+//! the byte budget. It knows nothing of files beyond their stamps: the
+//! caller passes the stamp it saw and a closure that reads the extent.
+//!
+//! ```text
+//!  get(key, stamp) ─► shard = hash(key) & mask, lock it (only it)
+//!     ├─ Ready entry, same stamp, settled      → hit: clone the Buf, touch
+//!     ├─ Filling (another thread reads it)     → wait for that flight, look again
+//!     └─ none / other stamp / racy             → Filling(flight); unlock;
+//!           reserve the bytes (evicting), read, install, wake the waiters
+//!
+//!  accounting (one lock, taken on misses only; before any shard lock):
+//!     held = Σ charge(entries) + Σ charge(ghosts) ≤ budget
+//!     charge(extent) = the size of the pool slot that holds it
+//!     ghost = an entry evicted or replaced while readers still held its
+//!             Buf; it is dropped (and its charge given back) once the
+//!             cache's Buf is the only one left
+//! ```
+//!
+//! Replacement (IO-Lite, section 2.5.1): entries are ordered first by
+//! whether anything besides the cache references their bytes
+//! ([`Buf::is_unique`] of the cache's own `Buf`), then by the time of the
+//! last lookup or insertion; the victim is the least recently used
+//! unreferenced entry, else the least recently used referenced one.
+//! Evicting a referenced entry gives no memory back until its readers let
+//! go, so one miss evicts at most one referenced entry; if that still
+//! leaves no room the extent is handed to its reader without being cached.
+//! Finding the victim scans every shard (the miss path only): exact order,
+//! at a cost linear in the number of entries.
+
+use super::identity::{FileId, Stamp};
+use crate::Buf;
+use parking_lot::{Condvar, Mutex};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// ⟨file, extent index⟩.
+pub(crate) type Key = (FileId, u64);
+
+/// What a fill produced.
+pub(crate) struct Filled {
+    pub buf: Buf,
+    /// May the extent be served again under its stamp (see `identity`)?
+    pub settled: bool,
+    /// May it be cached at all (false: the file changed while it was
+    /// read, and these bytes are the reader's alone, as `read(2)`'s would
+    /// be)?
+    pub keep: bool,
+}
+
+/// Why a fill gave up.
+pub(crate) enum FillError {
+    /// The file changed while it was read: look it up again.
+    Changed,
+    /// The file ended before the extent did: it shrank since it was
+    /// looked at (at the offset given).
+    Shrank(u64),
+    Io(std::io::Error),
+}
+
+struct Entry {
+    stamp: Stamp,
+    buf: Buf,
+    settled: bool,
+    last_use: u64,
+    charge: usize,
+}
+
+#[derive(Default)]
+struct Flight {
+    done: Mutex<bool>,
+    cv: Condvar,
+    /// A write replaced the extent while it was being read: the read's
+    /// bytes are not installed.
+    superseded: std::sync::atomic::AtomicBool,
+}
+
+impl Flight {
+    fn wait(&self) {
+        let mut done = self.done.lock();
+        while !*done {
+            self.cv.wait(&mut done);
+        }
+    }
+
+    fn finish(&self) {
+        *self.done.lock() = true;
+        self.cv.notify_all();
+    }
+}
+
+enum Slot {
+    Ready(Entry),
+    Filling(Arc<Flight>),
+}
+
+#[derive(Default)]
+struct ShardInner {
+    map: HashMap<Key, Slot>,
+    hits: u64,
+    misses: u64,
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Shard(Mutex<ShardInner>);
+
+#[derive(Default)]
+struct Acct {
+    held: usize,
+    ghosts: Vec<(Buf, usize)>,
+    evictions: u64,
+    replaced: u64,
+    uncached: u64,
+}
+
+impl Acct {
+    /// Drops the ghosts no reader holds any more.
+    fn sweep(&mut self) {
+        let mut freed = 0;
+        self.ghosts.retain(|(b, c)| {
+            let keep = !b.is_unique();
+            if !keep {
+                freed += c;
+            }
+            keep
+        });
+        self.held -= freed;
+    }
+
+    /// An entry's `Buf` leaves the cache: freed now if nobody else holds
+    /// it, else kept as a ghost until they let go.
+    fn release(&mut self, buf: Buf, charge: usize) {
+        if buf.is_unique() {
+            self.held -= charge;
+        } else {
+            self.ghosts.push((buf, charge));
+        }
+    }
+}
+
+/// Counters and sizes, read together.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CoreStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub replaced: u64,
+    pub uncached: u64,
+    pub entries: usize,
+    pub held: usize,
+    pub shared: usize,
+}
+
+pub(crate) struct Core {
+    shards: Box<[Shard]>,
+    mask: usize,
+    hasher: std::collections::hash_map::RandomState,
+    tick: AtomicU64,
+    budget: usize,
+    /// The sizes extents are charged at (the pool's slot sizes).
+    classes: Box<[usize]>,
+    acct: Mutex<Acct>,
+}
+
+impl Core {
+    /// A core of `shards` lock shards (rounded up to a power of two) that
+    /// keeps within `budget` bytes, charging an extent the first of
+    /// `classes` (ascending) that holds it.
+    pub(crate) fn new(budget: usize, shards: usize, classes: &[usize]) -> Core {
+        let n = shards.clamp(1, 1 << 16).next_power_of_two();
+        Core {
+            shards: (0..n).map(|_| Shard::default()).collect(),
+            mask: n - 1,
+            hasher: Default::default(),
+            tick: AtomicU64::new(1),
+            budget,
+            classes: classes.into(),
+            acct: Mutex::new(Acct::default()),
+        }
+    }
+
+    /// The bytes an extent of `len` bytes is counted as: the pool slot
+    /// that holds it (whole pages past the largest).
+    pub(crate) fn charge(&self, len: usize) -> usize {
+        match self.classes.iter().find(|&&c| c >= len) {
+            Some(&c) => c,
+            None => len.div_ceil(4096).saturating_mul(4096),
+        }
+    }
+
+    fn shard(&self, key: &Key) -> &Shard {
+        &self.shards[self.hasher.hash_one(key) as usize & self.mask]
+    }
+
+    fn now(&self) -> u64 {
+        self.tick.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The extent `key` as of `stamp`: from the cache if it holds it under
+    /// that stamp and settled, else read by `fill` — once, however many
+    /// threads miss on it at the same time. `fill` is told whether the
+    /// bytes were reserved in the budget (its buffer will be cached) or
+    /// not (the reader's alone). `len` is the extent's length.
+    pub(crate) fn get(
+        &self,
+        key: Key,
+        stamp: Stamp,
+        len: usize,
+        fill: impl FnOnce(bool) -> Result<Filled, FillError>,
+    ) -> Result<Buf, FillError> {
+        let shard = self.shard(&key);
+        let (flight, old) = loop {
+            let mut sh = shard.0.lock();
+            let tick = self.now();
+            match sh.map.get_mut(&key) {
+                Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
+                    e.last_use = tick;
+                    let buf = e.buf.clone();
+                    sh.hits += 1;
+                    return Ok(buf);
+                }
+                Some(Slot::Filling(f)) => {
+                    let f = f.clone();
+                    drop(sh);
+                    f.wait();
+                    continue;
+                }
+                Some(slot) => {
+                    let flight = Arc::new(Flight::default());
+                    let Slot::Ready(old) = std::mem::replace(slot, Slot::Filling(flight.clone()))
+                    else {
+                        unreachable!("matched above")
+                    };
+                    sh.misses += 1;
+                    break (flight, Some(old));
+                }
+                None => {
+                    let flight = Arc::new(Flight::default());
+                    sh.map.insert(key, Slot::Filling(flight.clone()));
+                    sh.misses += 1;
+                    break (flight, None);
+                }
+            }
+        };
+        let charge = self.charge(len);
+        let reserved = self.reserve(charge);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(reserved)));
+        let mut acct = self.acct.lock();
+        let mut sh = shard.0.lock();
+        let superseded = flight.superseded.load(Ordering::Relaxed);
+        let out = match result {
+            Ok(Ok(filled)) => {
+                let reuse = filled.keep
+                    && old.as_ref().is_some_and(|o| {
+                        o.buf.len() == filled.buf.len() && o.buf == filled.buf && o.buf.is_intact()
+                    });
+                let (buf, charge, counted) = if reuse {
+                    let o = old.expect("checked");
+                    if reserved {
+                        acct.held -= charge;
+                    }
+                    (o.buf, o.charge, true)
+                } else {
+                    if let Some(o) = old {
+                        acct.replaced += 1;
+                        acct.release(o.buf, o.charge);
+                    }
+                    if reserved && !filled.keep {
+                        acct.held -= charge;
+                    }
+                    if !reserved {
+                        acct.uncached += filled.buf.len() as u64;
+                    }
+                    (filled.buf, charge, reserved && filled.keep)
+                };
+                if counted && !superseded {
+                    let entry = Entry {
+                        stamp,
+                        buf: buf.clone(),
+                        settled: filled.settled,
+                        last_use: self.now(),
+                        charge,
+                    };
+                    sh.map.insert(key, Slot::Ready(entry));
+                } else {
+                    if counted {
+                        acct.release(buf.clone(), charge);
+                    }
+                    Self::remove_flight(&mut sh, &key, &flight);
+                }
+                Ok(buf)
+            }
+            Ok(Err(e)) => {
+                if reserved {
+                    acct.held -= charge;
+                }
+                if let Some(o) = old {
+                    acct.replaced += 1;
+                    acct.release(o.buf, o.charge);
+                }
+                Self::remove_flight(&mut sh, &key, &flight);
+                Err(e)
+            }
+            Err(panic) => {
+                if reserved {
+                    acct.held -= charge;
+                }
+                if let Some(o) = old {
+                    acct.release(o.buf, o.charge);
+                }
+                Self::remove_flight(&mut sh, &key, &flight);
+                drop(sh);
+                drop(acct);
+                flight.finish();
+                std::panic::resume_unwind(panic);
+            }
+        };
+        drop(sh);
+        drop(acct);
+        flight.finish();
+        out
+    }
+
+    fn remove_flight(sh: &mut ShardInner, key: &Key, flight: &Arc<Flight>) {
+        if let Some(Slot::Filling(f)) = sh.map.get(key) {
+            if Arc::ptr_eq(f, flight) {
+                sh.map.remove(key);
+            }
+        }
+    }
+
+    /// Makes room for `charge` more bytes and counts them as held; false
+    /// (nothing counted) if the budget has no room even after evicting.
+    fn reserve(&self, charge: usize) -> bool {
+        let mut acct = self.acct.lock();
+        acct.sweep();
+        loop {
+            if acct.held.saturating_add(charge) <= self.budget {
+                acct.held += charge;
+                return true;
+            }
+            match self.evict_one(&mut acct) {
+                Some(false) => continue,
+                // A referenced victim frees nothing until its readers let go.
+                Some(true) | None => {
+                    if acct.held.saturating_add(charge) <= self.budget {
+                        acct.held += charge;
+                        return true;
+                    }
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Evicts the entry IO-Lite's order puts first; returns whether it was
+    /// referenced, or None if the cache holds no entry.
+    fn evict_one(&self, acct: &mut Acct) -> Option<bool> {
+        // The victim can change between the scan and its removal (a lookup
+        // touched it); scan again then.
+        for _ in 0..64 {
+            let mut best: Option<(bool, u64, usize, Key)> = None;
+            for (i, shard) in self.shards.iter().enumerate() {
+                let sh = shard.0.lock();
+                for (k, slot) in &sh.map {
+                    if let Slot::Ready(e) = slot {
+                        let rank = (!e.buf.is_unique(), e.last_use);
+                        if best.is_none_or(|(r, u, _, _)| rank < (r, u)) {
+                            best = Some((rank.0, rank.1, i, *k));
+                        }
+                    }
+                }
+            }
+            let (referenced, last_use, i, key) = best?;
+            let mut sh = self.shards[i].0.lock();
+            match sh.map.get(&key) {
+                Some(Slot::Ready(e))
+                    if e.last_use == last_use && e.buf.is_unique() != referenced =>
+                {
+                    let Some(Slot::Ready(e)) = sh.map.remove(&key) else {
+                        unreachable!("matched above")
+                    };
+                    acct.evictions += 1;
+                    acct.release(e.buf, e.charge);
+                    return Some(referenced);
+                }
+                _ => continue,
+            }
+        }
+        None
+    }
+
+    /// Puts `buf` in the cache as the extent `key` of the file as of
+    /// `stamp` (a write through the cache replaced it), replacing what was
+    /// there; the entry is racy (see `identity`), so it is served again
+    /// only once a read of the file shows the same bytes. Returns false if
+    /// the budget had no room.
+    pub(crate) fn replace(&self, key: Key, stamp: Stamp, buf: Buf) -> bool {
+        let charge = self.charge(buf.len());
+        self.remove(key);
+        if !self.reserve(charge) {
+            return false;
+        }
+        let mut acct = self.acct.lock();
+        let mut sh = self.shard(&key).0.lock();
+        let tick = self.now();
+        match sh.map.get_mut(&key) {
+            Some(Slot::Filling(f)) => {
+                f.superseded.store(true, Ordering::Relaxed);
+                acct.held -= charge;
+                false
+            }
+            Some(Slot::Ready(e)) => {
+                let old = std::mem::replace(
+                    e,
+                    Entry {
+                        stamp,
+                        buf,
+                        settled: false,
+                        last_use: tick,
+                        charge,
+                    },
+                );
+                acct.replaced += 1;
+                acct.release(old.buf, old.charge);
+                true
+            }
+            None => {
+                sh.map.insert(
+                    key,
+                    Slot::Ready(Entry {
+                        stamp,
+                        buf,
+                        settled: false,
+                        last_use: tick,
+                        charge,
+                    }),
+                );
+                true
+            }
+        }
+    }
+
+    /// Drops the extent `key` from the cache (a write changed part of it);
+    /// a read in flight for it is not installed.
+    pub(crate) fn remove(&self, key: Key) {
+        let mut acct = self.acct.lock();
+        let mut sh = self.shard(&key).0.lock();
+        match sh.map.get(&key) {
+            Some(Slot::Filling(f)) => f.superseded.store(true, Ordering::Relaxed),
+            Some(Slot::Ready(_)) => {
+                let Some(Slot::Ready(e)) = sh.map.remove(&key) else {
+                    unreachable!("matched above")
+                };
+                acct.replaced += 1;
+                acct.release(e.buf, e.charge);
+            }
+            None => {}
+        }
+    }
+
+    pub(crate) fn stats(&self) -> CoreStats {
+        let mut acct = self.acct.lock();
+        acct.sweep();
+        let mut s = CoreStats {
+            evictions: acct.evictions,
+            replaced: acct.replaced,
+            uncached: acct.uncached,
+            held: acct.held,
+            shared: acct.ghosts.iter().map(|(_, c)| c).sum(),
+            ..CoreStats::default()
+        };
+        for shard in self.shards.iter() {
+            let sh = shard.0.lock();
+            s.hits += sh.hits;
+            s.misses += sh.misses;
+            for slot in sh.map.values() {
+                if let Slot::Ready(e) = slot {
+                    s.entries += 1;
+                    if !e.buf.is_unique() {
+                        s.shared += e.charge;
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    pub(crate) fn budget(&self) -> usize {
+        self.budget
+    }
+}

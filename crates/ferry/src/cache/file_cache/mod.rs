@@ -1,0 +1,520 @@
+//! [`FileCache`]: IO-Lite's unified file cache — ⟨file identity, offset⟩
+//! mapped to immutable buffers holding extents of the file, handed out as
+//! [`Aggregate`]s by reference.
+//!
+//! The rules it keeps — never stale, snapshots, memory — are in
+//! [`FileCache`]'s documentation.
+
+mod config;
+mod core;
+mod fill;
+mod identity;
+#[cfg(test)]
+mod tests;
+
+pub use config::{CacheConfig, CacheStats, Fill};
+
+use self::core::{Core, FillError};
+use self::fill::{named, Extent};
+use self::identity::{FileId, Stamp};
+use crate::{Aggregate, MappedFile, Pool, PoolConfig};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::ops::{Bound, RangeBounds};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// How many times a lookup starts over when the file changes while it is
+/// read, before it gives up with an error.
+const ATTEMPTS: usize = 4;
+
+/// Leased files kept open for [`Fill::Map`] at most (one descriptor each).
+const MAPPED_FILES: usize = 64;
+
+/// A unified file cache: extents of files as immutable, shared buffers.
+///
+/// ```text
+///   read(path, range) ─► fstat: stamp = (dev, ino, size, mtime, ctime)
+///      for each extent of the range:  ⟨(dev, ino), index⟩ ─► Buf
+///         same stamp, settled → the cached Buf (a refcount bump)
+///         else → read it once (pread or leased mmap), cache it if the
+///                budget has room (evicting, IO-Lite order)
+///      ─► Aggregate of slices of those Bufs
+/// ```
+///
+/// Cloning a `FileCache` is cheap and shares the cache; it may be used
+/// from any number of threads. Lookups lock one shard of the index each.
+///
+/// # Never stale: the rule
+///
+/// Every lookup asks the file for its stamp (`fstat`: device, inode, size,
+/// `mtime`, `ctime`, to the nanosecond) and serves a cached extent only if
+/// it was read under the same stamp *and* that stamp was settled when it
+/// was read: the file's last change (`ctime`) lay at least
+/// [`CacheConfig::settle`] (1 s) before the read began. After that, any
+/// change to the file moves `ctime` to a later clock tick, and so changes
+/// the stamp. Extents read from a file changed more recently are handed to
+/// the reader but re-read at the next lookup (and if the bytes read then
+/// are the same, the cached buffer is kept: readers share it, and its
+/// [`ContentId`](crate::ContentId) stays). What each kind of change does:
+///
+/// | change behind the cache | how it is seen |
+/// |---|---|
+/// | rewrite in place (`dd conv=notrunc`), same size | `mtime`/`ctime` move |
+/// | truncate, append | size, `mtime`, `ctime` move |
+/// | another file renamed over the path (`mv`) | the inode differs: another file |
+/// | a writer that restores size and `mtime` (`touch -d`) | `ctime` moves (it cannot be set) |
+/// | a write within one clock tick of a read | the settle rule: that read was racy, never served again |
+/// | a change *while* an extent is read | the stamp is taken again after the read; if it moved the lookup starts over (at most four times, then an error) |
+///
+/// What is *not* detectable: a change of the system clock backwards by
+/// more than the settle time, and file systems whose times do not move
+/// on a write (some network and FUSE file systems). A shared writable
+/// mapping that writes pages already dirty moves no time either on some
+/// kernels: such a writer must not share a file with the cache.
+///
+/// With [`Fill::Map`] a cached extent is a leased mapping: a writer that
+/// opens the file makes ferry copy the mapped window aside first, so the
+/// extent keeps its bytes (the stamp, not the lease, then keeps it from
+/// being served as the file's current bytes).
+///
+/// # Snapshot semantics
+///
+/// Buffers are never written once handed out. A reader keeps the bytes it
+/// was handed whatever happens to the file or the cache afterwards;
+/// [`FileCache::write`] writes through to the file and *replaces* the
+/// cache's buffers for the extents it covers, and new readers see the new
+/// bytes.
+///
+/// # Memory
+///
+/// [`CacheConfig::budget`] bounds every byte the cache has read that is
+/// still alive — cached extents and the ones it evicted or replaced while a
+/// reader still held them — each at the size of the pool slot that holds
+/// it (powers of two from 4 KiB up to the extent size; the pool keeps
+/// its slots within the same budget). When a miss finds no room
+/// even after eviction (readers hold the budget), the extent is read for
+/// that reader alone and not cached ([`CacheStats::uncached_bytes`]). So
+/// memory stays within the budget plus what readers themselves hold, and
+/// a file larger than the budget is served extent by extent, the extents
+/// beyond the budget uncached. A lookup hands out the whole range asked
+/// for: a reader of a file larger than memory asks for it in ranges.
+///
+/// # Cost
+///
+/// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
+/// hash, one shard lock and a reference count bump; nothing is copied. A
+/// miss reads the extent once however many threads miss on it; one that
+/// must evict scans the index for IO-Lite's victim (linear in the number
+/// of entries).
+///
+/// # Example
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// use ferry::cache::{CacheConfig, FileCache};
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("index.html");
+/// std::fs::write(&path, b"<h1>hello</h1>")?;
+/// let cache = FileCache::new(CacheConfig::default().with_budget(1 << 20))?;
+///
+/// let page = cache.read(&path, ..)?;
+/// assert_eq!(page, &b"<h1>hello</h1>"[..]);
+/// assert_eq!(cache.read(&path, 4..9)?, &b"hello"[..]);
+///
+/// // A write replaces the cached buffers; the old reader keeps its bytes.
+/// cache.write(&path, 4, ferry::Buf::from_static(b"HELLO"))?;
+/// assert_eq!(page, &b"<h1>hello</h1>"[..]);
+/// assert_eq!(cache.read(&path, ..)?, &b"<h1>HELLO</h1>"[..]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct FileCache {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    core: Core,
+    pool: Pool,
+    cfg: CacheConfig,
+    mapped: Mutex<HashMap<FileId, (Stamp, MappedFile)>>,
+}
+
+impl std::fmt::Debug for FileCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileCache")
+            .field("config", &self.inner.cfg)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl FileCache {
+    /// A cache shaped by `cfg`. Fails (`InvalidInput`) on an extent size
+    /// of 0 or one too large to allocate.
+    ///
+    /// ```
+    /// let c = ferry::cache::FileCache::new(Default::default()).unwrap();
+    /// assert!(c.config().budget >= 16 << 20);
+    /// assert!(ferry::cache::FileCache::new(
+    ///     ferry::cache::CacheConfig::default().with_extent(0)
+    /// ).is_err());
+    /// ```
+    pub fn new(cfg: CacheConfig) -> io::Result<FileCache> {
+        let mut cfg = cfg;
+        cfg.extent = cfg
+            .extent
+            .checked_next_multiple_of(4096)
+            .filter(|&e| e > 0 && e <= isize::MAX as usize / 2)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("file cache: extent size {} is out of range", cfg.extent),
+                )
+            })?;
+        let mut classes = vec![];
+        let mut c = 4096usize;
+        while c < cfg.extent {
+            classes.push(c);
+            c *= 2;
+        }
+        classes.push(cfg.extent);
+        let pool = Pool::new(
+            PoolConfig::default()
+                .with_classes(classes)
+                // A pool needs room for one slot; the cache's own budget
+                // keeps it from using more than that budget.
+                .with_budget(cfg.budget.max(cfg.extent)),
+        )?;
+        let shards = cfg
+            .shards
+            .unwrap_or_else(|| 4 * std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Ok(FileCache {
+            inner: Arc::new(Inner {
+                core: Core::new(cfg.budget, shards, pool.classes()),
+                pool,
+                cfg,
+                mapped: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The configuration (extent size rounded up to whole pages).
+    pub fn config(&self) -> &CacheConfig {
+        &self.inner.cfg
+    }
+
+    /// The bytes of `range` of the file at `path`, as it is now: from the
+    /// cache where it holds them, else read (and cached if the budget has
+    /// room). A range reaching past the end of the file stops there; one
+    /// starting at or past it is empty.
+    ///
+    /// Errors name the file: it cannot be opened (`NotFound`,
+    /// `PermissionDenied`), is not a regular file (`InvalidInput`), the
+    /// range is reversed (`InvalidInput`), it kept shrinking while it was
+    /// read (`UnexpectedEof`), or reading it failed.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let cache = ferry::cache::FileCache::new(Default::default())?;
+    /// assert_eq!(cache.read(&path, 8..100)?, &b"89"[..]);
+    /// assert!(cache.read(&path, 20..)?.is_empty());
+    /// let e = cache.read(dir.path().join("missing"), ..).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    /// assert!(e.to_string().contains("missing"));
+    /// # Ok(()) }
+    /// ```
+    pub fn read(
+        &self,
+        path: impl AsRef<Path>,
+        range: impl RangeBounds<u64>,
+    ) -> io::Result<Aggregate> {
+        let path = path.as_ref();
+        let file = open(path, false)?;
+        self.read_file(&file, path, range)
+    }
+
+    /// [`read`](Self::read) from a file the caller has open (for reading);
+    /// `path` only names it in errors.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let f = std::fs::File::open(&path)?;
+    /// let cache = ferry::cache::FileCache::new(Default::default())?;
+    /// assert_eq!(cache.read_file(&f, &path, 2..=4)?, &b"234"[..]);
+    /// # Ok(()) }
+    /// ```
+    pub fn read_file(
+        &self,
+        file: &File,
+        path: &Path,
+        range: impl RangeBounds<u64>,
+    ) -> io::Result<Aggregate> {
+        let (start, end) = bounds(&range).map_err(|e| named(path, e))?;
+        let inner = &*self.inner;
+        let e = inner.cfg.extent as u64;
+        'attempt: for attempt in 1..=ATTEMPTS {
+            let began = SystemTime::now();
+            let meta = file.metadata().map_err(|e| named(path, e))?;
+            if !meta.is_file() {
+                return Err(named(
+                    path,
+                    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
+                ));
+            }
+            let stamp = Stamp::of(&meta);
+            let end = end.min(stamp.size);
+            if start >= end {
+                return Ok(Aggregate::new());
+            }
+            let (first, last) = (start / e, (end - 1) / e);
+            let mut out =
+                Aggregate::with_capacity(usize::try_from(last - first + 1).unwrap_or(0).min(1024));
+            for idx in first..=last {
+                let off = idx * e;
+                let len = (stamp.size - off).min(e) as usize;
+                let x = Extent {
+                    file,
+                    path,
+                    stamp,
+                    began,
+                    offset: off,
+                    len,
+                    last: attempt == ATTEMPTS,
+                };
+                let got = inner.core.get((stamp.id, idx), stamp, len, |cached| {
+                    fill::fill(
+                        &x,
+                        inner.fill_how(file, stamp),
+                        &inner.pool,
+                        inner.cfg.settle,
+                        cached,
+                    )
+                });
+                match got {
+                    Ok(buf) => {
+                        let lo = (start.max(off) - off) as usize;
+                        let hi = (end.min(off + len as u64) - off) as usize;
+                        out.append_buf(buf.slice(lo..hi));
+                    }
+                    Err(FillError::Changed) => continue 'attempt,
+                    Err(FillError::Shrank(_)) if attempt < ATTEMPTS => continue 'attempt,
+                    Err(FillError::Shrank(at)) => {
+                        return Err(named(
+                            path,
+                            io::Error::new(
+                                io::ErrorKind::UnexpectedEof,
+                                format!(
+                                    "the file shrank while it was read: it ended at offset {at}"
+                                ),
+                            ),
+                        ))
+                    }
+                    Err(FillError::Io(e)) => return Err(e),
+                }
+            }
+            return Ok(out);
+        }
+        // Not reached: the last attempt hands out what it read.
+        Err(named(
+            path,
+            io::Error::other("the file kept changing while it was read"),
+        ))
+    }
+
+    /// Writes `data` to the file at `path` at `offset` (through to the
+    /// file: `pwrite`, no `fsync`), and puts `data`'s buffers in the cache
+    /// in place of the extents they cover whole — replacing buffers, never
+    /// changing one, so readers of the old bytes keep them. Extents the
+    /// write covers in part are dropped and read anew when next asked for.
+    /// The file must exist; errors name it.
+    ///
+    /// The new buffers count as racy (the file has only just changed): the
+    /// next lookup reads the extent again to make sure no other writer
+    /// came within the same clock tick, and keeps the written buffer if
+    /// the bytes are the same.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let cache = ferry::cache::FileCache::new(Default::default())?;
+    /// cache.write(&path, 10, ferry::Buf::from_static(b"ab"))?; // append
+    /// assert_eq!(cache.read(&path, ..)?, &b"0123456789ab"[..]);
+    /// # Ok(()) }
+    /// ```
+    pub fn write(
+        &self,
+        path: impl AsRef<Path>,
+        offset: u64,
+        data: impl Into<Aggregate>,
+    ) -> io::Result<()> {
+        let path = path.as_ref();
+        let data = data.into();
+        let total = data.len() as u64;
+        let end = offset
+            .checked_add(total)
+            .filter(|&end| end <= i64::MAX as u64)
+            .ok_or_else(|| {
+                named(
+                    path,
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("a write of {total} bytes at offset {offset} ends past the largest file offset"),
+                    ),
+                )
+            })?;
+        let file = open(path, true)?;
+        let meta = file.metadata().map_err(|e| named(path, e))?;
+        if !meta.is_file() {
+            return Err(named(
+                path,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
+            ));
+        }
+        let id = Stamp::of(&meta).id;
+        let e = self.inner.cfg.extent as u64;
+        let mut at = offset;
+        for chunk in data.chunks() {
+            let done = file.write_all_at(chunk, at);
+            if let Err(err) = done {
+                // Part of the range may have been written: drop it all.
+                if total > 0 {
+                    for idx in offset / e..=(end - 1) / e {
+                        self.inner.core.remove((id, idx));
+                    }
+                }
+                return Err(named(path, err));
+            }
+            at += chunk.len() as u64;
+        }
+        let stamp = Stamp::of(&file.metadata().map_err(|e| named(path, e))?);
+        if total == 0 {
+            return Ok(());
+        }
+        for idx in offset / e..=(end - 1) / e {
+            let xo = idx * e;
+            let xlen = stamp.size.saturating_sub(xo).min(e);
+            let key = (stamp.id, idx);
+            if xlen > 0 && xo >= offset && xo + xlen <= end {
+                let part = data.slice((xo - offset) as usize..(xo - offset + xlen) as usize);
+                if part.slice_count() == 1 {
+                    let buf = part.bufs().next().cloned().expect("one slice");
+                    self.inner.core.replace(key, stamp, buf);
+                    continue;
+                }
+            }
+            self.inner.core.remove(key);
+        }
+        Ok(())
+    }
+
+    /// What the cache did and holds.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f");
+    /// std::fs::write(&path, vec![7u8; 10_000])?;
+    /// let cache = ferry::cache::FileCache::new(Default::default())?;
+    /// let held = cache.read(&path, ..)?;
+    /// let s = cache.stats();
+    /// assert_eq!(s.misses, 1);
+    /// assert!(s.bytes_held >= 10_000 && s.bytes_held <= s.budget);
+    /// assert_eq!(s.bytes_shared, s.bytes_held); // `held` shares it
+    /// drop(held);
+    /// assert_eq!(cache.stats().bytes_shared, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn stats(&self) -> CacheStats {
+        let s = self.inner.core.stats();
+        CacheStats {
+            hits: s.hits,
+            misses: s.misses,
+            evictions: s.evictions,
+            replaced: s.replaced,
+            uncached_bytes: s.uncached,
+            entries: s.entries,
+            bytes_held: s.held,
+            bytes_shared: s.shared,
+            budget: self.inner.core.budget(),
+        }
+    }
+}
+
+impl Inner {
+    /// How to fill an extent of `file`: with [`Fill::Map`], the leased
+    /// file to map it from, opened once per file and stamp.
+    fn fill_how(&self, file: &File, stamp: Stamp) -> fill::How {
+        match self.cfg.fill {
+            Fill::Read => fill::How::Read,
+            Fill::Map => {
+                let mut mapped = self.mapped.lock();
+                if let Some((s, m)) = mapped.get(&stamp.id) {
+                    if *s == stamp {
+                        return fill::How::Map(m.clone());
+                    }
+                }
+                match MappedFile::open(file) {
+                    Ok(m) => {
+                        if mapped.len() >= MAPPED_FILES {
+                            mapped.clear();
+                        }
+                        mapped.insert(stamp.id, (stamp, m.clone()));
+                        fill::How::Map(m)
+                    }
+                    Err(_) => fill::How::Read,
+                }
+            }
+        }
+    }
+}
+
+/// Opens `path` for reading or writing without waiting on a FIFO for
+/// its other end (`O_NONBLOCK`: the caller then refuses it as not a
+/// regular file). A regular file under a lease (ferry's own read lease,
+/// when a writer comes; anyone's write lease) refuses a non-blocking open
+/// with `EWOULDBLOCK` until the lease is given up; it is opened again
+/// blocking, which waits for that.
+fn open(path: &Path, write: bool) -> io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(!write).write(write);
+    match o.clone().custom_flags(libc::O_NONBLOCK).open(path) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => o.open(path),
+        r => r,
+    }
+    .map_err(|e| named(path, e))
+}
+
+/// `range` as `start..end` in file offsets (an end past `u64::MAX` is
+/// `u64::MAX`: the file's end).
+fn bounds(range: &impl RangeBounds<u64>) -> io::Result<(u64, u64)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => u64::MAX,
+    };
+    if start > end {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("range {start}..{end} is reversed"),
+        ));
+    }
+    Ok((start, end))
+}

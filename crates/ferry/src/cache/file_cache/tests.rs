@@ -1,0 +1,405 @@
+//! The cache's core against a simple reference model (proptest), single
+//! flight under threads, and the read path's bounds.
+
+use super::core::{Core, FillError, Filled};
+use super::identity::{FileId, Stamp};
+use super::{CacheConfig, FileCache};
+use crate::Buf;
+use proptest::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+const PAGE: usize = 4096;
+const KEYS: u64 = 6;
+
+fn key(k: u64) -> (FileId, u64) {
+    (FileId { dev: 0, ino: k }, 0)
+}
+
+fn stamp(k: u64, v: u32) -> Stamp {
+    Stamp {
+        id: FileId { dev: 0, ino: k },
+        size: u64::from(v),
+        mtime: 0,
+        ctime: i128::from(v),
+    }
+}
+
+/// The bytes of extent `k` at version `v`: 1 to 3 pages' worth, so
+/// charges differ, and different for every version.
+fn content(k: u64, v: u32) -> Vec<u8> {
+    let len = 1 + ((k as usize + v as usize) % 3) * PAGE;
+    vec![(k as u8).wrapping_mul(31).wrapping_add(v as u8); len]
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Look `k` up; keep the bytes (a reader) or drop them at once.
+    Get(u64, bool),
+    /// The file behind `k` changes (a new stamp).
+    Change(u64),
+    /// A write through the cache replaces `k`.
+    Write(u64),
+    /// A reader lets go.
+    Release(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..KEYS, any::<bool>()).prop_map(|(k, h)| Op::Get(k, h)),
+        1 => (0..KEYS).prop_map(Op::Change),
+        1 => (0..KEYS).prop_map(Op::Write),
+        2 => any::<usize>().prop_map(Op::Release),
+    ]
+}
+
+/// The reference: a list of entries, IO-Lite's order computed by sorting.
+#[derive(Default)]
+struct Model {
+    budget: usize,
+    version: [u32; KEYS as usize],
+    /// (key, version, buffer id, settled, last use, charge)
+    entries: Vec<(u64, u32, u64, bool, u64, usize)>,
+    /// (buffer id, charge) evicted or replaced while a reader held it.
+    ghosts: Vec<(u64, usize)>,
+    /// (buffer id, bytes) readers hold.
+    readers: Vec<(u64, Vec<u8>)>,
+    held: usize,
+    tick: u64,
+    next_id: u64,
+    hits: u64,
+    misses: u64,
+    evictions: u64,
+    replaced: u64,
+    uncached: u64,
+}
+
+fn charge(len: usize) -> usize {
+    len.div_ceil(PAGE) * PAGE
+}
+
+impl Model {
+    fn referenced(&self, id: u64) -> bool {
+        self.readers.iter().any(|r| r.0 == id)
+    }
+
+    fn sweep(&mut self) {
+        let readers = self.readers.clone();
+        let mut freed = 0;
+        self.ghosts.retain(|g| {
+            let keep = readers.iter().any(|r| r.0 == g.0);
+            if !keep {
+                freed += g.1;
+            }
+            keep
+        });
+        self.held -= freed;
+    }
+
+    fn release(&mut self, id: u64, c: usize) {
+        if self.referenced(id) {
+            self.ghosts.push((id, c));
+        } else {
+            self.held -= c;
+        }
+    }
+
+    fn reserve(&mut self, c: usize) -> bool {
+        self.sweep();
+        loop {
+            if self.held + c <= self.budget {
+                self.held += c;
+                return true;
+            }
+            let victim = (0..self.entries.len())
+                .min_by_key(|&i| (self.referenced(self.entries[i].2), self.entries[i].4));
+            let referenced = match victim {
+                Some(i) => {
+                    let e = self.entries.remove(i);
+                    self.evictions += 1;
+                    let r = self.referenced(e.2);
+                    self.release(e.2, e.5);
+                    r
+                }
+                None => true,
+            };
+            if referenced {
+                if self.held + c <= self.budget {
+                    self.held += c;
+                    return true;
+                }
+                return false;
+            }
+        }
+    }
+
+    fn tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Returns the id of the buffer handed out.
+    fn get(&mut self, k: u64) -> u64 {
+        let v = self.version[k as usize];
+        let t = self.tick();
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == k) {
+            if e.1 == v && e.3 {
+                e.4 = t;
+                self.hits += 1;
+                return e.2;
+            }
+        }
+        self.misses += 1;
+        let old = self
+            .entries
+            .iter()
+            .position(|e| e.0 == k)
+            .map(|i| self.entries.remove(i));
+        let bytes = content(k, v);
+        let c = charge(bytes.len());
+        let reserved = self.reserve(c);
+        let reuse = old.is_some_and(|o| content(k, o.1) == bytes);
+        let t = self.tick();
+        if reuse {
+            let o = old.expect("checked");
+            if reserved {
+                self.held -= c;
+            }
+            self.entries.push((k, v, o.2, true, t, o.5));
+            return o.2;
+        }
+        if let Some(o) = old {
+            self.replaced += 1;
+            self.release(o.2, o.5);
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        if reserved {
+            self.entries.push((k, v, id, true, t, c));
+        } else {
+            self.uncached += bytes.len() as u64;
+        }
+        id
+    }
+
+    fn write(&mut self, k: u64) -> u64 {
+        self.version[k as usize] += 1;
+        let v = self.version[k as usize];
+        if let Some(i) = self.entries.iter().position(|e| e.0 == k) {
+            let e = self.entries.remove(i);
+            self.replaced += 1;
+            self.release(e.2, e.5);
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        let c = charge(content(k, v).len());
+        if self.reserve(c) {
+            let t = self.tick();
+            self.entries.push((k, v, id, false, t, c));
+        }
+        id
+    }
+}
+
+fn get(core: &Core, k: u64, v: u32) -> Buf {
+    let bytes = content(k, v);
+    let len = bytes.len();
+    match core.get(key(k), stamp(k, v), len, |_| {
+        Ok(Filled {
+            buf: Buf::from(bytes),
+            settled: true,
+            keep: true,
+        })
+    }) {
+        Ok(b) => b,
+        Err(_) => panic!("the model's fills do not fail"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+
+    /// Hits, misses, evictions, entries and bytes held match the reference
+    /// after every step; every reader keeps its bytes; the budget holds.
+    #[test]
+    fn core_matches_the_reference_model(
+        budget_pages in 1usize..8,
+        ops in proptest::collection::vec(op(), 1..80),
+    ) {
+        let budget = budget_pages * PAGE;
+        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE]);
+        let mut m = Model { budget, ..Model::default() };
+        // (model buffer id, the Buf, its bytes)
+        let mut readers: Vec<(u64, Buf)> = vec![];
+        // Buffer ids the model gave to the bufs the core handed out, by
+        // ContentId, to check reuse too.
+        let mut ids: Vec<(crate::ContentId, u64)> = vec![];
+        for op in ops {
+            match op {
+                Op::Get(k, hold) => {
+                    let v = m.version[k as usize];
+                    let b = get(&core, k, v);
+                    let id = m.get(k);
+                    prop_assert_eq!(&b[..], &content(k, v)[..]);
+                    let cid = b.content_id();
+                    match ids.iter().find(|x| x.0 == cid) {
+                        Some(x) => prop_assert_eq!(x.1, id, "a buffer the model calls another"),
+                        None => ids.push((cid, id)),
+                    }
+                    if hold {
+                        m.readers.push((id, b.to_vec()));
+                        readers.push((id, b));
+                    }
+                }
+                Op::Change(k) => m.version[k as usize] += 1,
+                Op::Write(k) => {
+                    let id = m.write(k);
+                    let v = m.version[k as usize];
+                    let b = Buf::from(content(k, v));
+                    ids.push((b.content_id(), id));
+                    core.replace(key(k), stamp(k, v), b);
+                }
+                Op::Release(i) => {
+                    if !readers.is_empty() {
+                        let i = i % readers.len();
+                        readers.remove(i);
+                        m.readers.remove(i);
+                    }
+                }
+            }
+            for ((_, b), (_, bytes)) in readers.iter().zip(&m.readers) {
+                prop_assert_eq!(&b[..], &bytes[..]);
+            }
+            m.sweep();
+            let s = core.stats();
+            let shared: usize = m.ghosts.iter().map(|g| g.1).sum::<usize>()
+                + m.entries.iter().filter(|e| m.referenced(e.2)).map(|e| e.5).sum::<usize>();
+            prop_assert_eq!(
+                (s.hits, s.misses, s.evictions, s.replaced, s.uncached, s.entries, s.held, s.shared),
+                (m.hits, m.misses, m.evictions, m.replaced, m.uncached, m.entries.len(), m.held, shared)
+            );
+            prop_assert!(s.held <= budget);
+        }
+    }
+}
+
+/// Threads that miss on one extent at once read it once between them.
+#[test]
+#[cfg_attr(miri, ignore = "threads and sleeps: slow under Miri")]
+fn concurrent_misses_on_one_extent_read_it_once() {
+    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE]));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let start = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (core, reads, start) = (core.clone(), reads.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                let b = core.get(key(1), stamp(1, 1), 5000, |_| {
+                    reads.fetch_add(1, Ordering::SeqCst);
+                    // Long enough that the others arrive while it reads.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    Ok(Filled {
+                        buf: Buf::from(vec![9u8; 5000]),
+                        settled: true,
+                        keep: true,
+                    })
+                });
+                match b {
+                    Ok(b) => assert_eq!(&b[..], &[9u8; 5000][..]),
+                    Err(_) => panic!("fill failed"),
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(reads.load(Ordering::SeqCst), 1);
+    let s = core.stats();
+    assert_eq!((s.misses, s.hits, s.entries), (1, 7, 1));
+}
+
+/// A fill that fails leaves nothing behind: the next lookup reads again,
+/// and the budget gets its bytes back.
+#[test]
+fn a_failed_fill_is_not_cached() {
+    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE]);
+    let r = core.get(key(1), stamp(1, 1), 10, |_| {
+        Err(FillError::Io(std::io::Error::other("disk on fire")))
+    });
+    assert!(matches!(r, Err(FillError::Io(_))));
+    let s = core.stats();
+    assert_eq!((s.entries, s.held, s.misses), (0, 0, 1));
+    assert_eq!(&get(&core, 1, 1)[..], &content(1, 1)[..]);
+    assert_eq!(core.stats().misses, 2);
+}
+
+/// Ranges at the edges of u64 neither panic nor read: an end past the
+/// file stops at it, a start past it is empty, a reversed one is an error.
+#[test]
+#[cfg_attr(miri, ignore = "file system calls")]
+fn ranges_at_the_edges_of_u64_do_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, b"0123456789").unwrap();
+    let cache = FileCache::new(CacheConfig::default().with_budget(1 << 20)).unwrap();
+    assert_eq!(cache.read(&path, 3..u64::MAX).unwrap(), &b"3456789"[..]);
+    assert_eq!(cache.read(&path, 3..=u64::MAX).unwrap(), &b"3456789"[..]);
+    assert!(cache.read(&path, u64::MAX..).unwrap().is_empty());
+    assert!(cache
+        .read(&path, u64::MAX - 1..=u64::MAX)
+        .unwrap()
+        .is_empty());
+    #[allow(clippy::reversed_empty_ranges)]
+    let e = cache.read(&path, 5..2).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("f: range 5..2 is reversed"), "{e}");
+    let e = cache
+        .write(&path, u64::MAX - 1, Buf::from_static(b"abc"))
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(FileCache::new(CacheConfig::default().with_extent(usize::MAX)).is_err());
+    let none = FileCache::new(CacheConfig::default().with_budget(0)).unwrap();
+    assert_eq!(none.read(&path, ..).unwrap(), &b"0123456789"[..]);
+    let s = none.stats();
+    assert_eq!((s.entries, s.bytes_held, s.uncached_bytes), (0, 0, 10));
+}
+
+/// A file that ends before the extent its stamp promised (it shrank after
+/// it was looked at) is reported as shrunk at the offset where it ended,
+/// by both ways of filling, never served as a short extent.
+#[test]
+#[cfg_attr(miri, ignore = "file system calls")]
+fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
+    use super::fill::{fill, Extent, How};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, [5u8; 100]).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let mut stamp = Stamp::of(&file.metadata().unwrap());
+    stamp.size = 8192;
+    let x = Extent {
+        file: &file,
+        path: &path,
+        stamp,
+        began: std::time::SystemTime::now(),
+        offset: 0,
+        len: 8192,
+        last: true,
+    };
+    let pool = crate::Pool::new(Default::default()).unwrap();
+    let settle = std::time::Duration::ZERO;
+    assert!(matches!(
+        fill(&x, How::Read, &pool, settle, true),
+        Err(FillError::Shrank(100))
+    ));
+    let how = match crate::MappedFile::open(&file) {
+        Ok(m) => How::Map(m),
+        Err(_) => return, // no lease to be had here
+    };
+    assert!(matches!(
+        fill(&x, how, &pool, settle, true),
+        Err(FillError::Shrank(100))
+    ));
+}
