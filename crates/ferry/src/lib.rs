@@ -23,6 +23,9 @@
 //! * module [`aio`]: asynchronous file requests (Titanium's `AsyncFile`)
 //!   that own their buffers until the kernel is done, with done/wait,
 //!   all/any, cancel and sticky errors, on io_uring or worker threads.
+//! * module [`ipc`]: IO-Lite's cross-domain transfer — `Buf`s and
+//!   `Aggregate`s passed to another process by reference, through a pool
+//!   in a sealed memfd the receiver maps read-only.
 //! * module [`transfer`]: whole inputs moved to outputs by the kernel's
 //!   copy paths (`copy_file_range`, `splice`, `sendfile`, on two threads
 //!   for large files), and [`transfer::OrderedOut`] for output a program
@@ -42,8 +45,9 @@
 //! probes; it returns values and never calls up) → memory (`buf`, then
 //! `pool`, which hands out `buf`'s blocks) → backends (the stream
 //! modules) → engines (the stream engine; [`transfer`]'s kernel paths,
-//! buffer cache and overlay; the unified [`cache`]) → interfaces ([`stream`]'s API and `std::io`,
-//! [`exchange`], [`bulk`], [`aio`] with its two backends, and
+//! buffer cache and overlay; the unified [`cache`]; [`ipc`]'s channel) → interfaces ([`stream`]'s API and `std::io`,
+//! [`exchange`], [`bulk`], [`aio`] with its two backends, [`ipc`]'s
+//! faces, and
 //! [`transfer`]'s streaming between endpoints) → applications ([`sort`],
 //! built on the interfaces). A lower layer hears from a higher one only
 //! through what it defines itself: a trait, a callback, a table of
@@ -56,7 +60,7 @@
 //! Every other promise rests on this one: a `&[u8]` from a [`Buf`] is
 //! never written behind its back (Rust requires it), and two equal
 //! [`ContentId`]s (block id + generation) mean equal bytes for the life
-//! of the process — the unified cache to come keys on exactly that. What
+//! of the process — the checksum cache keys on exactly that. What
 //! keeps it, for each kind of block:
 //!
 //! * **heap** (`BufMut` frozen, `copy_from_slice`, `read_file`) and
@@ -159,6 +163,7 @@ pub mod bulk;
 pub mod cache;
 mod error;
 pub mod exchange;
+pub mod ipc;
 #[cfg(all(test, loom))]
 mod loom_models;
 pub mod pool;

@@ -1,0 +1,176 @@
+//! Copy-free IPC: IO-Lite's cross-domain transfer between processes.
+//!
+//! A [`Sender`] owns a pool of buffers in a memfd (the fbuf window) and
+//! sends it once, with `SCM_RIGHTS`, over a Unix `SOCK_SEQPACKET` socket.
+//! The [`Receiver`] maps it read-only. From then on a message is a list of
+//! descriptors — (slot, offset, length, generation) — and each one becomes
+//! a [`Buf`](crate::Buf) in the receiver that reads the sender's pages
+//! in place: no byte is copied on the way.
+//!
+//! ```text
+//!  sender                                     receiver
+//!  alloc ► SlotMut ─freeze─► Buf ─send─►  BUFS [slot,off,len,gen]… ─► Buf (read-only map)
+//!    ▲                                                                   │ last drop
+//!    └── slot free: no Buf here, every reference released ◄── RELEASE ◄──┘
+//!  memfd: sealed SHRINK|GROW|FUTURE_WRITE|SEAL, mapped RW here, RO there
+//! ```
+//!
+//! # What each side can rely on
+//!
+//! * **A received `Buf` never changes while visible** — as long as the
+//!   sender keeps to the protocol, which this module's [`Sender`] does by
+//!   construction: a slot is writable only through a [`SlotMut`], which
+//!   exists only while the slot is free of every reference (here and in
+//!   the receiver), and a slot's generation moves on each time it is
+//!   handed out again.
+//! * **Nobody else can write the pool.** The memfd is sealed with
+//!   `F_SEAL_FUTURE_WRITE` after the sender mapped it: no new writable
+//!   mapping, no `write(2)`, in any process. The receiver checks the
+//!   seals before it maps the pool, and maps it `PROT_READ`.
+//! * **No fault, no read outside the pool.** The pool is sealed against
+//!   shrinking and growing and the receiver checks its size, so its
+//!   mapping never raises SIGBUS; every descriptor is checked (slot in
+//!   range, bytes inside the slot, generation not stale, no new
+//!   generation of a slot still held) before a `Buf` is made of it. A bad
+//!   descriptor, a malformed packet, or a descriptor count past the packet
+//!   is an `InvalidData` error for that channel.
+//! * **What a hostile sender can still do.** The sender's own mapping
+//!   stays writable (that is what lets it fill slots without a system
+//!   call), so a sender that does not keep to the protocol can change
+//!   bytes under a `Buf` the receiver holds. It cannot make the receiver
+//!   read outside the pool or fault, and it cannot reach any other
+//!   memory of the receiver. A receiver that must not trust its sender's
+//!   bytes copies what it checks before it checks it
+//!   ([`Buf::copy_from_slice`](crate::Buf::copy_from_slice)), and does not
+//!   key a cache on a received `Buf`'s `ContentId`.
+//! * **References across processes.** The sender counts the references
+//!   it sent per slot; the receiver gives them back in RELEASE packets
+//!   when its last `Buf` of a slot goes. A receiver that dies (end of
+//!   file on the socket) releases everything it held; one that sends a
+//!   release of references it does not hold breaks the channel.
+//! * **No leftovers.** The pool has no name in any file system, and the
+//!   socket is a [`pair`] or an abstract Unix name ([`Listener`],
+//!   [`connect`]): kill -9 of either side at any moment leaves no file
+//!   behind, and the memory goes with the last process that maps it.
+//! * **No wait without end.** A sender waits for a slot (backpressure
+//!   when the pool is exhausted) or for room on the socket (a receiver
+//!   that does not read) at most [`SenderConfig::timeout`], then fails
+//!   with `TimedOut`; a receiver that died fails it at once with
+//!   `BrokenPipe`. A receiver whose sender died gets `UnexpectedEof`, and
+//!   the `Buf`s it holds stay readable.
+//!
+//! The descriptors travel on the socket here. A ring of the same
+//! descriptors in shared memory, with the socket left as doorbell and
+//! liveness channel, would let a busy-polling receiver take messages
+//! without a system call each: `wire` holds the descriptor format both
+//! would share. A received buffer's memfd and offset are kept (the
+//! receiver's `Shared::memfd`) for a later `sendfile`/`splice` straight
+//! from the pool.
+//!
+//! ```
+//! # fn main() -> std::io::Result<()> {
+//! use ferry::ipc::{Receiver, Sender, SenderConfig};
+//! let (a, b) = ferry::ipc::pair()?; // one end would go to another process
+//! let mut tx = Sender::new(a, SenderConfig { slot_size: 4096, slots: 4, ..Default::default() })?;
+//! let mut rx = Receiver::new(b, None)?;
+//!
+//! let mut slot = tx.alloc()?;
+//! slot[..11].copy_from_slice(b"hello world");
+//! let hello = slot.freeze(11);
+//! tx.send(ferry::Aggregate::from(hello.slice(..5)))?; // by reference
+//! tx.send_bytes(b"!")?;                              // copied into a slot, then by reference
+//!
+//! let got = rx.recv()?.unwrap();
+//! assert_eq!(got.copy_to_vec(), b"hello");
+//! assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"!");
+//! assert_eq!(tx.stats().bytes_copied, 1);
+//! drop(tx);                                          // an orderly close
+//! assert!(rx.recv()?.is_none());
+//! # Ok(()) }
+//! ```
+
+mod face;
+mod receiver;
+mod sender;
+mod wire;
+
+pub use receiver::Receiver;
+pub use sender::{Sender, SenderConfig, SenderStats, SlotMut};
+
+use crate::sys::ipc as sys;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::Duration;
+
+/// A connected Unix `SOCK_SEQPACKET` socket: one end of an ipc channel,
+/// before it becomes a [`Sender`] or a [`Receiver`].
+///
+/// An `OwnedFd` of such a socket (one passed down by a parent, say)
+/// becomes one with `Socket::from`.
+#[derive(Debug)]
+pub struct Socket(OwnedFd);
+
+impl From<OwnedFd> for Socket {
+    fn from(fd: OwnedFd) -> Socket {
+        Socket(fd)
+    }
+}
+
+impl From<Socket> for OwnedFd {
+    fn from(s: Socket) -> OwnedFd {
+        s.0
+    }
+}
+
+impl AsFd for Socket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
+/// A connected pair of sockets (close-on-exec), for a channel to a child
+/// process.
+///
+/// ```
+/// let (a, b) = ferry::ipc::pair().unwrap();
+/// # drop((a, b));
+/// ```
+pub fn pair() -> io::Result<(Socket, Socket)> {
+    let (a, b) = sys::seqpacket_pair()?;
+    Ok((Socket(a), Socket(b)))
+}
+
+/// A socket listening on an abstract Unix name: no file in any file
+/// system, gone with the process.
+///
+/// ```
+/// # fn main() -> std::io::Result<()> {
+/// let name = format!("ferry-doc-{}", std::process::id());
+/// let l = ferry::ipc::Listener::bind(&name)?;
+/// let c = ferry::ipc::connect(&name)?;
+/// let s = l.accept(Some(std::time::Duration::from_secs(5)))?;
+/// let mut tx = ferry::ipc::Sender::new(c, Default::default())?;
+/// let mut rx = ferry::ipc::Receiver::new(s, None)?;
+/// tx.send_bytes(b"hi")?;
+/// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"hi");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Listener(OwnedFd);
+
+impl Listener {
+    /// Listens on the abstract name `name`.
+    pub fn bind(name: &str) -> io::Result<Listener> {
+        Ok(Listener(sys::listen_abstract(name)?))
+    }
+
+    /// The next connection, waiting at most `timeout` (`None`: forever).
+    pub fn accept(&self, timeout: Option<Duration>) -> io::Result<Socket> {
+        Ok(Socket(sys::accept(self.0.as_fd(), timeout)?))
+    }
+}
+
+/// Connects to a [`Listener`]'s abstract name.
+pub fn connect(name: &str) -> io::Result<Socket> {
+    Ok(Socket(sys::connect_abstract(name)?))
+}

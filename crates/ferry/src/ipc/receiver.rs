@@ -1,0 +1,339 @@
+//! The receiving end: maps the sender's pool read-only and turns
+//! descriptors into `Buf`s after checking each against the pool and what
+//! this end holds.
+//!
+//! Per slot the receiver keeps the generation it holds and how many
+//! references to it are alive. A descriptor is refused (an error for the
+//! channel, never a read outside the pool) if its slot is out of range,
+//! its bytes run past the slot, its generation is older than one already
+//! seen for that slot (stale), or its generation differs from the one
+//! held while references to the slot are alive (the sender reused a slot
+//! the receiver still holds).
+
+use super::wire::{self, Desc, Packet};
+use super::Socket;
+use crate::sys::ipc::{self as sys, ReadOnlyMap, Received};
+use crate::{Aggregate, Buf};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Pieces in one message at most (a sender that never ends a message
+/// cannot make the receiver grow without bound).
+const MAX_PIECES: usize = 1 << 20;
+
+#[derive(Default)]
+struct Held {
+    generation: u64,
+    /// Live `Buf`s of the slot made here (one per descriptor).
+    refs: u64,
+}
+
+struct State {
+    held: Vec<Held>,
+    /// Releases not yet sent (the socket was full).
+    releases: Vec<Desc>,
+    sender_gone: bool,
+}
+
+pub(crate) struct Shared {
+    sock: OwnedFd,
+    /// The pool; kept for handing a received buffer to the kernel
+    /// (`sendfile`/`splice` from the memfd at `slot * slot_size + off`).
+    #[allow(dead_code)]
+    memfd: OwnedFd,
+    map: ReadOnlyMap,
+    slot_size: usize,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends the releases waiting, as far as the socket takes them.
+    fn flush(&self, st: &mut State) {
+        let mut packet = Vec::with_capacity(wire::MAX_PACKET);
+        while !st.releases.is_empty() && !st.sender_gone {
+            let n = st.releases.len().min(wire::MAX_BATCH);
+            wire::encode_descs(&mut packet, true, false, &st.releases[..n]);
+            match sys::send_packet(self.sock.as_fd(), &packet, None) {
+                Ok(true) => {
+                    st.releases.drain(..n);
+                }
+                Ok(false) => return,
+                Err(_) => {
+                    // The sender is gone: nobody to give them back to.
+                    st.sender_gone = true;
+                    st.releases.clear();
+                }
+            }
+        }
+    }
+}
+
+/// The owner behind each received `Buf`: gives its reference back.
+struct Lent {
+    shared: Arc<Shared>,
+    slot: u32,
+    off: usize,
+    len: usize,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        let at = self.slot as usize * self.shared.slot_size + self.off;
+        // Checked against the pool when the descriptor came in.
+        self.shared.map.bytes(at, self.len).unwrap_or_default()
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        let h = &mut st.held[self.slot as usize];
+        h.refs -= 1;
+        let (generation, last) = (h.generation, h.refs == 0);
+        if st.sender_gone {
+            return;
+        }
+        // One release per descriptor, merged per slot and generation, sent
+        // when the slot's last reference goes (the sender can reuse a
+        // slot only then).
+        match st
+            .releases
+            .iter_mut()
+            .find(|r| r.slot == self.slot && r.generation == generation)
+        {
+            Some(r) => r.len += 1,
+            None => st.releases.push(Desc {
+                slot: self.slot,
+                off: 0,
+                len: 1,
+                generation,
+            }),
+        }
+        if last || st.releases.len() >= wire::MAX_BATCH {
+            self.shared.flush(&mut st);
+        }
+    }
+}
+
+/// The receiving end of an ipc channel: maps the sender's pool read-only
+/// and hands out its buffers as `Buf`s, by reference.
+///
+/// See the [module doc](crate::ipc) for the protocol and an example.
+pub struct Receiver {
+    shared: Arc<Shared>,
+    timeout: Option<Duration>,
+    broken: Option<(io::ErrorKind, String)>,
+    /// The sender said BYE: no more messages.
+    finished: bool,
+    inbox: Vec<u8>,
+    /// The unread rest of the current message (the byte and buffer faces).
+    pub(super) current: Aggregate,
+}
+
+impl Receiver {
+    /// Waits (at most `timeout`, forever if `None`) for the sender's pool
+    /// on `sock`, checks its seals and size, and maps it read-only.
+    pub fn new(sock: Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
+        let sock = sock.0;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut inbox = vec![0; wire::MAX_PACKET];
+        let (len, mut fds) = loop {
+            match sys::recv_packet(sock.as_fd(), &mut inbox)? {
+                Received::Packet {
+                    len,
+                    truncated: false,
+                    fds,
+                } => break (len, fds),
+                Received::Packet { .. } => return Err(protocol("an overlong first packet")),
+                Received::Empty => {
+                    sys::wait(sock.as_fd(), true, false, deadline)?;
+                }
+                Received::Closed => return Err(gone()),
+            }
+        };
+        let (slot_size, slots) = match wire::decode(&inbox[..len])? {
+            Packet::Hello { slot_size, slots } => (slot_size, slots),
+            _ => return Err(protocol("no pool first")),
+        };
+        if fds.len() != 1 {
+            return Err(protocol("not exactly one pool descriptor"));
+        }
+        let memfd = fds.remove(0);
+        if slot_size == 0 || slot_size > u64::from(u32::MAX) || slots == 0 || slots > 1 << 20 {
+            return Err(protocol("a pool of impossible shape"));
+        }
+        let total = slot_size
+            .checked_mul(slots)
+            .filter(|&t| t <= isize::MAX as u64)
+            .ok_or_else(|| protocol("a pool too large"))?;
+        sys::check_pool(memfd.as_fd(), total)?;
+        let map = ReadOnlyMap::new(memfd.as_fd(), total as usize)?;
+        Ok(Receiver {
+            shared: Arc::new(Shared {
+                sock,
+                memfd,
+                map,
+                slot_size: slot_size as usize,
+                state: Mutex::new(State {
+                    held: (0..slots).map(|_| Held::default()).collect(),
+                    releases: Vec::new(),
+                    sender_gone: false,
+                }),
+            }),
+            timeout: None,
+            broken: None,
+            finished: false,
+            inbox,
+            current: Aggregate::new(),
+        })
+    }
+
+    /// How long [`recv`](Self::recv) waits for a message before it fails
+    /// with `TimedOut` (`None`, the default: as long as the sender lives).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
+    /// Bytes per slot of the sender's pool.
+    pub fn slot_size(&self) -> usize {
+        self.shared.slot_size
+    }
+
+    /// The next message, its buffers by reference; `None` once the sender
+    /// closed in order. A sender that went away without closing
+    /// (killed) is an `UnexpectedEof` error, a malformed or hostile
+    /// descriptor an `InvalidData` error; after either, every call fails
+    /// the same way. Buffers received before stay valid.
+    pub fn recv(&mut self) -> io::Result<Option<Aggregate>> {
+        if let Some((kind, msg)) = &self.broken {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if self.finished {
+            return Ok(None);
+        }
+        let deadline = self.timeout.map(|t| Instant::now() + t);
+        let mut msg = Aggregate::new();
+        loop {
+            {
+                let mut st = self.shared.lock();
+                self.shared.flush(&mut st);
+            }
+            let got = sys::recv_packet(self.shared.sock.as_fd(), &mut self.inbox);
+            let r = match got {
+                Ok(Received::Empty) => {
+                    match sys::wait(self.shared.sock.as_fd(), true, false, deadline) {
+                        Ok(_) => continue,
+                        // A timeout between messages leaves the channel
+                        // usable; in the middle of one it does not.
+                        Err(e) if msg.slice_count() == 0 => return Err(e),
+                        Err(e) => Err(e),
+                    }
+                }
+                Ok(Received::Closed) => Err(gone()),
+                Ok(Received::Packet {
+                    len,
+                    truncated,
+                    fds,
+                }) => {
+                    if truncated || !fds.is_empty() {
+                        Err(protocol("a packet with descriptors or too long"))
+                    } else {
+                        self.take(len, &mut msg)
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            match r {
+                Ok(true) => return Ok(Some(msg)),
+                Ok(false) if self.finished => return Ok(None),
+                Ok(false) => {}
+                Err(e) => {
+                    self.broken = Some((e.kind(), e.to_string()));
+                    if e.kind() == io::ErrorKind::UnexpectedEof {
+                        let mut st = self.shared.lock();
+                        st.sender_gone = true;
+                        st.releases.clear();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Takes in one packet of `len` bytes: `Ok(true)` if it ended a message.
+    fn take(&mut self, len: usize, msg: &mut Aggregate) -> io::Result<bool> {
+        match wire::decode(&self.inbox[..len])? {
+            Packet::Bufs { end, descs } => {
+                if msg.slice_count() + descs.len() > MAX_PIECES {
+                    return Err(protocol("a message of too many pieces"));
+                }
+                for d in descs {
+                    msg.append_buf(self.lend(d)?);
+                }
+                Ok(end)
+            }
+            Packet::Bye => {
+                if !msg.is_empty() {
+                    return Err(protocol("a message cut short"));
+                }
+                self.finished = true;
+                Ok(false)
+            }
+            _ => Err(protocol("a packet only a receiver sends")),
+        }
+    }
+
+    /// Checks `d` against the pool and the slots held, and makes its `Buf`.
+    fn lend(&self, d: Desc) -> io::Result<Buf> {
+        let slot_size = self.shared.slot_size as u64;
+        let mut st = self.shared.lock();
+        let h = st
+            .held
+            .get_mut(d.slot as usize)
+            .ok_or_else(|| protocol("a slot out of range"))?;
+        if u64::from(d.off) + u64::from(d.len) > slot_size {
+            return Err(protocol("bytes past the end of a slot"));
+        }
+        if d.generation < h.generation {
+            return Err(protocol("a stale generation"));
+        }
+        if h.refs > 0 && d.generation != h.generation {
+            return Err(protocol("a new generation of a slot still held here"));
+        }
+        h.generation = d.generation;
+        h.refs += 1;
+        drop(st);
+        Ok(Buf::from_owner(Lent {
+            shared: self.shared.clone(),
+            slot: d.slot,
+            off: d.off as usize,
+            len: d.len as usize,
+        }))
+    }
+}
+
+fn protocol(msg: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("ipc: the sender sent {msg}"),
+    )
+}
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "ipc: the sender went away")
+}
+
+impl std::fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("slot_size", &self.shared.slot_size)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
