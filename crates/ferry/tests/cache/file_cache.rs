@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-mod support;
+use crate::support;
 
 /// Settle time used here: far above the file-time clock's tick (≤ 10 ms)
 /// and short enough to wait out.

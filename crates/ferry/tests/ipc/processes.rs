@@ -50,7 +50,12 @@ impl Peer {
     fn start(role: &str, name: &str) -> Peer {
         let tmp = tempfile::tempdir().unwrap();
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "ipc_peer", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                &test_name!(ipc_peer),
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("FERRY_IPC_ROLE", role)
             .env("FERRY_IPC_NAME", name)
             .env("TMPDIR", tmp.path())

@@ -1,0 +1,9 @@
+//! IO-Lite's unified file cache (`ferry::cache::FileCache`) with real
+//! files changed behind it by real processes. One test binary; each
+//! module holds the tests of one behaviour.
+
+#[macro_use]
+#[path = "../support/mod.rs"]
+mod support;
+
+mod file_cache;
