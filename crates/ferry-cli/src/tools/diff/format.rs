@@ -258,6 +258,18 @@ fn uni_range(r: &Range<usize>) -> String {
     }
 }
 
+/// Ends a hunk's header line: with `-p`/`-F`, a space and the function
+/// line before `before` (the unified and context formats alike).
+fn end_hunk_header(out: &mut dyn Write, la: &[&[u8]], before: usize, st: &Style) -> io::Result<()> {
+    if st.function {
+        if let Some(f) = function_line(la, before) {
+            out.write_all(b" ")?;
+            out.write_all(f)?;
+        }
+    }
+    out.write_all(b"\n")
+}
+
 pub fn unified(
     out: &mut dyn Write,
     la: &[&[u8]],
@@ -271,13 +283,7 @@ pub fn unified(
         let (ra, rb) = span(cs, ctx, la.len(), lb.len());
         let head = format!("@@ -{} +{} @@", uni_range(&ra), uni_range(&rb));
         st.marked(out, Hue::Numbers, head.as_bytes())?;
-        if st.function {
-            if let Some(f) = function_line(la, ra.start) {
-                out.write_all(b" ")?;
-                out.write_all(f)?;
-            }
-        }
-        out.write_all(b"\n")?;
+        end_hunk_header(out, la, ra.start, st)?;
         let mut ai = ra.start;
         for c in cs {
             for l in &la[ai..c.a.start] {
@@ -357,13 +363,7 @@ pub fn context(
         let cs = &changes[h];
         let (ra, rb) = span(cs, ctx, la.len(), lb.len());
         out.write_all(b"***************")?;
-        if st.function {
-            if let Some(f) = function_line(la, ra.start) {
-                out.write_all(b" ")?;
-                out.write_all(f)?;
-            }
-        }
-        out.write_all(b"\n")?;
+        end_hunk_header(out, la, ra.start, st)?;
         st.marked(
             out,
             Hue::Numbers,
