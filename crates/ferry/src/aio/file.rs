@@ -221,13 +221,7 @@ impl AsyncFile {
         items: Vec<T>,
         order: Endian,
     ) -> io::Result<Request<Vec<T>>> {
-        let len = std::mem::size_of_val(&items[..]);
-        self.start(
-            Some(offset),
-            false,
-            len,
-            Box::new(Array::new(items, order, false)),
-        )
+        self.start_array(Some(offset), items, order, false)
     }
 
     /// Starts writing `items` at `offset` in the byte order `order` (the
@@ -239,12 +233,24 @@ impl AsyncFile {
         items: Vec<T>,
         order: Endian,
     ) -> io::Result<Request<Vec<T>>> {
+        self.start_array(Some(offset), items, order, true)
+    }
+
+    /// The array requests, read (`write` false) or write, at `offset` or
+    /// the file position (`None`): one request over the vector's bytes.
+    fn start_array<T: Element + Send>(
+        &self,
+        offset: Option<u64>,
+        items: Vec<T>,
+        order: Endian,
+        write: bool,
+    ) -> io::Result<Request<Vec<T>>> {
         let len = std::mem::size_of_val(&items[..]);
         self.start(
-            Some(offset),
-            true,
+            offset,
+            write,
             len,
-            Box::new(Array::new(items, order, true)),
+            Box::new(Array::new(items, order, write)),
         )
     }
 
@@ -290,8 +296,7 @@ impl AsyncFile {
         items: Vec<T>,
         order: Endian,
     ) -> io::Result<Request<Vec<T>>> {
-        let len = std::mem::size_of_val(&items[..]);
-        self.start(None, false, len, Box::new(Array::new(items, order, false)))
+        self.start_array(None, items, order, false)
     }
 
     /// [`write_array_at`](Self::write_array_at) at the file position.
@@ -300,8 +305,7 @@ impl AsyncFile {
         items: Vec<T>,
         order: Endian,
     ) -> io::Result<Request<Vec<T>>> {
-        let len = std::mem::size_of_val(&items[..]);
-        self.start(None, true, len, Box::new(Array::new(items, order, true)))
+        self.start_array(None, items, order, true)
     }
 
     /// Checks a request and hands it to the engine. `offset` `None`: the
