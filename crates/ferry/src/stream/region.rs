@@ -133,27 +133,35 @@ pub struct RawRegion {
     pub(crate) offset: u64,
 }
 
-impl RawRegion {
-    /// The first byte.
-    pub fn as_ptr(&self) -> *const u8 {
-        self.ptr.as_ptr()
-    }
+/// The accessors the two detached regions share: `$ptr` is the pointer
+/// [`as_ptr`](RawRegion::as_ptr) gives (const for read, mut for write).
+macro_rules! raw_region_accessors {
+    ($ty:ty, $ptr:ty) => {
+        impl $ty {
+            /// The first byte.
+            pub fn as_ptr(&self) -> $ptr {
+                self.ptr.as_ptr()
+            }
 
-    /// Number of bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
+            /// Number of bytes.
+            pub fn len(&self) -> usize {
+                self.len
+            }
 
-    /// True if the region holds no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+            /// True if the region holds no bytes.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
 
-    /// The stream offset of the first byte.
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
+            /// The stream offset of the first byte.
+            pub fn offset(&self) -> u64 {
+                self.offset
+            }
+        }
+    };
 }
+
+raw_region_accessors!(RawRegion, *const u8);
 
 /// A write region detached from its stream's borrow
 /// ([`RegionMut::into_raw`]).
@@ -165,27 +173,7 @@ pub struct RawRegionMut {
     pub(crate) offset: u64,
 }
 
-impl RawRegionMut {
-    /// The first byte.
-    pub fn as_ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
-
-    /// Number of bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True if the region holds no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The stream offset of the first byte.
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-}
+raw_region_accessors!(RawRegionMut, *mut u8);
 
 impl Deref for Region<'_> {
     type Target = [u8];
