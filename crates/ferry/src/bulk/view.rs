@@ -53,18 +53,22 @@ impl fmt::Display for ViewError {
 
 impl std::error::Error for ViewError {}
 
-/// `bytes` as `&[T]`, in place. See [`Buf::as_array`].
-pub fn view<T: Element>(bytes: &[u8], order: Endian) -> Result<&[T], ViewError> {
+/// The size of a `T`, if `len` bytes hold whole ones: the checks every
+/// array view and copy makes first.
+fn element_size<T: Element>(len: usize) -> Result<usize, ViewError> {
     let size = size_of::<T>();
     if size == 0 {
         return Err(ViewError::ZeroSized);
     }
-    if !bytes.len().is_multiple_of(size) {
-        return Err(ViewError::Length {
-            len: bytes.len(),
-            size,
-        });
+    if !len.is_multiple_of(size) {
+        return Err(ViewError::Length { len, size });
     }
+    Ok(size)
+}
+
+/// `bytes` as `&[T]`, in place. See [`Buf::as_array`].
+pub fn view<T: Element>(bytes: &[u8], order: Endian) -> Result<&[T], ViewError> {
+    let size = element_size::<T>(bytes.len())?;
     if !order.is_native() && size > 1 {
         return Err(ViewError::ByteOrder(order));
     }
@@ -77,16 +81,7 @@ pub fn view<T: Element>(bytes: &[u8], order: Endian) -> Result<&[T], ViewError> 
 /// `bytes` copied into a new `Vec<T>` in the machine's order. See
 /// [`Buf::to_array`].
 pub fn copy_to_array<T: Element>(bytes: &[u8], order: Endian) -> Result<Vec<T>, ViewError> {
-    let size = size_of::<T>();
-    if size == 0 {
-        return Err(ViewError::ZeroSized);
-    }
-    if !bytes.len().is_multiple_of(size) {
-        return Err(ViewError::Length {
-            len: bytes.len(),
-            size,
-        });
-    }
+    let size = element_size::<T>(bytes.len())?;
     let mut v = vec![T::zeroed(); bytes.len() / size];
     bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
     T::to_native(&mut v, order);
@@ -165,14 +160,7 @@ impl BufMut {
     /// assert_eq!(a, &[1, 2]);
     /// ```
     pub fn as_array_mut<T: Element>(&mut self) -> Result<&mut [T], ViewError> {
-        let size = size_of::<T>();
-        if size == 0 {
-            return Err(ViewError::ZeroSized);
-        }
-        let len = self.len();
-        if !len.is_multiple_of(size) {
-            return Err(ViewError::Length { len, size });
-        }
+        element_size::<T>(self.len())?;
         let addr = self.as_ptr() as usize;
         bytemuck::try_cast_slice_mut(self.as_mut_slice()).map_err(|_| ViewError::Misaligned {
             addr,
