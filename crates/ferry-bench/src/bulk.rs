@@ -345,35 +345,27 @@ fn sort_pass(
             let mut m = BufMut::with_capacity_aligned(chunk, 4096);
             m.commit(chunk);
             let v = m.as_array_mut::<i64>().map_err(|e| e.to_string())?;
-            let mut left = len;
-            while left > 0 {
-                let n = left.min(chunk) / 8;
-                let t = Instant::now();
-                i.read_array_in(&mut v[..n], Endian::Big).map_err(err)?;
-                p.read += t.elapsed();
-                sort(&mut v[..n], &mut p);
-                let t = Instant::now();
-                o.write_array_in(&v[..n], Endian::Big).map_err(err)?;
-                p.write += t.elapsed();
-                left -= n * 8;
-            }
+            array_chunks(
+                len,
+                chunk,
+                v,
+                &mut p,
+                |v| i.read_array_in(v, Endian::Big),
+                |v| o.write_array_in(v, Endian::Big),
+            )?;
         }
         "bulkds" => {
             let mut i = Stream::open(input, &OpenOptions::read_only()).map_err(err)?;
             let mut o = Stream::open(output, &OpenOptions::write_truncate()).map_err(err)?;
             let mut v = vec![0i64; per];
-            let mut left = len;
-            while left > 0 {
-                let n = left.min(chunk) / 8;
-                let t = Instant::now();
-                i.read_array_in(&mut v[..n], Endian::Big).map_err(err)?;
-                p.read += t.elapsed();
-                sort(&mut v[..n], &mut p);
-                let t = Instant::now();
-                o.write_array_in(&v[..n], Endian::Big).map_err(err)?;
-                p.write += t.elapsed();
-                left -= n * 8;
-            }
+            array_chunks(
+                len,
+                chunk,
+                &mut v,
+                &mut p,
+                |v| i.read_array_in(v, Endian::Big),
+                |v| o.write_array_in(v, Endian::Big),
+            )?;
             let t = Instant::now();
             o.close().map_err(err)?;
             p.write += t.elapsed();
@@ -382,6 +374,31 @@ fn sort_pass(
         _ => return Err(format!("bulk: no configuration {name}")),
     }
     Ok(p)
+}
+
+/// The bulk array passes' loop (`bulkraf` on files, `bulkds` on streams):
+/// `len` bytes, a chunk at a time, read into `v`, sorted and written, each
+/// step timed into `p`.
+fn array_chunks(
+    mut left: usize,
+    chunk: usize,
+    v: &mut [i64],
+    p: &mut Parts,
+    mut read: impl FnMut(&mut [i64]) -> std::io::Result<()>,
+    mut write: impl FnMut(&[i64]) -> std::io::Result<()>,
+) -> Result<(), String> {
+    while left > 0 {
+        let n = left.min(chunk) / 8;
+        let t = Instant::now();
+        read(&mut v[..n]).map_err(err)?;
+        p.read += t.elapsed();
+        sort(&mut v[..n], p);
+        let t = Instant::now();
+        write(&v[..n]).map_err(err)?;
+        p.write += t.elapsed();
+        left -= n * 8;
+    }
+    Ok(())
 }
 
 fn sort(v: &mut [i64], p: &mut Parts) {
