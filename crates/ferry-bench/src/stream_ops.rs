@@ -63,10 +63,15 @@ fn touch(rec: &[u8]) -> u64 {
     u64::from_le_bytes(rec[..8].try_into().unwrap_or([0; 8]))
 }
 
-fn salloc_records(s: &Stream) -> Result<u64, String> {
+/// Reads 64-byte records with `salloc` (a [`Stream`]'s or a
+/// [`SharedStream`](ferry::SharedStream)'s), each freed before the next,
+/// to the end: the number read.
+fn salloc_records<R: std::ops::Deref<Target = [u8]>>(
+    mut salloc: impl FnMut(usize) -> std::io::Result<R>,
+) -> Result<u64, String> {
     let mut n = 0u64;
     loop {
-        let r = s.salloc(64).map_err(|e| e.to_string())?;
+        let r = salloc(64).map_err(|e| e.to_string())?;
         if r.len() < 64 {
             break;
         }
@@ -94,24 +99,21 @@ fn records(runs: usize, scale: Scale, dir: Option<&std::path::Path>) -> Result<V
             })
         }),
         Variant::new("salloc(64)+free, Stream (no lock)", || {
-            warm_then(&file, || salloc_records(&open(&file, Backend::Auto)?))
+            warm_then(&file, || {
+                let s = open(&file, Backend::Auto)?;
+                salloc_records(|len| s.salloc(len))
+            })
         }),
         Variant::new("salloc(64)+free, Stream, buffered", || {
-            warm_then(&file, || salloc_records(&open(&file, Backend::Buffered)?))
+            warm_then(&file, || {
+                let s = open(&file, Backend::Buffered)?;
+                salloc_records(|len| s.salloc(len))
+            })
         }),
         Variant::new("SharedStream salloc(64)+drop (locked)", || {
             warm_then(&file, || {
                 let s = ferry::SharedStream::new(open(&file, Backend::Auto)?);
-                let mut n = 0u64;
-                loop {
-                    let r = s.salloc(64).map_err(|e| e.to_string())?;
-                    if r.len() < 64 {
-                        break;
-                    }
-                    black_box(touch(&r));
-                    n += 1;
-                }
-                Ok(n)
+                salloc_records(|len| s.salloc(len))
             })
         }),
         Variant::new(
