@@ -137,7 +137,8 @@ enum Which {
     Sort(sort::SortArgs),
     /// The IO-Lite paper's optimisations: cached checksums (a hit against
     /// recomputing CRC-32C over 64 KiB; an aggregate's CRC-32C, Internet
-    /// checksum and ETag from cached slices against one pass).
+    /// checksum and ETag from cached slices against one pass); the file
+    /// cache beside quick_cache and moka (hit ratio, lookups/s).
     Iolite(iolite::IoliteArgs),
 }
 

@@ -1,7 +1,10 @@
 //! `ferry-bench iolite`: the IO-Lite paper's optimisations, each beside
 //! what it saves — one file per case (`checksums`: the checksum cache;
-//! the file cache and the IPC channel come as siblings).
+//! `cache`: the unified file cache beside quick_cache and moka; the IPC
+//! channel comes as a sibling).
 
+mod cache;
+mod cache_traces;
 mod checksums;
 
 use super::measure::Scale;
@@ -12,18 +15,25 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums.
+    /// checksums, cache.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
 
 /// The cases, by name, each returning its rows.
 type Case = fn(usize, Scale) -> Result<Vec<super::report::Row>, String>;
-const CASES: &[(&str, &str, Case)] = &[(
-    "checksums",
-    "checksum cache: hits and combined aggregates vs recomputing",
-    checksums::run,
-)];
+const CASES: &[(&str, &str, Case)] = &[
+    (
+        "checksums",
+        "checksum cache: hits and combined aggregates vs recomputing",
+        checksums::run,
+    ),
+    (
+        "cache",
+        "file cache: hit ratio and lookups/s beside quick_cache and moka",
+        cache::run,
+    ),
+];
 
 pub fn run(a: IoliteArgs) -> Result<(), String> {
     a.c.check("iolite")?;
