@@ -1,12 +1,11 @@
 //! The `ferry` binary as a user runs it.
 
+use crate::gnu::FERRY;
 use std::process::Command;
 
-fn ferry(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args)
-        .output()
-        .expect("run ferry");
+/// Runs `ferry ARGS`: (status, stdout, stderr).
+fn run_ferry(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(FERRY).args(args).output().expect("run ferry");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -24,11 +23,11 @@ const TOOLS: [&str; 10] = [
 /// binary (they are `ferry-bench`).
 #[test]
 fn version_and_help_list_every_tool() {
-    let (code, out, _) = ferry(&["--version"]);
+    let (code, out, _) = run_ferry(&["--version"]);
     assert_eq!(code, 0);
     assert_eq!(out.trim(), format!("ferry {}", env!("CARGO_PKG_VERSION")));
     for opt in ["--help", "-h"] {
-        let (code, out, err) = ferry(&[opt]);
+        let (code, out, err) = run_ferry(&[opt]);
         assert_eq!((code, err.as_str()), (0, ""), "{opt}");
         for tool in TOOLS {
             assert!(
@@ -50,7 +49,7 @@ fn bad_arguments_are_clear_errors() {
         (&[], "ferry: missing tool name"),
     ];
     for (args, msg) in cases {
-        let (code, out, err) = ferry(args);
+        let (code, out, err) = run_ferry(args);
         assert_eq!((code, out.as_str()), (2, ""), "{args:?}");
         assert_eq!(
             err,
@@ -70,7 +69,7 @@ fn ferry_backend_is_never_fatal() {
     std::fs::write(&p, "one two\nthree\n").unwrap();
     let path = p.to_str().unwrap();
     for v in ["auto", "mmap", "buffered", "sequential", "zip"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+        let out = Command::new(FERRY)
             .args(["wc", path])
             .env("FERRY_BACKEND", v)
             .output()
@@ -117,7 +116,7 @@ fn called_by_a_tool_name_it_is_that_tool() {
     let bin = d.join("bin");
     std::fs::create_dir(&bin).unwrap();
     for tool in ["cat", "cmp", "cp", "cut", "diff", "grep", "wc"] {
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ferry"), bin.join(tool)).unwrap();
+        std::os::unix::fs::symlink(FERRY, bin.join(tool)).unwrap();
     }
     use std::os::unix::process::CommandExt;
     for (tool, args) in cases {
@@ -163,7 +162,7 @@ fn called_by_a_tool_name_it_is_that_tool() {
 /// build and test time asks for, and expects, the dynamic link.
 #[test]
 fn the_binary_needs_no_dynamic_loader() {
-    let elf = std::fs::read(env!("CARGO_BIN_EXE_ferry")).expect("read the ferry binary");
+    let elf = std::fs::read(FERRY).expect("read the ferry binary");
     assert_eq!(&elf[..4], b"\x7fELF");
     assert_eq!(elf[4], 2, "64-bit ELF");
     let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]);
@@ -198,7 +197,7 @@ fn tool_links() -> (tempfile::TempDir, std::path::PathBuf) {
     let bin = d.join("bin");
     std::fs::create_dir(&bin).unwrap();
     for tool in ["cat", "cmp", "cp", "cut", "diff", "grep", "wc"] {
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ferry"), bin.join(tool)).unwrap();
+        std::os::unix::fs::symlink(FERRY, bin.join(tool)).unwrap();
     }
     (dir, d)
 }

@@ -6,7 +6,7 @@
 //! which names share an inode), standard output, standard error and exit
 //! status must match. Then random trees and option sets (proptest).
 
-mod gnu;
+use crate::gnu;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -214,7 +214,7 @@ fn compare(runs: &[&[&str]], stdin: &[u8], make: impl Fn(&Path)) {
     });
     for args in runs {
         let gnu = run("cp", &[], args, g.path(), stdin);
-        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["cp"], args, f.path(), stdin);
+        let ours = run(gnu::FERRY, &["cp"], args, f.path(), stdin);
         assert_eq!(
             (ours.code, &ours.stdout, &ours.stderr),
             (gnu.code, &gnu.stdout, &gnu.stderr),
@@ -596,7 +596,7 @@ fn build(dir: &Path, n: &Node, files: &mut Vec<PathBuf>) {
 /// seed), so that whether a run passes does not depend on luck:
 /// `FERRY_PROPTEST_EXPLORE=N` runs N cases from a random seed instead, to
 /// look for new differences from GNU (two found that way are fixed and
-/// have tests above; the ones still open are listed in issue 19's note).
+/// have tests above).
 fn config() -> ProptestConfig {
     match std::env::var("FERRY_PROPTEST_EXPLORE")
         .ok()

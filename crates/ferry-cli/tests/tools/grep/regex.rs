@@ -5,14 +5,10 @@
 //! patterns read from standard input. Every case compares standard
 //! output, exit status and messages with the installed GNU grep.
 
-mod gnu;
-use gnu::{same, Corpus};
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
 
 /// Lines drawn from pieces that exercise the classes and back-references:
 /// ASCII letters, digits and punctuation, spaces and tabs, multibyte
@@ -43,7 +39,8 @@ fn lines(n: usize, seed: u64) -> Vec<u8> {
 fn corpus() -> Corpus {
     let c = Corpus::new();
     std::fs::write(c.file("mixed"), lines(600, 7)).unwrap();
-    // The case: a line ending in `a`, the next starting with `b`.
+    // A class must not match across a line end: a line ending in `a`, the
+    // next starting with `b`.
     std::fs::write(c.file("ends"), b"a\nb\nxa\nbx\na \nb\na\n\nb\na b\n").unwrap();
     // Generated text with line ends, controls and invalid UTF-8.
     std::fs::write(c.file("texty"), gnu::texty(300_000, 7)).unwrap();
@@ -418,7 +415,7 @@ fn patterns_from_standard_input() {
 fn perl_syntax_is_refused() {
     let c = corpus();
     let out = gnu::run(
-        env!("CARGO_BIN_EXE_ferry"),
+        gnu::FERRY,
         &s(&["grep", "-P", "a", "mixed"]),
         None,
         c.path(),

@@ -3,14 +3,11 @@
 //! progress bar is drawn on a terminal (a pseudo-terminal made by
 //! `script(1)`) and never into a pipe or a log.
 
+use crate::gnu;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn ferry() -> &'static str {
-    env!("CARGO_BIN_EXE_ferry")
-}
 
 /// Temporary files the process holds in `dir` (unnamed or unlinked: the
 /// links of its descriptors).
@@ -30,7 +27,7 @@ fn ctrl_c_mid_sort_leaves_no_temporary_file_and_the_output_alone() {
     std::fs::create_dir(&tmp).unwrap();
     let out = dir.path().join("out");
     std::fs::write(&out, b"kept\n").unwrap();
-    let mut child = Command::new(ferry())
+    let mut child = Command::new(gnu::FERRY)
         .args(["sort", "-S", "64K", "-T"])
         .arg(&tmp)
         .arg("-o")
@@ -103,7 +100,7 @@ fn a_progress_bar_on_a_terminal_and_never_elsewhere() {
     let mut want: Vec<&[u8]> = lines.split_inclusive(|&b| b == b'\n').collect();
     want.sort();
     let want = want.concat();
-    let me = ferry();
+    let me = gnu::FERRY;
     // Through runs on disk (sorting, then merging) and in memory.
     for opts in ["-S 256K -T .", ""] {
         let cmd = format!("{me} sort {opts} -o out in");

@@ -7,34 +7,13 @@
 //!
 //! Every comparison is byte for byte (stdout, stderr with the tool's name
 //! aside, exit status), on generated inputs. The edit scripts here come
-//! from the same line diff as tests/gnu_diff.rs, slid as GNU slides its
+//! from the same line diff as the `diff` module's (tests/tools/diff.rs), slid as GNU slides its
 //! change groups; the inputs are small-vocabulary texts with few edits,
 //! where that gives GNU's script.
 
-mod gnu;
-use gnu::{same, Corpus};
+use crate::gnu;
+use gnu::{s, same, Corpus, Rng};
 use std::path::Path;
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-        v[self.below(v.len() as u64) as usize]
-    }
-}
 
 const WORDS: &[&str] = &[
     "alpha",

@@ -1,11 +1,7 @@
 //! `ferry cut` against GNU cut.
 
-mod gnu;
-use gnu::{same, Corpus};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 #[test]
 fn lists_fields_and_delimiters_on_every_input() {
@@ -139,7 +135,7 @@ fn large_files_on_two_cores() {
     }
 }
 
-/// GNU's rules found by its own test suite (issue 19): every list fault
+/// GNU's rules found by its own test suite: every list fault
 /// with GNU's message, a one-byte delimiter that is not UTF-8, an empty
 /// output delimiter (NUL), and the newline as the delimiter (the whole
 /// input is then one line whose fields are the lines).
@@ -196,8 +192,7 @@ fn lists_delimiters_and_newline_fields_as_gnu() {
         same("cut", &s(args), None, c.path(), &[("LC_ALL", "C")]);
     }
     // The byte 0xAD alone (not the UTF-8 encoding of U+00AD).
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .arg("cut")
+    let o = gnu::ferry("cut")
         .arg("-d")
         .arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xad"))
         .args(["-f2", "hi"])

@@ -2,7 +2,10 @@
 //! then what GNU cp does not have: sparse copies, --atomic, --progress, and
 //! two threads on large files.
 
-mod gnu;
+#[path = "cp/tree.rs"]
+mod tree;
+
+use crate::gnu;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
@@ -88,7 +91,7 @@ fn same_results_as_gnu_cp() {
         setup(g.path());
         setup(f.path());
         let gnu = run("cp", &[], args, g.path());
-        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["cp"], args, f.path());
+        let ours = run(gnu::FERRY, &["cp"], args, f.path());
         assert_eq!(ours, gnu, "cp {args:?}: status/messages differ");
         assert_eq!(
             snapshot(f.path()),
@@ -110,7 +113,7 @@ fn sparse_files_stay_sparse() {
         f.write_all(b"middle").unwrap();
         f.set_len(300 << 20).unwrap(); // a hole at the end too
     }
-    let st = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let st = Command::new(gnu::FERRY)
         .args(["cp", "sparse", "copy"])
         .current_dir(d.path())
         .status()
@@ -138,7 +141,7 @@ fn atomic_replaces_in_one_step_and_keeps_the_mode() {
     let d = tempfile::tempdir().unwrap();
     setup(d.path());
     let before = std::fs::metadata(d.path().join("old")).unwrap().ino();
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = Command::new(gnu::FERRY)
         .args(["cp", "--atomic", "b", "old"])
         .current_dir(d.path())
         .output()
@@ -167,7 +170,7 @@ fn atomic_replaces_in_one_step_and_keeps_the_mode() {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     // A failing atomic copy leaves the target as it was and no temporary.
     std::fs::write(d.path().join("keep"), b"keep me").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = Command::new(gnu::FERRY)
         .args(["cp", "--atomic", "nofile", "keep"])
         .current_dir(d.path())
         .output()
@@ -181,7 +184,7 @@ fn large_copies_use_two_threads_and_show_progress() {
     let d = tempfile::tempdir().unwrap();
     let data = gnu::texty(150 << 20, 19);
     std::fs::write(d.path().join("big"), &data).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = Command::new(gnu::FERRY)
         .args(["cp", "--progress", "big", "copy"])
         .current_dir(d.path())
         .output()
@@ -198,7 +201,7 @@ fn large_copies_use_two_threads_and_show_progress() {
 fn disk_full_is_reported() {
     let d = tempfile::tempdir().unwrap();
     setup(d.path());
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = Command::new(gnu::FERRY)
         .args(["cp", "b", "/dev/full"])
         .current_dir(d.path())
         .output()
@@ -233,7 +236,7 @@ fn a_file_size_limit_ends_large_copies_as_gnu_does() {
                 .arg(format!(
                     "ulimit -f {limit_blocks}; ({script}); echo $? > status"
                 ))
-                .arg(env!("CARGO_BIN_EXE_ferry"))
+                .arg(gnu::FERRY)
                 .current_dir(d.path())
                 .status()
                 .unwrap();
@@ -266,8 +269,7 @@ fn files_that_report_no_size_are_copied_whole() {
         }
         let to = dir.path().join("copy");
         std::fs::write(&to, b"old and longer than nothing").unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .arg("cp")
+        let o = gnu::ferry("cp")
             .args(opts)
             .arg(src)
             .arg(&to)
@@ -321,9 +323,8 @@ fn kill_mid_copy(prog: &str, args: &[&str], dir: &Path, src: &Path, sig: i32, ms
     std::thread::sleep(std::time::Duration::from_millis(ms));
     // SAFETY: a signal to our own child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, sig) };
-    use std::os::unix::process::ExitStatusExt;
     let st = child.wait().unwrap();
-    st.code().unwrap_or(128 + st.signal().unwrap_or(0))
+    gnu::exit_code(st)
 }
 
 /// A `ferry cp` of a large file killed by TERM, INT or KILL left a
@@ -349,7 +350,7 @@ fn a_killed_copy_never_leaves_a_destination_that_looks_complete() {
         }
     }
     let data = std::fs::read(&src).unwrap();
-    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let ferry = gnu::FERRY;
     for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGKILL] {
         for (prog, args, existing) in [
             (ferry, &["cp", "src", "dst"][..], false),

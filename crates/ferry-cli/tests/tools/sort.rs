@@ -4,20 +4,16 @@
 //! without `-t`, blank runs, duplicates — under every ordering option,
 //! global and per key, and under `LC_ALL=C` and a UTF-8 locale.
 
-mod gnu;
-use gnu::{same, Corpus};
+#[path = "sort/pieces.rs"]
+mod pieces;
+#[path = "sort/records.rs"]
+mod records;
+#[path = "sort/signals.rs"]
+mod signals;
+
+use crate::gnu;
+use gnu::{s, same, xorshift, Corpus};
 use proptest::prelude::*;
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
 
 /// A number as people write them (and some things that are not).
 fn number(r: u64) -> String {
@@ -248,7 +244,7 @@ fn check_merge_output_and_errors() {
     // -o naming an input: read first, then written.
     std::fs::write(c.file("inplace"), b"3\n1\n2\n").unwrap();
     let ours = gnu::run(
-        env!("CARGO_BIN_EXE_ferry"),
+        gnu::FERRY,
         &s(&["sort", "-o", "inplace", "inplace"]),
         None,
         c.path(),
@@ -386,7 +382,7 @@ fn inputs_larger_than_the_buffer_go_through_runs_on_disk() {
     // file untouched.
     std::fs::write(c.file("out"), b"kept\n").unwrap();
     let r = gnu::run(
-        env!("CARGO_BIN_EXE_ferry"),
+        gnu::FERRY,
         &s(&[
             "sort",
             "-S",
@@ -465,7 +461,7 @@ fn a_full_temporary_disk_is_a_clear_error() {
     let _u = Unmount(tiny.clone());
     std::fs::write(c.file("big"), table(40_000, 78, false)).unwrap();
     std::fs::write(c.file("out"), b"kept\n").unwrap();
-    for prog in [env!("CARGO_BIN_EXE_ferry"), "sort"] {
+    for prog in [gnu::FERRY, "sort"] {
         let mut a = if prog == "sort" { vec![] } else { s(&["sort"]) };
         a.extend(s(&["-S", "100K", "-T", "tiny", "-o", "out", "big"]));
         let r = gnu::run(prog, &a, None, c.path(), &[]);

@@ -4,12 +4,13 @@
 //! next writer on the same open file description appends rather than
 //! overwriting. Real `sh`, real files, the built `ferry`.
 
+use crate::gnu;
 use std::path::Path;
 use std::process::Command;
 
 /// What `ferry args` prints to a pipe (its stdout alone).
 fn alone(dir: &Path, args: &[&str]) -> Vec<u8> {
-    Command::new(env!("CARGO_BIN_EXE_ferry"))
+    Command::new(gnu::FERRY)
         .args(args)
         .current_dir(dir)
         .output()
@@ -23,7 +24,7 @@ fn group(dir: &Path, args: &[&str], redir: &str) -> Vec<u8> {
     let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
     let script = format!(
         "{{ echo first; '{}' {}; echo more; }} {redir} out 2>/dev/null",
-        env!("CARGO_BIN_EXE_ferry"),
+        gnu::FERRY,
         quoted.join(" ")
     );
     let st = Command::new("sh")

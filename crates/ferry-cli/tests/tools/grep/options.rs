@@ -2,20 +2,9 @@
 //! -m), -b, -T, -Z, -z, --line-buffered, --color and GREP_COLORS, binary
 //! files (-a, -I, --binary-files), option errors.
 
-mod gnu;
-use gnu::{run, same, Corpus};
+use crate::gnu;
+use gnu::{run, s, same, xorshift, Corpus};
 use proptest::prelude::*;
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
 
 /// `n` lines, of which about one in `every` holds "hit" (some hold
 /// "miss" too, so -v and -o have something to show); runs of adjacent
@@ -296,7 +285,7 @@ fn colours_and_grep_colors() {
     // A WHEN GNU does not know: its help text and status 0 (the texts
     // differ, so only the status and the start are compared).
     let r = run(
-        env!("CARGO_BIN_EXE_ferry"),
+        gnu::FERRY,
         &s(&["grep", "--color=bad", "X", "x"]),
         None,
         c.path(),
@@ -389,13 +378,12 @@ fn option_errors_and_digit_options() {
 #[test]
 fn line_buffered_output_arrives_line_by_line() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     for args in [
         &["--line-buffered", "hit"][..],
         &["--line-buffered", "-c", "-A1", "-n", "hit"],
     ] {
-        let mut ch = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .arg("grep")
+        let mut ch = gnu::ferry("grep")
             .args(args)
             .env("LC_ALL", "C")
             .stdin(Stdio::piped())

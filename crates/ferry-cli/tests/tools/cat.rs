@@ -1,11 +1,7 @@
 //! `ferry cat` against GNU cat.
 
-mod gnu;
-use gnu::{same, Corpus};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 #[test]
 fn every_option_on_every_input() {
@@ -75,7 +71,7 @@ fn output_to_a_file_and_to_itself() {
     let c = Corpus::new();
     let out = c.file("out");
     let f = std::fs::File::create(&out).unwrap();
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let st = std::process::Command::new(gnu::FERRY)
         .args(["cat", "text", "binary"])
         .current_dir(c.path())
         .stdout(f)
@@ -89,7 +85,7 @@ fn output_to_a_file_and_to_itself() {
     .concat();
     assert!(std::fs::read(&out).unwrap() == want);
     // Appending a file to itself: GNU refuses ("input file is output file").
-    for prog in [env!("CARGO_BIN_EXE_ferry"), "cat"] {
+    for prog in [gnu::FERRY, "cat"] {
         let p = c.file(&format!("self-{}", prog.len()));
         std::fs::write(&p, b"abc\n").unwrap();
         let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
@@ -114,7 +110,7 @@ fn closed_pipe_ends_quietly_like_gnu() {
     let c = Corpus::new();
     let big = c.file("big");
     std::fs::write(&big, gnu::texty(8 << 20, 3)).unwrap();
-    for (prog, pre) in [(env!("CARGO_BIN_EXE_ferry"), vec!["cat"]), ("cat", vec![])] {
+    for (prog, pre) in [(gnu::FERRY, vec!["cat"]), ("cat", vec![])] {
         for opt in [None, Some("-n")] {
             let mut cmd = std::process::Command::new(prog);
             cmd.args(&pre);
@@ -163,7 +159,7 @@ fn a_few_hundred_mebibytes() {
     }
     let out = c.file("huge-copy");
     let f = std::fs::File::create(&out).unwrap();
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let st = std::process::Command::new(gnu::FERRY)
         .args(["cat", "huge"])
         .current_dir(c.path())
         .stdout(f)
@@ -173,7 +169,7 @@ fn a_few_hundred_mebibytes() {
     let (a, b) = (std::fs::read(&big).unwrap(), std::fs::read(&out).unwrap());
     assert!(a == b, "300 MiB copy differs");
     // Into a pipe: spliced through a private pipe, 1 MiB at a time.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = std::process::Command::new(gnu::FERRY)
         .args(["cat", "huge"])
         .current_dir(c.path())
         .output()
@@ -188,7 +184,7 @@ fn a_few_hundred_mebibytes() {
         .args([
             "-c",
             "dd bs=12345 count=1 of=/dev/null 2>/dev/null; exec \"$0\" cat - huge",
-            env!("CARGO_BIN_EXE_ferry"),
+            gnu::FERRY,
         ])
         .current_dir(c.path())
         .stdin(std::fs::File::open(&big).unwrap())
@@ -206,7 +202,7 @@ fn a_few_hundred_mebibytes() {
     );
     assert!(o.stdout[..a.len() - 12345] == a[12345..] && o.stdout[a.len() - 12345..] == a[..]);
     // Through a pipe (the splice path), with -n (the formatting path).
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let o = std::process::Command::new(gnu::FERRY)
         .args(["cat", "-n", "huge"])
         .current_dir(c.path())
         .output()
@@ -229,7 +225,7 @@ fn a_few_hundred_mebibytes() {
         "head -c 400000000 /dev/zero > out; exec \"$@\" huge 1<> out",
     ] {
         let mut got = Vec::new();
-        for prog in [vec![env!("CARGO_BIN_EXE_ferry"), "cat"], vec!["cat"]] {
+        for prog in [vec![gnu::FERRY, "cat"], vec!["cat"]] {
             let st = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(script)
@@ -258,10 +254,9 @@ fn a_few_hundred_mebibytes() {
 #[test]
 fn formatted_output_from_a_pipe_is_not_held_back() {
     use std::io::{Read, Write};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     for opts in [&["-v"][..], &["-n"], &["-A"], &["-s", "-E"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .arg("cat")
+        let mut child = gnu::ferry("cat")
             .args(opts)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -1,11 +1,7 @@
 //! `ferry wc` against GNU wc, in the C and UTF-8 locales.
 
-mod gnu;
-use gnu::{same, Corpus};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
 
@@ -107,7 +103,7 @@ fn stdin_widths_totals_and_errors() {
 fn stdin_redirected_from_a_regular_file() {
     // Widths come from the file's size; -c alone reads nothing.
     let c = Corpus::new();
-    for (prog, pre) in [(env!("CARGO_BIN_EXE_ferry"), vec!["wc"]), ("wc", vec![])] {
+    for (prog, pre) in [(gnu::FERRY, vec!["wc"]), ("wc", vec![])] {
         let _ = (prog, pre);
     }
     for args in [vec![], vec!["-c"], vec!["-lw"], vec!["-m"]] {
@@ -120,7 +116,7 @@ fn stdin_redirected_from_a_regular_file() {
                 .output()
                 .unwrap()
         };
-        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["wc"]);
+        let ours = run(gnu::FERRY, &["wc"]);
         let gnu = run("wc", &[]);
         assert_eq!(ours.stdout, gnu.stdout, "wc {args:?} < text");
         assert_eq!(ours.status.code(), gnu.status.code());

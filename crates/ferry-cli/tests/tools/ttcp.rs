@@ -2,39 +2,12 @@
 //! process over loopback TCP, every pair of I/O modes, data from a file,
 //! a pipe and the generated pattern, to standard output and to the sink.
 
+use crate::gnu::{ferry, next_port, random_bytes};
 use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 const MODES: [&str; 4] = ["read-write", "exchange", "splice", "sendfile"];
-
-fn ferry() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
-    c.arg("ttcp");
-    c
-}
-
-fn data(len: usize) -> Vec<u8> {
-    let mut x = 0x2545_F491_4F6C_DD1Du64 ^ len as u64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
-/// Ports below the kernel's ephemeral range (32768–60999), so that no
-/// `bind(0)` of a test running beside these takes one between our choice
-/// and the receiver's bind; per process and per call, so tests differ.
-fn next_port() -> u16 {
-    use std::sync::atomic::{AtomicU16, Ordering};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let k = NEXT.fetch_add(1, Ordering::Relaxed);
-    20_000 + ((std::process::id() as u16 % 200) * 50 + k) % 12_000
-}
 
 /// A receiver listening on a port of its own: (child, port). A port some
 /// other program holds makes the receiver fail at once; the next is tried.
@@ -57,7 +30,7 @@ impl Rx {
 fn receiver_to(args: &[&str], out: impl Fn() -> Stdio) -> (Rx, u16) {
     for _ in 0..50 {
         let port = next_port();
-        let mut c = ferry()
+        let mut c = ferry("ttcp")
             .args(["-r", "-p", &port.to_string()])
             .args(args)
             .stdout(out())
@@ -92,7 +65,7 @@ fn wait_listening(port: u16, c: &mut Child) -> bool {
 
 /// Runs a transmitter to `port` (where a receiver listens).
 fn transmit(port: u16, args: &[&str], stdin: Stdio) -> Output {
-    ferry()
+    ferry("ttcp")
         .args(["-t", "-p", &port.to_string()])
         .args(args)
         .stdin(stdin)
@@ -156,7 +129,7 @@ fn the_pattern_is_printable_ascii_in_order() {
 
 #[test]
 fn standard_input_arrives_on_standard_output_whole() {
-    let bytes = data(3 << 20 | 12345);
+    let bytes = random_bytes(3 << 20 | 12345, 11);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in");
     std::fs::write(&path, &bytes).unwrap();
@@ -205,7 +178,7 @@ fn standard_input_arrives_on_standard_output_whole() {
 #[test]
 fn no_receiver_is_an_error_naming_the_address() {
     let port = next_port();
-    let out = ferry()
+    let out = ferry("ttcp")
         .args(["-t", "-s", "-p", &port.to_string(), "127.0.0.1"])
         .output()
         .unwrap();
@@ -228,7 +201,7 @@ fn a_receiver_that_goes_away_is_a_write_error_with_the_bytes_moved() {
             std::io::Read::read_exact(&mut s, &mut b).unwrap();
             // Closing with unread data makes the kernel reset the connection.
         });
-        let out = ferry()
+        let out = ferry("ttcp")
             .args(["-t", "-s", "-l", "1M", "-n", "100000", "--io", tx])
             .args(["-p", &port.to_string(), "127.0.0.1"])
             .output()
@@ -258,17 +231,17 @@ fn usage_errors_say_what_is_wrong() {
         (&["-t", "-u", "h"], "UDP (-u) is not supported"),
     ];
     for (args, want) in cases {
-        let out = ferry().args(args).output().unwrap();
+        let out = ferry("ttcp").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{args:?}: {err}");
     }
     for bad in ["0", "2G", "x"] {
-        let out = ferry().args(["-r", "-l", bad]).output().unwrap();
+        let out = ferry("ttcp").args(["-r", "-l", bad]).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "-l {bad}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("invalid buffer length"));
     }
-    let mut c = ferry()
+    let mut c = ferry("ttcp")
         .arg("--help")
         .stdout(Stdio::piped())
         .spawn()

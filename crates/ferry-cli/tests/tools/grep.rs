@@ -1,11 +1,14 @@
 //! `ferry grep` against GNU grep, in the C and UTF-8 locales.
 
-mod gnu;
-use gnu::{same, Corpus};
+#[path = "grep/options.rs"]
+mod options;
+#[path = "grep/recursive.rs"]
+mod recursive;
+#[path = "grep/regex.rs"]
+mod regex;
 
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 const LOCALES: [&str; 2] = ["C", "C.UTF-8"];
 

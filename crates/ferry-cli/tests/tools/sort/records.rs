@@ -3,14 +3,9 @@
 //! keys), sorted stably by the key's bytes, in memory and through runs on
 //! disk, checked against a stable sort of the same records.
 
+use crate::gnu;
+use gnu::xorshift;
 use std::process::Command;
-
-fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
 
 /// `n` records of `size` bytes: a key of `kbytes` bytes at `koff` drawn
 /// from few values (many equal keys, so stability shows), the rest the
@@ -54,9 +49,9 @@ fn expected(
     recs.concat()
 }
 
-fn ferry(args: &[&str], dir: &std::path::Path) -> (i32, Vec<u8>, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .arg("sort")
+/// Runs `ferry sort ARGS` in `dir`: (status, stdout, stderr).
+fn run_sort(args: &[&str], dir: &std::path::Path) -> (i32, Vec<u8>, String) {
+    let o = gnu::ferry("sort")
         .args(args)
         .current_dir(dir)
         .output()
@@ -85,7 +80,7 @@ fn records_sort_stably_by_their_key_in_memory_and_on_disk() {
         let mut a = vec!["--record-size", "100", "--key-bytes", "10"];
         a.extend_from_slice(extra);
         a.push("r");
-        let (code, out, err) = ferry(&a, d);
+        let (code, out, err) = run_sort(&a, d);
         assert_eq!(code, 0, "{extra:?}: {err}");
         assert!(
             out == expected(&data, 100, 0, 10, rev, uniq),
@@ -95,7 +90,7 @@ fn records_sort_stably_by_their_key_in_memory_and_on_disk() {
     // A key inside the record.
     let data = records(5_000, 24, 8, 4, 2);
     std::fs::write(d.join("k"), &data).unwrap();
-    let (code, out, err) = ferry(
+    let (code, out, err) = run_sort(
         &[
             "--record-size",
             "24",
@@ -118,14 +113,14 @@ fn bad_records_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("odd"), vec![1u8; 250]).unwrap();
-    let (code, out, err) = ferry(&["--record-size", "100", "--key-bytes", "10", "odd"], d);
+    let (code, out, err) = run_sort(&["--record-size", "100", "--key-bytes", "10", "odd"], d);
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(
         err.contains("250 bytes are not a whole number of 100-byte records"),
         "{err}"
     );
-    let (code, _, err) = ferry(
+    let (code, _, err) = run_sort(
         &[
             "--record-size",
             "10",
@@ -139,10 +134,10 @@ fn bad_records_are_clear_errors() {
     );
     assert_eq!(code, 2);
     assert!(err.contains("passes the end"), "{err}");
-    let (code, _, err) = ferry(&["--key-bytes", "8", "odd"], d);
+    let (code, _, err) = run_sort(&["--key-bytes", "8", "odd"], d);
     assert_eq!(code, 2);
     assert!(err.contains("need --record-size"), "{err}");
-    let (code, _, err) = ferry(&["--record-size", "0", "odd"], d);
+    let (code, _, err) = run_sort(&["--record-size", "0", "odd"], d);
     assert_eq!(code, 2, "{err}");
 }
 
@@ -180,8 +175,7 @@ fn long_keys_and_several_inputs_sort_as_one() {
         ];
         a.extend_from_slice(extra);
         a.extend_from_slice(&["small", "big", "-"]);
-        let o = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .arg("sort")
+        let o = gnu::ferry("sort")
             .args(&a)
             .current_dir(d)
             .stdin(std::process::Stdio::piped())
@@ -223,7 +217,7 @@ fn a_partial_record_at_the_end_of_a_large_file_is_an_error() {
         let mut a = vec!["--record-size", "100", "--key-bytes", "10"];
         a.extend_from_slice(extra);
         a.extend_from_slice(&["-o", "out", "cut"]);
-        let (code, out, err) = ferry(&a, d);
+        let (code, out, err) = run_sort(&a, d);
         assert_eq!(code, 2, "{extra:?}: {err}");
         assert!(out.is_empty());
         assert!(
@@ -242,31 +236,18 @@ fn a_partial_record_at_the_end_of_a_large_file_is_an_error() {
 /// order, and the result is the same stable sort, with `-u` too.
 #[test]
 fn more_runs_than_the_fan_in_merge_in_groups() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let data = records(30_000, 100, 0, 10, 5);
     std::fs::write(d.join("r"), &data).unwrap();
     for uniq in [false, true] {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+        let mut c = Command::new(gnu::FERRY);
         c.args(["sort", "--record-size", "100", "--key-bytes", "10"])
             .args(["-S", "64K", "-T", "."])
             .args(if uniq { &["-u"][..] } else { &[][..] })
             .arg("r")
             .current_dir(d);
-        // SAFETY: setrlimit only, between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                let l = libc::rlimit {
-                    rlim_cur: 64,
-                    rlim_max: 64,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        gnu::with_open_file_limit(&mut c, 64);
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(

@@ -1,7 +1,7 @@
 //! Writing to a pipe whose reader has gone, with SIGPIPE ignored or not
 //! when the tool starts, against the GNU tools.
 
-mod gnu;
+use crate::gnu;
 
 /// Inputs large enough that every tool writes more than a pipe holds.
 fn inputs() -> tempfile::TempDir {
@@ -40,7 +40,7 @@ fn ignored_sigpipe_is_reported_as_a_write_error() {
     let dir = inputs();
     for case in CASES {
         let mut fargs = case.to_vec();
-        let ours = gnu::to_closed_pipe(env!("CARGO_BIN_EXE_ferry"), &fargs, dir.path(), true);
+        let ours = gnu::to_closed_pipe(gnu::FERRY, &fargs, dir.path(), true);
         fargs.remove(0);
         let theirs = gnu::to_closed_pipe(case[0], &fargs, dir.path(), true);
         assert_eq!(
@@ -57,7 +57,7 @@ fn ignored_sigpipe_is_reported_as_a_write_error() {
 fn default_sigpipe_ends_the_tool() {
     let dir = inputs();
     for case in CASES {
-        let ours = gnu::to_closed_pipe(env!("CARGO_BIN_EXE_ferry"), case, dir.path(), false);
+        let ours = gnu::to_closed_pipe(gnu::FERRY, case, dir.path(), false);
         let theirs = gnu::to_closed_pipe(case[0], &case[1..], dir.path(), false);
         assert_eq!((ours.code, ours.stderr.as_str()), (141, ""), "{case:?}");
         assert_eq!((theirs.code, theirs.stderr.as_str()), (141, ""), "{case:?}");
@@ -69,7 +69,7 @@ fn default_sigpipe_ends_the_tool() {
 #[test]
 fn pipe_keeps_the_sigpipe_disposition_it_started_with() {
     let dir = inputs();
-    let f = env!("CARGO_BIN_EXE_ferry");
+    let f = gnu::FERRY;
     let r = gnu::to_closed_pipe(f, &["pipe", "big", "-"], dir.path(), true);
     assert_eq!(
         (r.code, r.stderr.as_str()),

@@ -1,26 +1,11 @@
 //! `ferry diff` against GNU diff: normal and unified output on generated
 //! pairs of files, and the statuses and messages.
 
-mod gnu;
-use gnu::{same, Corpus};
+#[path = "diff/options.rs"]
+mod options;
 
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::gnu;
+use gnu::{s, same, Corpus, Rng};
 
 /// A file of `n` lines drawn from `vocab` distinct lines (small vocab:
 /// many repeats, so many equally short edit scripts).
@@ -202,7 +187,7 @@ fn scattered_differences_give_a_correct_short_script() {
             args.extend(["-a".to_string(), x.to_string(), y.to_string()]);
             gnu::run(prog, &args, None, c.path(), &[])
         };
-        let ours = run(env!("CARGO_BIN_EXE_ferry"), &["diff"]);
+        let ours = run(gnu::FERRY, &["diff"]);
         let theirs = run("diff", &[]);
         assert_eq!(ours.code, 1);
         assert_eq!(theirs.code, 1);
@@ -341,7 +326,7 @@ fn the_same_input_twice_is_identical() {
         "diff - f < f >/dev/null",
         "(read x; diff - f) < f >/dev/null",
     ] {
-        let ferry = format!("{} diff", env!("CARGO_BIN_EXE_ferry"));
+        let ferry = format!("{} diff", gnu::FERRY);
         let ours = gnu::sh_bounded(&script.replace("diff", &ferry), d.path());
         assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
     }
@@ -448,7 +433,6 @@ fn diff_as_gnu_after(
     watch: &str,
     change: impl FnOnce(&std::path::Path),
 ) {
-    use std::os::unix::process::ExitStatusExt;
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("a"), a).unwrap();
     std::fs::write(d.path().join("b"), b).unwrap();
@@ -459,10 +443,7 @@ fn diff_as_gnu_after(
     change(d.path());
     let (st, out, err) = ferry.resume();
     let gnu = gnu::run("diff", &s(&args[1..]), None, d.path(), &[]);
-    let ours = (
-        st.code().unwrap_or(128 + st.signal().unwrap_or(0)),
-        gnu::as_gnu(&err, "diff"),
-    );
+    let ours = (gnu::exit_code(st), gnu::as_gnu(&err, "diff"));
     assert_eq!(ours, (gnu.code, gnu.stderr), "{args:?}, {watch} mapped");
     assert!(
         out == gnu.stdout,

@@ -1,11 +1,7 @@
 //! `ferry cmp` against GNU cmp.
 
-mod gnu;
-use gnu::{same, Corpus};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 /// Files that differ from a base in chosen places, and shorter copies.
 fn variants(c: &Corpus) -> Vec<String> {
@@ -371,7 +367,7 @@ fn the_same_input_twice_is_identical() {
         d.path(),
     );
     for script in ["cmp - f < f >/dev/null", "(read x; cmp - f) < f >/dev/null"] {
-        let ferry = format!("{} cmp", env!("CARGO_BIN_EXE_ferry"));
+        let ferry = format!("{} cmp", gnu::FERRY);
         let ours = gnu::sh_bounded(&script.replace("cmp", &ferry), d.path());
         assert_eq!(ours, gnu::sh_bounded(script, d.path()), "{script}");
     }

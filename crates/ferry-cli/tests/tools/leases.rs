@@ -9,7 +9,7 @@
 //! through at once, and the tool reads whatever bytes were there (a file
 //! cut short under it is an error, never a crash).
 
-mod gnu;
+use crate::gnu;
 
 use std::os::unix::process::ExitStatusExt;
 

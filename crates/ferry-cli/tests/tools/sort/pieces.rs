@@ -1,11 +1,13 @@
-//! Adversarial review (s19) of `ferry sort`'s mapped pieces, O_TMPFILE
-//! runs, binary records and output thread: differential against GNU sort
-//! (`/usr/bin/sort`, LC_ALL=C) and a reference for records. Two failed
-//! when written (more runs than descriptors: EMFILE; the message for an
-//! unusable -T), both fixed.
+//! `ferry sort` at the edges of its mapped pieces, O_TMPFILE runs, binary
+//! records and output thread, against GNU sort (`/usr/bin/sort`,
+//! LC_ALL=C) and, for records, a reference sort. Two of these found bugs,
+//! since fixed: more runs than descriptors ended in EMFILE
+//! (`many_runs_under_a_low_open_file_limit`), and an unusable `-T` gave a
+//! message that was not GNU's (`unusable_temp_dir_message_is_gnus`).
 
+use crate::gnu;
+use gnu::xorshift;
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -21,9 +23,7 @@ fn run(prog: &str, args: &[&str], dir: &Path, stdin: Option<&Path>, nofile: Opti
     let mut c = if prog == GNU {
         Command::new(GNU)
     } else {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
-        c.arg("sort");
-        c
+        gnu::ferry("sort")
     };
     c.args(args).current_dir(dir).env("LC_ALL", "C");
     c.stdin(match stdin {
@@ -31,18 +31,7 @@ fn run(prog: &str, args: &[&str], dir: &Path, stdin: Option<&Path>, nofile: Opti
         None => Stdio::null(),
     });
     if let Some(n) = nofile {
-        unsafe {
-            c.pre_exec(move || {
-                let r = libc::rlimit {
-                    rlim_cur: n,
-                    rlim_max: n,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        gnu::with_open_file_limit(&mut c, n);
     }
     let o = c.output().unwrap();
     Out {
@@ -57,13 +46,6 @@ fn both(args: &[&str], dir: &Path, stdin: Option<&Path>) -> (Out, Out) {
         run("ferry", args, dir, stdin, None),
         run(GNU, args, dir, stdin, None),
     )
-}
-
-fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
 }
 
 /// `size` bytes of lines up to `linelen` long from a small alphabet (many
@@ -225,9 +207,7 @@ fn full_device_and_broken_pipe() {
             let mut c = if prog == GNU {
                 Command::new(GNU)
             } else {
-                let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
-                c.arg("sort");
-                c
+                gnu::ferry("sort")
             };
             let mut child = c
                 .args(o)
@@ -251,10 +231,10 @@ fn full_device_and_broken_pipe() {
 }
 
 /// Many runs (a 20 MB input with `-S 64K`: about 300 pieces) under an
-/// open-file limit of 256: GNU merges 16 runs at a time and succeeds;
-/// ferry keeps one open descriptor per run and fails EMFILE ("write
-/// failed: /tmp/sort (an unnamed temporary file): Too many open files").
-/// (Pre-existing: runs were one open file each before these changes too.)
+/// open-file limit of 256: GNU merges 16 runs at a time and succeeds.
+/// ferry kept one open descriptor per run and failed with EMFILE ("write
+/// failed: /tmp/sort (an unnamed temporary file): Too many open files");
+/// it now merges in groups too.
 #[test]
 fn many_runs_under_a_low_open_file_limit() {
     let d = tempfile::tempdir().unwrap();
@@ -268,7 +248,8 @@ fn many_runs_under_a_low_open_file_limit() {
 }
 
 /// A `-T` directory that cannot take a file: GNU's message ("cannot
-/// create temporary file in 'DIR': …") and status 2.
+/// create temporary file in 'DIR': …") and status 2 (ferry's message was
+/// its own).
 #[test]
 fn unusable_temp_dir_message_is_gnus() {
     let d = tempfile::tempdir().unwrap();
@@ -356,7 +337,7 @@ fn records_against_a_reference() {
                         }
                         args.extend_from_slice(&["a", "e", "-", "b"]);
                         // stdin as a pipe
-                        let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+                        let mut c = Command::new(gnu::FERRY);
                         let mut child = c
                             .arg("sort")
                             .args(&args)

@@ -6,14 +6,10 @@
 //! (GNU's fts sorts only very large directories, by inode), so the trees
 //! here are small and outputs are compared as they come.
 
-mod gnu;
-use gnu::same;
+use crate::gnu;
+use gnu::{s, same};
 use std::os::unix::fs::symlink;
 use std::path::Path;
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
 
 /// A tree with files at several depths, hidden ones, a binary file,
 /// symbolic links to a file, a directory, nowhere and up the tree.

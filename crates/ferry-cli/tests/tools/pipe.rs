@@ -1,43 +1,17 @@
 //! `ferry pipe` as a user runs it: real files, pipes, TCP and Unix
 //! sockets, processes on both ends.
 
-mod gnu;
+use crate::gnu;
+use gnu::{ferry, next_port, random_bytes};
 
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn ferry() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
-    c.arg("pipe");
-    c
-}
-
-/// A port below the kernel's ephemeral range, different per process and
-/// per call (ttcp's tests use another part of the range).
-fn quiet_port() -> u16 {
-    use std::sync::atomic::{AtomicU16, Ordering};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let k = NEXT.fetch_add(1, Ordering::Relaxed);
-    10_000 + ((std::process::id() as u16 % 200) * 40 + k) % 8_000
-}
-
-fn data(len: usize) -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ len as u64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// Runs `ferry pipe ARGS`; (status, stdout, stderr).
 fn run(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut c = ferry()
+    let mut c = ferry("pipe")
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -61,7 +35,7 @@ fn run(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
 #[test]
 fn files_stdin_and_stdout() {
     let d = tempfile::tempdir().unwrap();
-    let bytes = data(1 << 20 | 333);
+    let bytes = random_bytes(1 << 20 | 333, 7);
     let src = d.path().join("src");
     std::fs::write(&src, &bytes).unwrap();
     let s = src.to_str().unwrap();
@@ -83,7 +57,7 @@ fn files_stdin_and_stdout() {
 #[test]
 fn fixed_records_padded_into_a_file() {
     let d = tempfile::tempdir().unwrap();
-    let bytes = data(10_000);
+    let bytes = random_bytes(10_000, 7);
     let src = d.path().join("src");
     std::fs::write(&src, &bytes).unwrap();
     let out = d.path().join("out");
@@ -128,15 +102,15 @@ fn wait_for<T>(mut connect: impl FnMut() -> std::io::Result<T>) -> T {
 #[test]
 fn tcp_both_ways() {
     let d = tempfile::tempdir().unwrap();
-    let bytes = data(3 << 20);
+    let bytes = random_bytes(3 << 20, 7);
     let src = d.path().join("src");
     std::fs::write(&src, &bytes).unwrap();
     // A port below the ephemeral range (32768–60999): no bind(0) of a
     // test running beside this one can take it before ferry binds it.
-    let port = quiet_port();
+    let port = next_port();
     // ferry listens and writes what comes to a file…
     let out = d.path().join("out");
-    let listener = ferry()
+    let listener = ferry("pipe")
         .args([
             &format!("tcp-listen:127.0.0.1:{port}"),
             out.to_str().unwrap(),
@@ -146,7 +120,7 @@ fn tcp_both_ways() {
         .unwrap();
     // …and ferry sends the file to it (sendfile on the kernel's path).
     let send = || {
-        let o = ferry()
+        let o = ferry("pipe")
             .args([
                 "--stats",
                 src.to_str().unwrap(),
@@ -178,7 +152,7 @@ fn tcp_both_ways() {
     let port = l.local_addr().unwrap().port();
     let server = std::thread::spawn(move || {
         let (mut s, _) = l.accept().unwrap();
-        s.write_all(&data(200_000)).unwrap();
+        s.write_all(&random_bytes(200_000, 7)).unwrap();
     });
     let (code, got, err) = run(
         &["--block", "1000", &format!("tcp:127.0.0.1:{port}"), "-"],
@@ -186,23 +160,23 @@ fn tcp_both_ways() {
     );
     server.join().unwrap();
     assert_eq!(code, 0, "{err}");
-    assert!(got == data(200_000));
+    assert!(got == random_bytes(200_000, 7));
 }
 
 #[test]
 fn unix_sockets_and_the_end_of_data() {
     let d = tempfile::tempdir().unwrap();
     let sock = d.path().join("s");
-    let bytes = data(500_000);
+    let bytes = random_bytes(500_000, 7);
     let src = d.path().join("src");
     std::fs::write(&src, &bytes).unwrap();
-    let listener = ferry()
+    let listener = ferry("pipe")
         .args([&format!("unix-listen:{}", sock.display()), "-"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let send = || {
-        let o = ferry()
+        let o = ferry("pipe")
             .args([src.to_str().unwrap(), &format!("unix:{}", sock.display())])
             .output()
             .unwrap();
@@ -234,7 +208,7 @@ fn errors_name_the_endpoint() {
     assert_eq!(code, 1);
     assert_eq!(err, format!("ferry pipe: {m}: No such file or directory\n"));
     // A port nobody listens on.
-    let port = quiet_port();
+    let port = next_port();
     let (code, _, err) = run(&["-", &format!("tcp:127.0.0.1:{port}")], b"x");
     assert_eq!(code, 1);
     assert!(
@@ -257,7 +231,7 @@ fn errors_name_the_endpoint() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
     // /dev/full: ENOSPC, with how much arrived.
-    let (code, _, err) = run(&["-", "/dev/full"], &data(10_000));
+    let (code, _, err) = run(&["-", "/dev/full"], &random_bytes(10_000, 7));
     assert_eq!(code, 1);
     assert!(
         err.contains("/dev/full: write error: No space left on device (0 bytes arrived)"),
@@ -271,8 +245,8 @@ fn errors_name_the_endpoint() {
 fn a_closed_reader_ends_it_by_sigpipe() {
     let d = tempfile::tempdir().unwrap();
     let src = d.path().join("src");
-    std::fs::write(&src, data(8 << 20)).unwrap();
-    let mut c = ferry()
+    std::fs::write(&src, random_bytes(8 << 20, 7)).unwrap();
+    let mut c = ferry("pipe")
         .args([src.to_str().unwrap(), "-"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -381,7 +355,7 @@ fn pipe_names_files_as_bytes() {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
     let (dir, names) = gnu::non_utf8_names();
-    let o = ferry()
+    let o = ferry("pipe")
         .args([names[4].clone(), OsString::from("-")])
         .current_dir(dir.path())
         .output()
@@ -391,7 +365,7 @@ fn pipe_names_files_as_bytes() {
         o.stderr,
         b"ferry pipe: no\xffne: No such file or directory\n"
     );
-    let ours = ferry()
+    let ours = ferry("pipe")
         .args([names[0].clone(), names[0].clone()])
         .current_dir(dir.path())
         .output()
@@ -418,7 +392,7 @@ fn pipe_names_files_as_bytes() {
     });
     let mut spec = b"unix:".to_vec();
     spec.extend_from_slice(b"s\xff");
-    let o = ferry()
+    let o = ferry("pipe")
         .args([OsString::from("b"), OsString::from_vec(spec)])
         .current_dir(dir.path())
         .output()

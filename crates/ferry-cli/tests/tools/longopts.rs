@@ -2,12 +2,8 @@
 //! every tool, against the GNU tools: the same output, status and message,
 //! ambiguous prefixes included.
 
-mod gnu;
-use gnu::{same, Corpus};
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
-}
+use crate::gnu;
+use gnu::{s, same, Corpus};
 
 #[test]
 fn every_tool_takes_unambiguous_prefixes_as_gnu_does() {
