@@ -7,9 +7,7 @@
 //! that end inside a line, NULs, CRLF, bytes ≥ 0x80, pipes, missing files,
 //! directories and a full disk.
 
-mod common;
-
-use common::{include, libdir};
+use crate::common::{include, libdir, wait_with_deadline, Gen, DEADLINE};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -75,19 +73,8 @@ fn run(tool: &str, build: &str, dir: &Path, args: &[&str], stdin: Option<&[u8]>)
     } else {
         Stdio::null()
     });
-    let mut child = c.spawn().expect("running a bench program");
-    let feeder = stdin.map(|data| {
-        let mut sin = child.stdin.take().expect("piped");
-        let data = data.to_vec();
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = sin.write_all(&data);
-        })
-    });
-    let o = child.wait_with_output().expect("waiting");
-    if let Some(f) = feeder {
-        let _ = f.join();
-    }
+    let child = c.spawn().expect("running a bench program");
+    let o = wait_with_deadline(child, stdin.unwrap_or_default().to_vec(), DEADLINE);
     Out {
         status: o.status.code(),
         stdout: o.stdout,
@@ -114,21 +101,10 @@ fn all_builds(tool: &str, dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Ou
     first
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Text of lines between `min` and `max` bytes from `alphabet`, `size`
 /// bytes in all (the last line may be cut short: no final newline).
 fn text(seed: u64, size: usize, min: usize, max: usize, alphabet: &[u8]) -> Vec<u8> {
-    let mut r = Rng(seed | 1);
+    let mut r = Gen::new(seed);
     let mut v = Vec::with_capacity(size);
     while v.len() < size {
         let n = min + (r.next() as usize) % (max - min + 1);
@@ -145,7 +121,7 @@ fn text(seed: u64, size: usize, min: usize, max: usize, alphabet: &[u8]) -> Vec<
 fn inputs() -> Vec<(&'static str, Vec<u8>)> {
     let words = b"abcdefghij   \t";
     let mut binary = Vec::new();
-    let mut r = Rng(99);
+    let mut r = Gen::new(99);
     while binary.len() < 2_300_000 {
         binary.extend_from_slice(&r.next().to_le_bytes());
     }

@@ -2,9 +2,7 @@
 //! the build tree (target/<profile>/pkgconfig/ferry.pc) and from an
 //! installed prefix (scripts/install-c.sh), linked shared and static.
 
-mod common;
-
-use common::{include, libdir};
+use crate::common::{include, libdir};
 use std::path::Path;
 use std::process::Command;
 

@@ -5,9 +5,7 @@
 //! or the buffers (glibc has none of them): they check themselves and must
 //! exit 0 and print "ok".
 
-mod common;
-
-use common::{include, libdir};
+use crate::common::{include, libdir, wait_with_deadline, DEADLINE};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -61,10 +59,6 @@ struct Out {
     stderr: Vec<u8>,
 }
 
-/// How long a test program may run before it counts as hung (killed,
-/// status None).
-const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
-
 fn run_with(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) -> Out {
     let mut c = Command::new(exe);
     c.arg(dir).args(args).current_dir(dir);
@@ -73,7 +67,7 @@ fn run_with(exe: &Path, dir: &Path, stdin: &[u8], args: &[&str], env: &[(&str, &
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = c.spawn().expect("running a test program");
-    let o = common::wait_with_deadline(child, stdin.to_vec(), DEADLINE);
+    let o = wait_with_deadline(child, stdin.to_vec(), DEADLINE);
     Out {
         status: o.status.code(),
         stdout: o.stdout,
@@ -205,7 +199,7 @@ fn descriptor_offsets_follow_the_stream() {
     same("offsets.c", b"", &[]);
 }
 
-/// The shell-group case of issue 19: `{ prog; cat; } < in 1<> out`, prog
+/// A shell group, `{ prog; cat; } < in 1<> out`, prog
 /// built against glibc and against ferry. At exit ferry's streams leave
 /// both descriptors' offsets where they stopped: cat reads on after prog's
 /// line and writes after prog's output.
@@ -555,7 +549,7 @@ fn line_buffering_on_a_pseudo_terminal() {
 }
 
 /// glibc drops what a failed flush could not write: a later fclose has
-/// nothing left to fail on (issue 19).
+/// nothing left to fail on.
 #[test]
 fn failed_flush_drops_the_buffer() {
     same("full_device.c", b"", &[]);
@@ -575,14 +569,14 @@ fn unbuffered_input_reads_no_further() {
     same("unbuffered_input.c", b"", &[]);
 }
 
-/// fmemopen, every mode, against glibc (issue 19).
+/// fmemopen, every mode, against glibc.
 #[test]
 fn fmemopen_as_glibc() {
     same("fmemopen.c", b"", &[]);
 }
 
 /// open_memstream's size and buffer after fflush and fclose, against
-/// glibc (issue 19).
+/// glibc.
 #[test]
 fn open_memstream_as_glibc() {
     same("memstream.c", b"", &[]);
@@ -646,4 +640,54 @@ fn a_failed_buffer_write_fails_the_call() {
 #[test]
 fn end_of_file_is_sticky() {
     same("sticky_eof.c", b"", &[]);
+}
+
+/// freopen gives the old stream's regions back. It kept the old stream's
+/// region table: a region of the old stream freed after freopen was
+/// rebuilt on the new stream and returned a lease of the new stream's
+/// buffer with the same slot number, so that buffer was freed (unmapped)
+/// while a live region of the new stream pointed into it.
+#[test]
+fn freopen_gives_the_old_regions_back() {
+    checks_itself("ferry-only/freopen_regions.c", &[]);
+}
+
+/// An emulated-I/O call on a negative descriptor fails at once with
+/// EBADF, even while another thread waits in fgets(stdin). The lookup took
+/// every descriptor up to 2 for a standard stream (it indexed by
+/// `fd.max(0)`) and took stdin's FILE lock to check it, so `write(-1, …)`
+/// waited for the reader.
+#[test]
+fn a_negative_descriptor_fails_at_once_while_stdin_is_read() {
+    checks_itself("ferry-only/negative_fd.c", &["-include", "ferry/unistd.h"]);
+}
+
+/// fscanf over a token longer than 1 MiB in a mapped file ends in linear
+/// time. The scanner, when a scan used all that was buffered, asked for one
+/// byte more and scanned everything again; a mapped window past 1 MiB is
+/// exactly as long as asked, so the view grew one byte per round, each
+/// round mapping and rescanning all of it: quadratic, a hang on hostile
+/// input.
+#[test]
+fn scanf_over_a_long_token_is_not_quadratic() {
+    checks_itself("ferry-only/scanf_long_token.c", &[]);
+}
+
+/// fy_aio_done says 1 only once the kernel has let go of the buffer, also
+/// after fy_aio_cancel and fy_aio_clear of a request still running (a
+/// blocking write into a FIFO, a worker inside write(2)): the cleared
+/// state counted as done while fy_aio_released still said 0, so a program
+/// that trusted the header reused the buffer and its new bytes went out
+/// through the "finished" write.
+#[test]
+fn aio_done_waits_until_a_cleared_request_lets_go_of_its_buffer() {
+    checks_itself("ferry-only/aio_cleared_buffer.c", &[]);
+}
+
+/// fy_aio_set_timeout at its edges: huge and negative timeouts never fire
+/// early, a request queued behind a blocked one times out at its own
+/// deadline (ETIMEDOUT), on both backends.
+#[test]
+fn aio_timeouts_at_their_edges() {
+    checks_itself("ferry-only/aio_timeouts.c", &[]);
 }

@@ -1,5 +1,5 @@
-/* s19 review: fy_aio_set_timeout edges (run by tests/attack_aio_c.rs);
- *   by hand: cc -std=gnu11 -O1 -Wall -pthread -o /tmp/t aio_timeout_edges.c \
+/* fy_aio_set_timeout at its edges (run by tests/c_abi/programs.rs);
+ *   by hand: cc -std=gnu11 -O1 -Wall -pthread -o /tmp/t aio_timeouts.c \
  *      -I crates/ferry-c/include -L target/release -lferry \
  *      -Wl,-rpath,$PWD/target/release && /tmp/t
  * Prints "ok" at the end when every check held. */

@@ -1,7 +1,8 @@
-/* Attack (fixed: freopen gives the old regions back): freopen kept the old stream's region table. A region of the old
- * stream freed after freopen is rebuilt on the new stream and returns a
- * lease of the new stream's buffer with the same slot number: that buffer
- * is freed (unmapped) while a live region of the new stream points into it. */
+/* freopen gives the old stream's regions back. It kept the old stream's
+ * region table: a region of the old stream freed after freopen was
+ * rebuilt on the new stream and returned a lease of the new stream's
+ * buffer with the same slot number, so that buffer was freed (unmapped)
+ * while a live region of the new stream pointed into it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Attack: an emulated-I/O call on a negative descriptor must fail at once
+/* An emulated-I/O call on a negative descriptor must fail at once
  * with EBADF. ferry's lookup() treats every fd <= 2 as a std stream and
  * takes stdin's FILE lock to check it (unistd.rs lookup: index fd.max(0)),
  * so while another thread waits in fgets(stdin), write(-1, ...) blocks too. */

@@ -1,4 +1,4 @@
-/* Attack: fscanf over a long token. ferry's scanf (csrc/format.c
+/* fscanf over a long token. ferry's scanf (csrc/format.c
  * fy__vfscanf_c) scans what is buffered and, if the scan used all of it,
  * asks for avail + 1 bytes and scans everything again. On a mapped file a
  * window past 1 MiB is exactly as long as asked, so a token longer than

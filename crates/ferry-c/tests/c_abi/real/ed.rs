@@ -4,7 +4,7 @@
 //! stdin (setvbuf _IONBF, a byte a call, so a `!` shell command reads on
 //! from where ed stopped), writes with fputs and printf, runs `r !cmd` and
 //! `w !cmd` through popen. Built with its own configure and Makefile. Both
-//! builds run ed's own testsuite scripts and generated editing sessions.
+//! builds run ed's own testsuite scripts and generated editing scripts.
 
 use super::{copy_tree, ferry_cppflags, ferry_libs, pair, same, sh, source, Case, Gen, Out, Pair};
 use std::path::{Path, PathBuf};
@@ -97,11 +97,11 @@ fn upstream_testsuite() {
     }
 }
 
-/// A random editing session over `lines` lines: appends, changes,
+/// A random editing script over `lines` lines: appends, changes,
 /// deletions, moves, copies, joins, substitutions, global commands,
 /// undo, marks, reads and writes of files (and of shell commands), prints
 /// in every form, with some commands that fail on purpose.
-fn session(g: &mut Gen, lines: usize) -> Vec<u8> {
+fn edit_script(g: &mut Gen, lines: usize) -> Vec<u8> {
     let mut s = String::new();
     let addr = |g: &mut Gen| 1 + g.below(lines.max(1) as u64);
     for i in 0..120 {
@@ -137,16 +137,16 @@ fn session(g: &mut Gen, lines: usize) -> Vec<u8> {
 }
 
 #[test]
-fn generated_sessions() {
+fn generated_edit_scripts() {
     let p = ed();
     let mut g = Gen::new(0xed);
     // Up to 128 KiB: ed keeps every line in its scratch file and the
-    // session reads files back in, so a 1 MiB start grows to tens of MiB
+    // script reads files back in, so a 1 MiB start grows to tens of MiB
     // (the debug libferry then takes minutes; 1 MiB runs in error_cases).
     for &n in super::SIZES.iter().filter(|&&n| n <= 131072) {
         let text = g.text(n);
         let lines = text.iter().filter(|&&c| c == b'\n').count() + 1;
-        let script = session(&mut g, lines);
+        let script = edit_script(&mut g, lines);
         let case = || {
             Case::new(&["-s", "file"])
                 .file("file", &text)
@@ -156,13 +156,13 @@ fn generated_sessions() {
         same(
             p,
             "ed",
-            &format!("session on {n} bytes"),
+            &format!("script on {n} bytes"),
             &case().stdin_file("script"),
         );
         same(
             p,
             "ed",
-            &format!("piped session on {n} bytes"),
+            &format!("piped script on {n} bytes"),
             &case().stdin(&script),
         );
     }

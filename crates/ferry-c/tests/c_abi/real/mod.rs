@@ -1,15 +1,23 @@
-//! Shared by the real-program tests: fetching a program's source (through
-//! scripts/real-sources.sh, which checks its sha256), building it twice
-//! with its own build system — once against glibc, once unmodified with
-//! `-include ferry/stdio.h` and libferry — and running both builds on the
-//! same generated input, in two directories set up alike, then comparing
-//! status, stdout, stderr and every file the run left behind, byte for
-//! byte.
+//! Real, well-known C programs, built unmodified: each with its own build
+//! system, once against glibc and once with `-include ferry/stdio.h` and
+//! libferry, then both run on the same generated inputs (and error cases)
+//! and compared byte for byte — status, stdout, stderr, and the files
+//! they leave. The sources are fetched once from Debian's archive and
+//! their sha256 checked (scripts/real-sources.sh); none is kept in the
+//! repository. bzip2 (a compressor), Lua (an interpreter, its io library)
+//! and GNU ed (a line editor with a tmpfile scratch buffer); and gnulib's
+//! stdio tests.
+//!
+//! This module holds what they share: fetching a program's source,
+//! building it twice with its own build system, running both builds on the
+//! same input in two directories set up alike, and comparing status,
+//! stdout, stderr and every file the run left behind.
 
 pub mod bzip2;
 pub mod ed;
 pub mod lua;
 
+pub use crate::common::Gen;
 use crate::common::{include, libdir};
 use std::collections::BTreeMap;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -287,46 +295,6 @@ pub fn same(p: &Pair, argv0: &str, what: &str, case: &Case) -> Ran {
         show(&b)
     );
     a
-}
-
-/// A seeded generator (xorshift64*): the same inputs on every run.
-pub struct Gen(u64);
-
-impl Gen {
-    pub fn new(seed: u64) -> Gen {
-        Gen(seed.max(1))
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-    /// Text: words of a small vocabulary, lines of 0 to ~120 bytes, the
-    /// last line with or without its newline.
-    pub fn text(&mut self, n: usize) -> Vec<u8> {
-        const WORDS: [&str; 12] = [
-            "ferry", "stdio", "buffer", "a", "the", "x", "0x1F", "-3.5e2", "\t", "héllo", "line",
-            "42",
-        ];
-        let mut v = Vec::with_capacity(n + 16);
-        while v.len() < n {
-            if self.below(9) == 0 {
-                v.push(b'\n');
-            } else {
-                v.extend_from_slice(WORDS[self.below(WORDS.len() as u64) as usize].as_bytes());
-                v.push(b' ');
-            }
-        }
-        v.truncate(n);
-        v
-    }
 }
 
 /// Input sizes around the usual buffer sizes, and past 1 MiB.
