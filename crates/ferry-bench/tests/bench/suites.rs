@@ -4,10 +4,12 @@
 //! gives. The suites that time the ferry tools find the `ferry` binary
 //! beside `ferry-bench`, built there first (src/workspace.rs).
 
+use crate::BENCH;
 use std::process::Command;
 
+/// Runs `ferry-bench ARGS`: (status, stdout, stderr).
 fn bench(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
+    let out = Command::new(BENCH)
         .args(args)
         .output()
         .expect("run ferry-bench");
@@ -71,7 +73,7 @@ fn bad_arguments_are_clear_errors() {
 fn without_ferry_beside_it_the_suites_say_how_to_build_it() {
     let away = tempfile::tempdir().unwrap();
     let copy = away.path().join("ferry-bench");
-    std::fs::copy(env!("CARGO_BIN_EXE_ferry-bench"), &copy).unwrap();
+    std::fs::copy(BENCH, &copy).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let d = scratch.path().to_str().unwrap();
     for suite in ["asf", "stream", "sort"] {

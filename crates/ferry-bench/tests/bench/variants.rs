@@ -1,9 +1,7 @@
 //! The programs per tool (std, std-1m, compat, asi) give the same output as
 //! each other and as the GNU tool they stand for, on edge-case inputs.
 
-#[path = "../../ferry-cli/tests/gnu/text.rs"]
-mod text;
-
+use crate::{text, BENCH};
 use std::path::Path;
 use std::process::Command;
 
@@ -14,7 +12,7 @@ const KINDS: [&str; 4] = ["std", "std-1m", "compat", "asi"];
 fn variant(dir: &Path, kind: &str, tool: &str, ins: &[&str]) -> (i32, Vec<u8>, Vec<u8>, String) {
     let out = dir.join(format!("out-{kind}-{tool}"));
     let _ = std::fs::remove_file(&out);
-    let o = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
+    let o = Command::new(BENCH)
         .current_dir(dir)
         .args(["variant", kind, tool, out.to_str().unwrap()])
         .args(ins)
@@ -150,7 +148,7 @@ fn cat_into_a_pipe_matches_the_input_with_either_backend() {
     for backend in ["auto", "buffered"] {
         for f in &names {
             for k in KINDS {
-                let o = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
+                let o = Command::new(BENCH)
                     .current_dir(dir)
                     .env("FERRY_BACKEND", backend)
                     .args(["variant", k, "cat", "-", f])
