@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the source of the third-party C programs that ferry-c's
-# real_programs test (and scripts/stdio-conformance.sh) build unmodified,
-# from Debian's archive, once, into ${XDG_CACHE_HOME:-~/.cache}/ferry;
+# real-program tests (crates/ferry-c/tests/c_abi/real/) and
+# scripts/stdio-conformance.sh build unmodified, from Debian's archive,
+# once, into ${XDG_CACHE_HOME:-~/.cache}/ferry;
 # checks each tarball's sha256 against the one recorded here, unpacks it
 # and prints the unpacked directory, one a line, in the order asked.
 #

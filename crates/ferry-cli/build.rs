@@ -20,7 +20,7 @@
 //!
 //! What a static glibc still loads at run time: for a multi-byte locale
 //! other than UTF-8 (GB18030, EUC-JP …) the gconv module of its charset, a
-//! shared object of the glibc that built the binary (tests/gnu_wc.rs checks
+//! shared object of the glibc that built the binary (tests/tools/wc.rs checks
 //! such locales against GNU wc). A binary built on one glibc and copied to
 //! a machine with another may fail to decode those locales there: build it
 //! where it runs, or dynamically. The same holds for host names:

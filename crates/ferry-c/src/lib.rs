@@ -20,7 +20,7 @@
 //! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
 //! offset. The FFI boundary is unsafe by nature; each block says why it
 //! holds. No panic crosses it: every `extern "C"` function runs inside
-//! `ffi::ffi_guard` (tests/ffi_boundary.rs checks), and sizes that come
+//! `ffi::ffi_guard` (tests/c_abi/ffi_boundary.rs checks), and sizes that come
 //! from C are allocated fallibly, so failures are NULL / -1 / EOF and
 //! errno as in glibc.
 

@@ -1,5 +1,6 @@
-//! Shared by the C test suites: libferry built for this profile, and the
-//! headers' directory.
+//! What the C library's tests share: libferry built for this profile
+//! (once per test run), the headers' directory, running a program under a
+//! deadline, and seeded inputs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,11 +44,13 @@ pub fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
+/// How long a test program may run before it counts as hung (killed,
+/// status None).
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Waits for `child`, feeding it `stdin` from a thread if its stdin is
 /// piped; a program still running after `deadline` (hung, deadlocked) is
-/// killed with SIGKILL, so its status then says so. (Not every test crate
-/// that includes this module runs programs.)
-#[allow(dead_code)]
+/// killed with SIGKILL, so its status then says so.
 pub fn wait_with_deadline(
     mut child: std::process::Child,
     stdin: Vec<u8>,
@@ -76,4 +79,44 @@ pub fn wait_with_deadline(
         let _ = f.join();
     }
     o
+}
+
+/// A seeded generator (xorshift64*): the same inputs on every run.
+pub struct Gen(u64);
+
+impl Gen {
+    pub fn new(seed: u64) -> Gen {
+        Gen(seed.max(1))
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+    /// Text: words of a small vocabulary, lines of 0 to ~120 bytes, the
+    /// last line with or without its newline.
+    pub fn text(&mut self, n: usize) -> Vec<u8> {
+        const WORDS: [&str; 12] = [
+            "ferry", "stdio", "buffer", "a", "the", "x", "0x1F", "-3.5e2", "\t", "héllo", "line",
+            "42",
+        ];
+        let mut v = Vec::with_capacity(n + 16);
+        while v.len() < n {
+            if self.below(9) == 0 {
+                v.push(b'\n');
+            } else {
+                v.extend_from_slice(WORDS[self.below(WORDS.len() as u64) as usize].as_bytes());
+                v.push(b' ');
+            }
+        }
+        v.truncate(n);
+        v
+    }
 }

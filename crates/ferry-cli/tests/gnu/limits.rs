@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// [`same`], both tools run under `timeout 10`: for inputs a regression
 /// could read forever (/dev/zero), which then fails instead of hanging.
 pub fn same_bounded(tool: &str, args: &[&str], stdin: Option<&[u8]>, dir: &Path) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let ferry = super::FERRY;
     let mut fa: Vec<String> = vec!["10".into(), ferry.into(), tool.into()];
     let mut ga: Vec<String> = vec!["10".into(), tool.into()];
     fa.extend(args.iter().map(|a| a.to_string()));
@@ -60,7 +60,7 @@ pub fn same_limited_fed_into(
 }
 
 fn limited_fed(tool: &str, args: &[&str], dir: &Path, kib: u64, feed: &str, sink: Option<&str>) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let ferry = super::FERRY;
     let script = match sink {
         None => format!("ulimit -v {kib}; {feed} | timeout 60 \"$@\""),
         // The tool's status goes to standard error, the sink's is 0.
@@ -116,7 +116,7 @@ pub fn both_keep_running(tool: &str, args: &[&str], dir: &Path, kib: u64) {
         (ch, drain)
     };
     let mut both = [
-        ("ferry", start(&[env!("CARGO_BIN_EXE_ferry"), tool])),
+        ("ferry", start(&[super::FERRY, tool])),
         ("GNU", start(&[tool])),
     ];
     std::thread::sleep(std::time::Duration::from_secs(2));

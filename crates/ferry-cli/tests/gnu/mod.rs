@@ -1,20 +1,100 @@
-//! Running ferry's tools and the real GNU tools side by side on the same
-//! inputs, and comparing output, exit status and messages.
+//! The support every module of the tools' tests shares: running ferry's
+//! tools and the real GNU tools side by side on the same inputs and
+//! comparing output, exit status and messages; the `ferry` command itself;
+//! generated inputs; ports, limits and stopped processes.
 
 #![allow(dead_code)]
 
 mod limits;
+mod stopped;
 mod text;
 
-// Each test binary uses some of them.
-#[allow(unused_imports)]
 pub use limits::*;
-pub use text::texty;
-use text::xorshift;
+pub use stopped::*;
+pub use text::{texty, xorshift};
 
 use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+
+/// The `ferry` binary under test.
+pub const FERRY: &str = env!("CARGO_BIN_EXE_ferry");
+
+/// `ferry TOOL`, to add arguments, descriptors and a directory to.
+pub fn ferry(tool: &str) -> Command {
+    let mut c = Command::new(FERRY);
+    c.arg(tool);
+    c
+}
+
+/// Owned arguments from literals, for [`run`] and [`same`]:
+/// `s(&["-n", "file"])`.
+pub fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// An exit status as a shell shows it: the code, or 128 plus the signal
+/// that ended the process.
+pub fn exit_code(st: ExitStatus) -> i32 {
+    st.code().unwrap_or(128 + st.signal().unwrap_or(0))
+}
+
+/// Makes `c` start with an open-file limit (RLIMIT_NOFILE, soft and hard)
+/// of `n`, set in the child between fork and exec: this process keeps its
+/// own limit.
+pub fn with_open_file_limit(c: &mut Command, n: u64) -> &mut Command {
+    // SAFETY: only setrlimit, async-signal-safe, runs between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `len` pseudo-random bytes (xorshift64 from `seed` and `len`), the same
+/// for the same `len` and `seed`.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = (seed ^ len as u64) | 1;
+    (0..len).map(|_| xorshift(&mut x) as u8).collect()
+}
+
+/// A TCP port for a test's listener: below the kernel's ephemeral range
+/// (32768-60999), so no `bind(0)` of a test running beside it takes the
+/// port between the choice and the bind; different per process and per
+/// call, so concurrent tests (`pipe`, `ttcp`) never pick the same one.
+pub fn next_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    10_000 + ((std::process::id() as u16 % 200) * 90 + k) % 22_000
+}
+
+/// A xorshift64 generator for generated inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        xorshift(&mut self.0)
+    }
+
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// One of `v`.
+    pub fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[self.below(v.len() as u64) as usize]
+    }
+}
 
 pub struct Run {
     pub code: i32,
@@ -54,12 +134,8 @@ pub fn run(
         });
     }
     let out = ch.wait_with_output().unwrap();
-    use std::os::unix::process::ExitStatusExt;
     Run {
-        code: out
-            .status
-            .code()
-            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        code: exit_code(out.status),
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -68,7 +144,7 @@ pub fn run(
 /// Runs `ferry TOOL args` and `TOOL args`; panics with a readable report
 /// if stdout, the exit status or stderr (tool name aside) differ.
 pub fn same(tool: &str, args: &[String], stdin: Option<&[u8]>, dir: &Path, env: &[(&str, &str)]) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let ferry = FERRY;
     let mut fargs = vec![tool.to_string()];
     fargs.extend(args.iter().cloned());
     let ours = run(ferry, &fargs, stdin, dir, env);
@@ -116,11 +192,7 @@ pub fn same(tool: &str, args: &[String], stdin: Option<&[u8]>, dir: &Path, env: 
 pub fn full_disk(tool: &str, args: &[&str], dir: &Path) {
     let mut seen = Vec::new();
     for ours in [true, false] {
-        let mut cmd = Command::new(if ours {
-            env!("CARGO_BIN_EXE_ferry")
-        } else {
-            tool
-        });
+        let mut cmd = Command::new(if ours { FERRY } else { tool });
         if ours {
             cmd.arg(tool);
         }
@@ -215,18 +287,14 @@ pub fn sh(dir: &Path, script: &str) -> Run {
         .env_remove("LANG")
         .env_remove("LANGUAGE")
         .env("LC_ALL", "C")
-        .env("FERRY", env!("CARGO_BIN_EXE_ferry"))
+        .env("FERRY", FERRY)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    use std::os::unix::process::ExitStatusExt;
     Run {
-        code: out
-            .status
-            .code()
-            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        code: exit_code(out.status),
         stdout: out.stdout,
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -261,12 +329,8 @@ pub fn to_closed_pipe(prog: &str, args: &[&str], dir: &Path, ignore_sigpipe: boo
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    use std::os::unix::process::ExitStatusExt;
     Run {
-        code: out
-            .status
-            .code()
-            .unwrap_or(128 + out.status.signal().unwrap_or(0)),
+        code: exit_code(out.status),
         stdout: Vec::new(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
@@ -278,11 +342,7 @@ pub fn to_closed_pipe(prog: &str, args: &[&str], dir: &Path, ignore_sigpipe: boo
 /// `TOOL`) are the same bytes.
 pub fn same_bytes(tool: &str, args: &[std::ffi::OsString], dir: &Path) {
     let run = |ours: bool| {
-        let mut c = Command::new(if ours {
-            env!("CARGO_BIN_EXE_ferry")
-        } else {
-            tool
-        });
+        let mut c = Command::new(if ours { FERRY } else { tool });
         if ours {
             c.arg(tool);
         }
@@ -369,118 +429,6 @@ pub fn lines_file(path: &Path, mib: usize) {
     std::fs::write(path, v).unwrap();
 }
 
-/// A child process stopped with SIGSTOP; on drop it is continued and
-/// killed, so a failing test leaves nothing behind.
-pub struct Stopped(pub std::process::Child);
-
-impl Stopped {
-    pub fn pid(&self) -> i32 {
-        self.0.id() as i32
-    }
-
-    /// Continues the process and waits for its end: its status, output
-    /// and messages.
-    pub fn resume(self) -> (std::process::ExitStatus, Vec<u8>, String) {
-        // SAFETY (test): signals to our own child.
-        unsafe { libc::kill(self.pid(), libc::SIGCONT) };
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `me` is never used or dropped again.
-        let child = unsafe { std::ptr::read(&me.0) };
-        let o = child.wait_with_output().unwrap();
-        (
-            o.status,
-            o.stdout,
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        // SAFETY (test): signals to our own child.
-        unsafe {
-            libc::kill(self.pid(), libc::SIGCONT);
-            libc::kill(self.pid(), libc::SIGKILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `ferry args` (output to pipes read at [`Stopped::resume`]) and stops it with
-/// SIGSTOP as soon as it has `file` mapped; panics if it ends first.
-pub fn stop_while_mapping(args: &[&str], dir: &Path, file: &Path) -> Stopped {
-    stop_once_mapped_from(args, dir, file, 0)
-}
-
-/// `ferry args` started in `dir` (C locale) with all three standard
-/// descriptors pipes to this process.
-pub fn spawn_piped(args: &[&str], dir: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_ferry"))
-        .args(args)
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// [`stop_while_mapping`], once a mapping of `file` from offset `from` or
-/// later shows (so the tool read what came before: streams map forward).
-pub fn stop_once_mapped_from(args: &[&str], dir: &Path, file: &Path, from: u64) -> Stopped {
-    // Standard input is a pipe nobody writes until `resume` closes it: a
-    // tool that reads it (`cmp FILE -`) waits there with FILE mapped.
-    let mut c = Stopped(spawn_piped(args, dir));
-    let maps = format!("/proc/{}/maps", c.pid());
-    let want = file.to_string_lossy().into_owned();
-    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        assert!(
-            std::time::Instant::now() < give_up,
-            "ferry {args:?} did not map {want} within a minute"
-        );
-        let mapped = |l: &str| {
-            l.ends_with(&want)
-                && l.split_whitespace()
-                    .nth(2)
-                    .and_then(|o| u64::from_str_radix(o, 16).ok())
-                    .is_some_and(|o| o >= from)
-        };
-        if std::fs::read_to_string(&maps).is_ok_and(|m| m.lines().any(mapped)) {
-            // SAFETY (test): a signal to our own child.
-            unsafe { libc::kill(c.pid(), libc::SIGSTOP) };
-            return c;
-        }
-        if let Some(st) = c.0.try_wait().unwrap() {
-            panic!("ferry {args:?} ended ({st}) before it mapped {want}");
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
-}
-
-/// The lines of /proc/locks that are leases held by process `pid`.
-pub fn leases_of(pid: i32) -> Vec<String> {
-    std::fs::read_to_string("/proc/locks")
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains("LEASE") && l.split_whitespace().any(|w| w == pid.to_string()))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Runs `sh -c script` under `timeout 10` (a command held back by a
-/// lease fails instead of hanging the test); its exit status.
-pub fn sh_bounded(script: &str, dir: &Path) -> Option<i32> {
-    Command::new("timeout")
-        .args(["10", "sh", "-c", script])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .status()
-        .unwrap()
-        .code()
-}
-
 /// Runs `ferry TOOL args` and `TOOL args` through `sh -c` with the
 /// redirections `redir` (`> /dev/full`, `<&-`): status, output and
 /// messages (tool name aside) must be GNU's.
@@ -500,7 +448,7 @@ fn same_through_sh(
     script: &str,
     what: &str,
 ) {
-    let ferry = env!("CARGO_BIN_EXE_ferry");
+    let ferry = FERRY;
     let argv = |prog: &[&str]| -> Vec<String> {
         ["-c", script, "sh"]
             .iter()
