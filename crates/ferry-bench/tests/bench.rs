@@ -14,6 +14,8 @@ const BENCH: &str = env!("CARGO_BIN_EXE_ferry-bench");
 #[path = "../../ferry-cli/tests/gnu/text.rs"]
 mod text;
 
+#[path = "bench/iolite_cache.rs"]
+mod iolite_cache;
 #[path = "bench/suites.rs"]
 mod suites;
 #[path = "bench/variants.rs"]

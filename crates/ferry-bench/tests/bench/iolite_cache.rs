@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn quick_iolite_cache_case_runs_every_trace_beside_its_peers() {
-    let child = Command::new(env!("CARGO_BIN_EXE_ferry-bench"))
+    let child = Command::new(crate::BENCH)
         .args([
             "iolite", "--quick", "--only", "cache", "--json", "--runs", "5",
         ])
