@@ -202,7 +202,7 @@ mod tests {
         m.freeze()
     }
 
-    /// The attack: lend a pool buffer to a pipe nobody has read yet, drop
+    /// Lend a pool buffer to a pipe nobody has read yet, drop
     /// it, take the same slot again and overwrite it. The reader must
     /// still get the bytes that were written.
     #[test]
