@@ -32,7 +32,7 @@
 use super::identity::{FileId, Stamp};
 use crate::Buf;
 use parking_lot::{Condvar, Mutex};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -100,8 +100,55 @@ enum Slot {
 #[derive(Default)]
 struct ShardInner {
     map: HashMap<Key, Slot>,
+    /// The shard's ready entries by last use, oldest first (last uses are
+    /// unique: the clock hands each out once).
+    order: BTreeMap<u64, Key>,
     hits: u64,
     misses: u64,
+}
+
+impl ShardInner {
+    /// Puts a ready entry in, replacing what was there.
+    fn put(&mut self, key: Key, e: Entry) {
+        self.order.insert(e.last_use, key);
+        if let Some(Slot::Ready(old)) = self.map.insert(key, Slot::Ready(e)) {
+            self.order.remove(&old.last_use);
+        }
+    }
+
+    /// Takes the ready entry `key` out, leaving `with` (or nothing) in its
+    /// place; None (and no change) if `key` is not a ready entry.
+    fn take(&mut self, key: &Key, with: Option<Slot>) -> Option<Entry> {
+        if !matches!(self.map.get(key), Some(Slot::Ready(_))) {
+            return None;
+        }
+        let old = match with {
+            Some(slot) => self.map.insert(*key, slot),
+            None => self.map.remove(key),
+        };
+        let Some(Slot::Ready(e)) = old else {
+            unreachable!("checked above")
+        };
+        self.order.remove(&e.last_use);
+        Some(e)
+    }
+
+    /// This shard's candidate for eviction in IO-Lite's order: its least
+    /// recently used entry no reader holds, else its least recently used
+    /// one. Walks only the referenced entries older than the candidate.
+    fn candidate(&self) -> Option<(bool, u64, Key)> {
+        let mut oldest = None;
+        for (&last_use, key) in &self.order {
+            let Some(Slot::Ready(e)) = self.map.get(key) else {
+                unreachable!("the order lists ready entries only")
+            };
+            if e.buf.is_unique() {
+                return Some((false, last_use, *key));
+            }
+            oldest.get_or_insert((true, last_use, *key));
+        }
+        oldest
+    }
 }
 
 #[repr(align(128))]
@@ -218,8 +265,10 @@ impl Core {
             let tick = self.now();
             match sh.map.get_mut(&key) {
                 Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
-                    e.last_use = tick;
+                    let was = std::mem::replace(&mut e.last_use, tick);
                     let buf = e.buf.clone();
+                    sh.order.remove(&was);
+                    sh.order.insert(tick, key);
                     sh.hits += 1;
                     return Ok(buf);
                 }
@@ -229,14 +278,11 @@ impl Core {
                     f.wait();
                     continue;
                 }
-                Some(slot) => {
+                Some(Slot::Ready(_)) => {
                     let flight = Arc::new(Flight::default());
-                    let Slot::Ready(old) = std::mem::replace(slot, Slot::Filling(flight.clone()))
-                    else {
-                        unreachable!("matched above")
-                    };
+                    let old = sh.take(&key, Some(Slot::Filling(flight.clone())));
                     sh.misses += 1;
-                    break (flight, Some(old));
+                    break (flight, old);
                 }
                 None => {
                     let flight = Arc::new(Flight::default());
@@ -285,7 +331,7 @@ impl Core {
                         last_use: self.now(),
                         charge,
                     };
-                    sh.map.insert(key, Slot::Ready(entry));
+                    sh.put(key, entry);
                 } else {
                     if counted {
                         acct.release(buf.clone(), charge);
@@ -365,13 +411,9 @@ impl Core {
         for _ in 0..64 {
             let mut best: Option<(bool, u64, usize, Key)> = None;
             for (i, shard) in self.shards.iter().enumerate() {
-                let sh = shard.0.lock();
-                for (k, slot) in &sh.map {
-                    if let Slot::Ready(e) = slot {
-                        let rank = (!e.buf.is_unique(), e.last_use);
-                        if best.is_none_or(|(r, u, _, _)| rank < (r, u)) {
-                            best = Some((rank.0, rank.1, i, *k));
-                        }
+                if let Some((r, u, k)) = shard.0.lock().candidate() {
+                    if best.is_none_or(|(br, bu, _, _)| (r, u) < (br, bu)) {
+                        best = Some((r, u, i, k));
                     }
                 }
             }
@@ -381,9 +423,7 @@ impl Core {
                 Some(Slot::Ready(e))
                     if e.last_use == last_use && e.buf.is_unique() != referenced =>
                 {
-                    let Some(Slot::Ready(e)) = sh.map.remove(&key) else {
-                        unreachable!("matched above")
-                    };
+                    let e = sh.take(&key, None).expect("matched above");
                     acct.evictions += 1;
                     acct.release(e.buf, e.charge);
                     return Some(referenced);
@@ -414,9 +454,13 @@ impl Core {
                 acct.held -= charge;
                 false
             }
-            Some(Slot::Ready(e)) => {
-                let old = std::mem::replace(
-                    e,
+            Some(Slot::Ready(_)) | None => {
+                if let Some(old) = sh.take(&key, None) {
+                    acct.replaced += 1;
+                    acct.release(old.buf, old.charge);
+                }
+                sh.put(
+                    key,
                     Entry {
                         stamp,
                         buf,
@@ -424,21 +468,6 @@ impl Core {
                         last_use: tick,
                         charge,
                     },
-                );
-                acct.replaced += 1;
-                acct.release(old.buf, old.charge);
-                true
-            }
-            None => {
-                sh.map.insert(
-                    key,
-                    Slot::Ready(Entry {
-                        stamp,
-                        buf,
-                        settled: false,
-                        last_use: tick,
-                        charge,
-                    }),
                 );
                 true
             }
@@ -453,9 +482,7 @@ impl Core {
         match sh.map.get(&key) {
             Some(Slot::Filling(f)) => f.superseded.store(true, Ordering::Relaxed),
             Some(Slot::Ready(_)) => {
-                let Some(Slot::Ready(e)) = sh.map.remove(&key) else {
-                    unreachable!("matched above")
-                };
+                let e = sh.take(&key, None).expect("matched above");
                 acct.replaced += 1;
                 acct.release(e.buf, e.charge);
             }
@@ -478,6 +505,14 @@ impl Core {
             let sh = shard.0.lock();
             s.hits += sh.hits;
             s.misses += sh.misses;
+            debug_assert_eq!(
+                sh.order.len(),
+                sh.map
+                    .values()
+                    .filter(|s| matches!(s, Slot::Ready(_)))
+                    .count(),
+                "the order lists every ready entry once"
+            );
             for slot in sh.map.values() {
                 if let Slot::Ready(e) = slot {
                     s.entries += 1;

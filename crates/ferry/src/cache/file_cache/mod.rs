@@ -108,9 +108,12 @@ const MAPPED_FILES: usize = 64;
 ///
 /// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
 /// hash, one shard lock and a reference count bump; nothing is copied. A
-/// miss reads the extent once however many threads miss on it; one that
-/// must evict scans the index for IO-Lite's victim (linear in the number
-/// of entries).
+/// miss reads the extent once however many threads miss on it. Each shard
+/// keeps its entries ordered by last use, so one that must evict finds
+/// IO-Lite's victim by asking every shard for its oldest entry no reader
+/// holds: the cost grows with the number of shards and with the entries
+/// readers hold that are older than the victim, not with the number of
+/// entries (only when readers hold every entry does it walk them all).
 ///
 /// # Example
 ///
