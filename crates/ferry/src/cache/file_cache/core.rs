@@ -541,6 +541,15 @@ impl Core {
         s
     }
 
+    /// Does the cache hold a ready entry for `key`? (Without touching it.)
+    #[cfg(test)]
+    pub(crate) fn contains(&self, key: Key) -> bool {
+        matches!(
+            self.shard(&key).0.lock().map.get(&key),
+            Some(Slot::Ready(_))
+        )
+    }
+
     pub(crate) fn budget(&self) -> usize {
         self.budget
     }

@@ -107,7 +107,9 @@ const MAPPED_FILES: usize = 64;
 /// # Cost
 ///
 /// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
-/// hash, one shard lock and a reference count bump; nothing is copied. A
+/// hash, one shard lock, a read of the monotonic clock (the entry's last
+/// use: nothing shared between shards is written), a move in the shard's
+/// order of use and a reference count bump; nothing is copied. A
 /// miss reads the extent once however many threads miss on it. Each shard
 /// keeps its entries ordered by last use, so one that must evict finds
 /// IO-Lite's victim by asking every shard for its oldest entry no reader

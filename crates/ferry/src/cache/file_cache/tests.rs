@@ -403,3 +403,51 @@ fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
         Err(FillError::Shrank(100))
     ));
 }
+
+/// Among many entries on many shards, with readers holding every other
+/// one, each evicting miss takes the least recently used entry no reader
+/// holds (the shards' ordered lists walk past the held ones), and once
+/// none is left, the least recently used held one.
+#[test]
+fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
+    let n: u64 = if cfg!(miri) { 12 } else { 400 };
+    let core = Core::new(n as usize * PAGE, 8, &[PAGE]);
+    let page = |k: u64| match core.get(key(k), stamp(k, 1), PAGE, |_| {
+        Ok(Filled {
+            buf: Buf::from(vec![k as u8; PAGE]),
+            settled: true,
+            keep: true,
+        })
+    }) {
+        Ok(b) => b,
+        Err(_) => panic!("the fills do not fail"),
+    };
+    let mut held: Vec<Buf> = (0..n).map(page).step_by(2).collect();
+    // Touch the first half again: from oldest to newest the entries are
+    // now n/2..n, then 0..n/2.
+    for k in 0..n / 2 {
+        page(k);
+    }
+    let order: Vec<u64> = (n / 2..n).chain(0..n / 2).collect();
+    let unheld: Vec<u64> = order.iter().copied().filter(|k| k % 2 == 1).collect();
+    for (i, &victim) in unheld.iter().enumerate() {
+        held.push(page(n + i as u64));
+        assert!(!core.contains(key(victim)), "{victim} should have gone");
+        assert!(
+            unheld[i + 1..].iter().all(|&k| core.contains(key(k))),
+            "an entry younger than {victim} went first"
+        );
+        assert_eq!(core.stats().entries, n as usize);
+    }
+    // No unheld entry is left: the oldest held one goes, and the new
+    // extent is its reader's alone (the budget is held by readers).
+    let oldest_held = order[0];
+    assert_eq!(oldest_held % 2, 0);
+    page(2 * n);
+    assert!(!core.contains(key(oldest_held)));
+    assert!(order[1..]
+        .iter()
+        .filter(|&&k| k % 2 == 0)
+        .all(|&k| core.contains(key(k))));
+    assert_eq!(core.stats().uncached, PAGE as u64);
+}
