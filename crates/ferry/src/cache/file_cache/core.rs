@@ -34,9 +34,8 @@ use crate::Buf;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// ⟨file, extent index⟩.
 pub(crate) type Key = (FileId, u64);
@@ -104,8 +103,6 @@ struct ShardInner {
     /// The shard's ready entries by last use, oldest first (last uses are
     /// unique: the clock hands each out once).
     order: BTreeMap<u64, Key>,
-    /// The last time this shard handed out (see `Core::now`).
-    clock: u64,
     hits: u64,
     misses: u64,
 }
@@ -209,8 +206,7 @@ pub(crate) struct Core {
     shards: Box<[Shard]>,
     mask: usize,
     hasher: std::collections::hash_map::RandomState,
-    /// The recency clock's zero.
-    epoch: Instant,
+    tick: AtomicU64,
     budget: usize,
     /// The sizes extents are charged at (the pool's slot sizes).
     classes: Box<[usize]>,
@@ -227,7 +223,7 @@ impl Core {
             shards: (0..n).map(|_| Shard::default()).collect(),
             mask: n - 1,
             hasher: Default::default(),
-            epoch: Instant::now(),
+            tick: AtomicU64::new(1),
             budget,
             classes: classes.into(),
             acct: Mutex::new(Acct::default()),
@@ -247,20 +243,8 @@ impl Core {
         &self.shards[self.hasher.hash_one(key) as usize & self.mask]
     }
 
-    /// The recency clock, read for shard `sh` (whose lock the caller
-    /// holds): nanoseconds since the core was made, and later than any
-    /// time the shard handed out before, so that last uses are unique
-    /// within a shard. No lookup writes memory another shard's lookups
-    /// read: the clock is the monotonic one every core reads for itself.
-    ///
-    /// Across shards the order is the order in time, to the nanosecond;
-    /// two lookups on different shards within the same nanosecond (or a
-    /// shard run ahead of the clock by lookups faster than its ticks) may
-    /// be ordered either way.
-    fn now(&self, sh: &mut ShardInner) -> u64 {
-        let t = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        sh.clock = t.max(sh.clock.saturating_add(1));
-        sh.clock
+    fn now(&self) -> u64 {
+        self.tick.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The extent `key` as of `stamp`: from the cache if it holds it under
@@ -278,7 +262,7 @@ impl Core {
         let shard = self.shard(&key);
         let (flight, old) = loop {
             let mut sh = shard.0.lock();
-            let tick = self.now(&mut sh);
+            let tick = self.now();
             match sh.map.get_mut(&key) {
                 Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
                     let was = std::mem::replace(&mut e.last_use, tick);
@@ -344,7 +328,7 @@ impl Core {
                         stamp,
                         buf: buf.clone(),
                         settled: filled.settled,
-                        last_use: self.now(&mut sh),
+                        last_use: self.now(),
                         charge,
                     };
                     sh.put(key, entry);
@@ -463,7 +447,7 @@ impl Core {
         }
         let mut acct = self.acct.lock();
         let mut sh = self.shard(&key).0.lock();
-        let tick = self.now(&mut sh);
+        let tick = self.now();
         match sh.map.get_mut(&key) {
             Some(Slot::Filling(f)) => {
                 f.superseded.store(true, Ordering::Relaxed);
