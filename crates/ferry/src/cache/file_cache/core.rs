@@ -66,6 +66,9 @@ struct Entry {
     buf: Buf,
     settled: bool,
     last_use: u64,
+    /// Where the shard's order lists it: its last use when it was put
+    /// there (hits do not move it; see `ShardInner::candidate`).
+    placed: u64,
     charge: usize,
 }
 
@@ -109,11 +112,13 @@ struct ShardInner {
 
 impl ShardInner {
     /// Puts a ready entry in, replacing what was there.
-    fn put(&mut self, key: Key, e: Entry) {
-        self.order.insert(e.last_use, key);
-        if let Some(Slot::Ready(old)) = self.map.insert(key, Slot::Ready(e)) {
-            self.order.remove(&old.last_use);
+    fn put(&mut self, key: Key, mut e: Entry) {
+        if let Some(Slot::Ready(old)) = self.map.get(&key) {
+            self.order.remove(&old.placed);
         }
+        e.placed = e.last_use;
+        self.order.insert(e.placed, key);
+        self.map.insert(key, Slot::Ready(e));
     }
 
     /// Takes the ready entry `key` out, leaving `with` (or nothing) in its
@@ -129,25 +134,41 @@ impl ShardInner {
         let Some(Slot::Ready(e)) = old else {
             unreachable!("checked above")
         };
-        self.order.remove(&e.last_use);
+        self.order.remove(&e.placed);
         Some(e)
     }
 
     /// This shard's candidate for eviction in IO-Lite's order: its least
     /// recently used entry no reader holds, else its least recently used
-    /// one. Walks only the referenced entries older than the candidate.
-    fn candidate(&self) -> Option<(bool, u64, Key)> {
+    /// one. A hit does not move its entry in the order (that would cost
+    /// every hit a tree update); the walk here moves the entries it finds
+    /// used since they were placed to where their last use puts them, so
+    /// each hit costs at most one move, at the next eviction. Besides
+    /// those moves, the walk passes only the referenced entries older
+    /// than the candidate.
+    fn candidate(&mut self) -> Option<(bool, u64, Key)> {
         let mut oldest = None;
-        for (&last_use, key) in &self.order {
-            let Some(Slot::Ready(e)) = self.map.get(key) else {
+        let mut from = 0;
+        loop {
+            let Some((&placed, &key)) = self.order.range(from..).next() else {
+                return oldest;
+            };
+            let Some(Slot::Ready(e)) = self.map.get_mut(&key) else {
                 unreachable!("the order lists ready entries only")
             };
-            if e.buf.is_unique() {
-                return Some((false, last_use, *key));
+            from = placed + 1;
+            if e.last_use != placed {
+                // Used since it was placed: it belongs further on.
+                e.placed = e.last_use;
+                self.order.remove(&placed);
+                self.order.insert(e.placed, key);
+                continue;
             }
-            oldest.get_or_insert((true, last_use, *key));
+            if e.buf.is_unique() {
+                return Some((false, placed, key));
+            }
+            oldest.get_or_insert((true, placed, key));
         }
-        oldest
     }
 }
 
@@ -265,10 +286,10 @@ impl Core {
             let tick = self.now();
             match sh.map.get_mut(&key) {
                 Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
-                    let was = std::mem::replace(&mut e.last_use, tick);
+                    // The order learns of it at the next eviction
+                    // (`ShardInner::candidate`).
+                    e.last_use = tick;
                     let buf = e.buf.clone();
-                    sh.order.remove(&was);
-                    sh.order.insert(tick, key);
                     sh.hits += 1;
                     return Ok(buf);
                 }
@@ -329,6 +350,7 @@ impl Core {
                         buf: buf.clone(),
                         settled: filled.settled,
                         last_use: self.now(),
+                        placed: 0,
                         charge,
                     };
                     sh.put(key, entry);
@@ -466,6 +488,7 @@ impl Core {
                         buf,
                         settled: false,
                         last_use: tick,
+                        placed: 0,
                         charge,
                     },
                 );

@@ -107,11 +107,11 @@ const MAPPED_FILES: usize = 64;
 /// # Cost
 ///
 /// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
-/// hash, one shard lock, a read of the monotonic clock (the entry's last
-/// use: nothing shared between shards is written), a move in the shard's
-/// order of use and a reference count bump; nothing is copied. A
+/// hash, one shard lock, a bump of the shared recency clock and a
+/// reference count bump; nothing is copied. A
 /// miss reads the extent once however many threads miss on it. Each shard
-/// keeps its entries ordered by last use, so one that must evict finds
+/// keeps its entries ordered by use (moved lazily: an entry hit since it
+/// was placed moves at the next eviction), so one that must evict finds
 /// IO-Lite's victim by asking every shard for its oldest entry no reader
 /// holds: the cost grows with the number of shards and with the entries
 /// readers hold that are older than the victim, not with the number of
