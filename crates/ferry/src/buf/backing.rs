@@ -11,10 +11,31 @@
 //!   last Block drop ─► Backing::Pool(link) ─► (link.vtable.recycle)(header)
 //!   Header drop     ─► memory freed, then    (link.vtable.release)(owner)
 //! ```
+//!
+//! A foreign owner whose bytes are a shared mapping of a file (an ipc
+//! pool's memfd, mapped read-only in the receiver) says so through a
+//! [`FileOwner`]: the block can then name the file and offset behind any
+//! of its bytes ([`Block::file_at`](super::block::Block::file_at)), and a
+//! write may hand them to the kernel from the file (`sendfile`) instead
+//! of from memory.
 
 use super::block::Header;
 use std::alloc::Layout;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::ptr::NonNull;
+
+/// A byte owner whose bytes are also a file's: `as_ref()` is a shared
+/// mapping of the file's bytes from [`file`](Self::file)'s offset on, so
+/// reading the file there gives the same bytes as reading the memory.
+pub(crate) trait FileOwner: AsRef<[u8]> + Send + Sync + 'static {
+    /// The file, and the offset in it of the first byte of `as_ref()`.
+    /// The descriptor must stay open while the owner lives.
+    fn file(&self) -> (BorrowedFd<'_>, u64);
+}
+
+/// A foreign owner's [`FileOwner::file`], type-erased: the descriptor as
+/// a raw one (open as long as the owner lives) and the offset.
+pub(crate) type FileFn = unsafe fn(*mut ()) -> (RawFd, u64);
 
 /// Where a block's memory came from, and so how to give it back.
 pub(crate) enum Backing {
@@ -39,10 +60,12 @@ pub(crate) enum Backing {
     /// [`MappedFile`](crate::MappedFile) window): unmapped on the last
     /// drop; replaced in place by a private copy if a writer comes.
     Leased(super::leased::Link),
-    /// A foreign owner (boxed), dropped by `drop_fn` on the last drop.
+    /// A foreign owner (boxed), dropped by `drop_fn` on the last drop;
+    /// `file_fn` names the file its bytes map, for a [`FileOwner`].
     Foreign {
         owner: *mut (),
         drop_fn: unsafe fn(*mut ()),
+        file_fn: Option<FileFn>,
     },
     /// A pool slot: goes back to its pool on the last drop.
     Pool(SlotLink),
@@ -90,7 +113,7 @@ impl Backing {
                 // last reference into it is gone.
                 unsafe { crate::sys::map::unmap(*base, *map_len) }
             }
-            Backing::Foreign { owner, drop_fn } => {
+            Backing::Foreign { owner, drop_fn, .. } => {
                 // SAFETY: `owner` came from `Box::into_raw` of the type that
                 // `drop_fn` was instantiated for, and is dropped only here.
                 unsafe { drop_fn(*owner) }

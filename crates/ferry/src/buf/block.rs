@@ -16,7 +16,7 @@
 //! keep a slot's header together with its memory and hand both out again
 //! without allocating: that is what makes pool `alloc` cheaper than `malloc`.
 
-pub(crate) use super::backing::{Backing, SlotLink, SlotVtable};
+pub(crate) use super::backing::{Backing, FileOwner, SlotLink, SlotVtable};
 use crate::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -279,6 +279,27 @@ impl Block {
     where
         T: AsRef<[u8]> + Send + Sync + 'static,
     {
+        Block::from_boxed_owner(owner, None)
+    }
+
+    /// [`from_owner`](Self::from_owner) for an owner whose bytes map a
+    /// file: the block can name the file behind them
+    /// ([`file_at`](Self::file_at)).
+    pub(crate) fn from_file_owner<T: FileOwner>(owner: T) -> Block {
+        unsafe fn file_of<T: FileOwner>(p: *mut ()) -> (std::os::fd::RawFd, u64) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: `p` came from `Box::<T>::into_raw` and lives until
+            // the block's `drop_fn` runs (the caller holds the block).
+            let (fd, off) = unsafe { &*p.cast::<T>() }.file();
+            (fd.as_raw_fd(), off)
+        }
+        Block::from_boxed_owner(owner, Some(file_of::<T>))
+    }
+
+    fn from_boxed_owner<T>(owner: T, file_fn: Option<super::backing::FileFn>) -> Block
+    where
+        T: AsRef<[u8]> + Send + Sync + 'static,
+    {
         unsafe fn drop_boxed<T>(p: *mut ()) {
             // SAFETY: `p` came from `Box::<T>::into_raw` (see below).
             drop(unsafe { Box::from_raw(p.cast::<T>()) })
@@ -296,8 +317,32 @@ impl Block {
             Backing::Foreign {
                 owner: raw.cast(),
                 drop_fn: drop_boxed::<T>,
+                file_fn,
             },
         ))
+    }
+
+    /// The file whose shared mapping the block's memory is, and the offset
+    /// in it of the block's first byte (`data`): for a block made by
+    /// [`from_file_owner`](Self::from_file_owner), `None` for any other.
+    pub(crate) fn file_at(&self) -> Option<(std::os::fd::BorrowedFd<'_>, u64)> {
+        match &self.header().backing {
+            Backing::Foreign {
+                owner,
+                file_fn: Some(f),
+                ..
+            } => {
+                // SAFETY: `owner` is the live boxed `FileOwner` that `f`
+                // was instantiated for: the header holds it until its
+                // drop, and `&self` keeps the header alive.
+                let (fd, off) = unsafe { f(*owner) };
+                // SAFETY: the owner keeps the descriptor open while it
+                // lives (`FileOwner::file`'s contract), and it lives at
+                // least as long as `&self`.
+                Some((unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }, off))
+            }
+            _ => None,
+        }
     }
 
     /// A block over `cap` bytes at `data` that `backing` owns.

@@ -43,6 +43,7 @@ mod shared;
 mod tests;
 
 pub use aggregate::{Aggregate, AggregateReader, FragmentStats};
+pub(crate) use backing::FileOwner;
 pub use buf_mut::BufMut;
 pub use content_id::ContentId;
 pub use mapped_file::MappedFile;

@@ -114,6 +114,30 @@ impl Buf {
         }
     }
 
+    /// [`from_owner`](Self::from_owner) for an owner whose bytes are a
+    /// shared mapping of a file (an ipc pool): the buffer and its slices
+    /// can name the file behind their bytes ([`file_at`](Self::file_at)).
+    pub(crate) fn from_file_owner<T: super::block::FileOwner>(owner: T) -> Buf {
+        let block = Block::from_file_owner(owner);
+        Buf {
+            ptr: block.data(),
+            len: block.cap(),
+            block,
+        }
+    }
+
+    /// The file these bytes are a shared mapping of, and the offset of
+    /// the first of them in it: `Some` for a buffer received over an ipc
+    /// channel (the sender's pool) and its slices, `None` for any other.
+    /// Reading `len()` bytes of the file there gives the buffer's bytes,
+    /// so a write may hand them to the kernel from the file (`sendfile`)
+    /// instead of from memory.
+    pub(crate) fn file_at(&self) -> Option<(std::os::fd::BorrowedFd<'_>, u64)> {
+        let (fd, base) = self.block.file_at()?;
+        let skip = (self.ptr.as_ptr() as usize).wrapping_sub(self.block.data().as_ptr() as usize);
+        Some((fd, base + skip as u64))
+    }
+
     /// Copies `bytes` into a new buffer (page-aligned from 4 KiB up). The
     /// copy is counted in [`copied_bytes`](crate::buf::copied_bytes).
     ///

@@ -106,18 +106,27 @@ pub(crate) const LEND_MIN: usize = 16 << 10;
 /// or page-aligned heap block, a file's mapped pages, static bytes) go
 /// by reference (`transfer::lend`: the block is never writable again and
 /// gets fresh pages before its memory is reused, so the kernel may hold
-/// the old ones as long as it likes); everything else by gathered writes.
-fn send_owned(fd: BorrowedFd<'_>, mut data: Aggregate, st: &mut TransferStats) -> io::Result<()> {
+/// the old ones as long as it likes); into a regular file, buffers
+/// received over an ipc channel go from the pool's memfd (`sendfile`);
+/// everything else by gathered writes. (A received buffer is never lent
+/// to a pipe or socket: its slot goes back to the sender when it is
+/// dropped, and the sender writes it again — see
+/// `transfer::kernel::from_file`.)
+fn send_owned(fd: BorrowedFd<'_>, data: Aggregate, st: &mut TransferStats) -> io::Result<()> {
     use crate::sys::channel::FdKind as K;
     use crate::sys::vectored::FdKind as V;
     use crate::transfer::lend::{write_lending, Into};
     st.calls.other += 1; // fstat (and a socket's type): the descriptor's kind
-    let (into, kind) = match crate::sys::channel::fd_kind(fd)? {
+    let fd_kind = crate::sys::channel::fd_kind(fd)?;
+    let (into, kind) = match fd_kind {
         K::Pipe => (Some(Into::Pipe), V::Pipe),
         K::Socket { stream: true, .. } => (Some(Into::Socket), V::Socket),
         K::Socket { .. } => (None, V::Socket),
         _ => (None, V::Other),
     };
+    if matches!(fd_kind, K::Regular { .. }) && data.bufs().any(|b| b.file_at().is_some()) {
+        return into_file(fd, data, st);
+    }
     if let Some(into) = into {
         if data.bufs().any(|b| b.len() >= LEND_MIN) {
             return match write_lending(fd, into, &data, LEND_MIN) {
@@ -134,6 +143,37 @@ fn send_owned(fd: BorrowedFd<'_>, mut data: Aggregate, st: &mut TransferStats) -
             };
         }
     }
+    write_gathered(fd, kind, data, st)
+}
+
+/// Into a regular file: pieces received over an ipc channel go from the
+/// pool's memfd with `sendfile` (`transfer::send_from_file`: the kernel
+/// has copied them when it returns, so the sender may reuse their slots
+/// at once), runs of other pieces by gathered writes, in order.
+fn into_file(fd: BorrowedFd<'_>, data: Aggregate, st: &mut TransferStats) -> io::Result<()> {
+    use crate::sys::vectored::FdKind as V;
+    use crate::transfer::{send_from_file, Sent};
+    let mut run = Aggregate::new();
+    for b in data.bufs() {
+        if b.file_at().is_some() {
+            write_gathered(fd, V::Other, std::mem::take(&mut run), st)?;
+            if send_from_file(fd, b, st)? == Sent::All {
+                continue;
+            }
+        }
+        run.append_buf(b.clone());
+    }
+    write_gathered(fd, V::Other, run, st)
+}
+
+/// Writes all of `data` by gathered writes (`writev`, `sendmsg` on a
+/// socket), waiting where the descriptor would block.
+fn write_gathered(
+    fd: BorrowedFd<'_>,
+    kind: crate::sys::vectored::FdKind,
+    mut data: Aggregate,
+    st: &mut TransferStats,
+) -> io::Result<()> {
     let mut w = VectoredWriter::of_kind(fd, kind);
     while !data.is_empty() {
         let r = {

@@ -12,10 +12,11 @@
 
 use super::wire::{self, Desc, Packet};
 use super::Socket;
+use crate::buf::FileOwner;
 use crate::sys::ipc::{self as sys, ReadOnlyMap, Received};
 use crate::{Aggregate, Buf};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -40,8 +41,8 @@ struct State {
 pub(crate) struct Shared {
     sock: OwnedFd,
     /// The pool; kept for handing a received buffer to the kernel
-    /// (`sendfile`/`splice` from the memfd at `slot * slot_size + off`).
-    #[allow(dead_code)]
+    /// (`sendfile` from the memfd at `slot * slot_size + off`: see
+    /// `Lent`'s `FileOwner`).
     memfd: OwnedFd,
     map: ReadOnlyMap,
     slot_size: usize,
@@ -87,6 +88,15 @@ impl AsRef<[u8]> for Lent {
         let at = self.slot as usize * self.shared.slot_size + self.off;
         // Checked against the pool when the descriptor came in.
         self.shared.map.bytes(at, self.len).unwrap_or_default()
+    }
+}
+
+/// The pool's memfd holds the same bytes at the same place as its
+/// mapping: a write may send a received buffer from the file.
+impl FileOwner for Lent {
+    fn file(&self) -> (BorrowedFd<'_>, u64) {
+        let at = self.slot as u64 * self.shared.slot_size as u64 + self.off as u64;
+        (self.shared.memfd.as_fd(), at)
     }
 }
 
@@ -309,7 +319,7 @@ impl Receiver {
         h.generation = d.generation;
         h.refs += 1;
         drop(st);
-        Ok(Buf::from_owner(Lent {
+        Ok(Buf::from_file_owner(Lent {
             shared: self.shared.clone(),
             slot: d.slot,
             off: d.off as usize,

@@ -81,8 +81,11 @@ pub mod overlay;
 mod stats;
 mod streaming;
 
-pub use kernel::{copy, copy_range, send, write_all, zerocopy, FdKind, OrderedOut, PARALLEL_MIN};
-pub(crate) use kernel::{lend, same_file_refused, Reads, Writes};
+pub use kernel::{
+    copy, copy_range, send, sent_from_file_bytes, write_all, zerocopy, FdKind, OrderedOut,
+    PARALLEL_MIN,
+};
+pub(crate) use kernel::{lend, same_file_refused, send_from_file, Reads, Sent, Writes};
 pub use stats::{Calls, Method, Path, Side, Switches, TransferError, TransferStats};
 pub use streaming::{between, endpoint};
 

@@ -9,3 +9,4 @@ mod support;
 
 mod model;
 mod processes;
+mod sent_from_the_pool;

@@ -5,12 +5,14 @@
 //! range between regular files ([`copy_range`]), on two threads for large
 //! ones (`split.rs`, `shared.rs`, `range.rs`); file ranges sent to a
 //! descriptor ([`send`]); owned buffers into pipes and sockets by
-//! reference ([`zerocopy`], `lend.rs`); and [`OrderedOut`] for output a
-//! program formats itself.
+//! reference ([`zerocopy`], `lend.rs`); buffers received over an ipc
+//! channel into a file from the pool's memfd (`from_file.rs`); and
+//! [`OrderedOut`] for output a program formats itself.
 //!
 //! These name no endpoint: they are given descriptors. Roadrunner's
 //! streaming between endpoints (`streaming/`) runs on them.
 
+mod from_file;
 pub(crate) mod lend;
 mod out;
 mod paths;
@@ -22,6 +24,8 @@ mod split;
 mod tests;
 pub mod zerocopy;
 
+pub use from_file::sent_from_file_bytes;
+pub(crate) use from_file::{send_from_file, Sent};
 pub use out::{write_all, OrderedOut};
 pub(crate) use paths::unsupported;
 
