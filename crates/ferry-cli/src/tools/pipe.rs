@@ -3,6 +3,7 @@
 //! formats what happened; the engine picks the path.
 
 use super::common::{self, describe, Tool};
+use ferry::ipc::{Receiver, Sender, SenderConfig};
 use ferry::transfer::endpoint::Endpoint;
 use ferry::transfer::overlay::{BlockType, ChannelParams};
 use ferry::transfer::{between, Method, Path, Side, TransferOptions, TransferStats};
@@ -13,6 +14,7 @@ use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::Mutex;
 
 const HELP: &str = "Usage: ferry pipe [OPTION]... SRC DST
 Move everything from SRC to DST with ferry's transfer engine: the kernel's
@@ -27,6 +29,16 @@ SRC and DST are each one of:
   tcp-listen:[HOST:]PORT   one TCP connection accepted (HOST: 0.0.0.0)
   unix:PATH                a connection to a Unix stream socket
   unix-listen:PATH         one connection accepted on a new Unix socket
+  ipc:PATH                 a connection to a ferry ipc-listen:PATH
+  ipc-listen:PATH          one ferry ipc connection accepted on PATH
+
+An ipc end passes buffers by reference between two ferry processes: the
+sending side (DST) reads its SRC straight into a shared memory pool and
+sends each buffer's place in it, the receiving side (SRC) writes them out
+from the pool. PATH only names the meeting point: it is an abstract Unix
+socket name (ferry-ipc: and PATH made absolute), never a file, so
+nothing is created on disk and nothing is left behind, even if either
+side is killed; PATH need not exist.
 
 Options:
       --block N        DST takes transfers of at most N bytes
@@ -146,16 +158,19 @@ fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
         params: Option<ChannelParams>,
         name: &OsStr,
     ) -> Result<Endpoint<'e>, i32> {
-        e.usable()
-            .and_then(|()| Endpoint::fd(e.fd()))
-            .map(|ep| match params {
-                Some(p) => ep.impose(p),
-                None => ep,
-            })
-            .map_err(|err| {
-                t.file_error_bytes(name.as_bytes(), &err);
-                1
-            })
+        let ep = match e {
+            End::IpcIn(rx) => Ok(Endpoint::ipc_receiver(rx)),
+            End::IpcOut(tx) => Ok(Endpoint::ipc_sender(tx)),
+            _ => e.usable().and_then(|()| Endpoint::fd(e.fd()?)),
+        };
+        ep.map(|ep| match params {
+            Some(p) => ep.impose(p),
+            None => ep,
+        })
+        .map_err(|err| {
+            t.file_error_bytes(name.as_bytes(), &err);
+            1
+        })
     }
     // Opened in order: a listening SRC waits before DST is opened. Every
     // check is made before a DST file is truncated: `ferry pipe /tmp d`
@@ -182,7 +197,8 @@ fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
         Ok(d) => d,
         Err(c) => return c,
     };
-    if let (Ok(in_st), Ok(out_st)) = (rustix::fs::fstat(src.fd()), rustix::fs::fstat(dst.fd())) {
+    let fstat = |e: &End| e.fd().and_then(|fd| Ok(rustix::fs::fstat(fd)?));
+    if let (Ok(in_st), Ok(out_st), Ok(in_fd)) = (fstat(&src), fstat(&dst), src.fd()) {
         // A file into itself: truncating it loses it (`ferry pipe f f`
         // emptied f), appending to it grows it for ever (`--append f f`,
         // `ferry pipe f - >> f`). Refused as GNU's cp and cat refuse.
@@ -195,7 +211,7 @@ fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
             ));
             return 1;
         }
-        if common::reads_own_output(&in_st, Some(&out_st), common::SelfFeed::Cat(src.fd())) {
+        if common::reads_own_output(&in_st, Some(&out_st), common::SelfFeed::Cat(in_fd)) {
             t.name_error(
                 src_name.as_bytes(),
                 format_args!("input file is output file"),
@@ -205,7 +221,7 @@ fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
     }
     // O_TRUNC's work, now; like O_TRUNC, only a regular file's (a
     // device's size cannot be set).
-    let regular = rustix::fs::fstat(dst.fd()).is_ok_and(|st| common::is_reg(&st));
+    let regular = fstat(&dst).is_ok_and(|st| common::is_reg(&st));
     if let (End::File(f), false, true) = (&dst, o.append, regular) {
         if let Err(e) = f.set_len(0) {
             t.file_error_bytes(dst_name.as_bytes(), &e);
@@ -249,7 +265,8 @@ fn run(t: &Tool, o: &Opts, src_name: &OsStr, dst_name: &OsStr) -> i32 {
             1
         }
     };
-    if let Err(e) = dst.finish() {
+    drop((s, d));
+    if let Err(e) = dst.finish(status == 0) {
         t.file_error_bytes(dst_name.as_bytes(), &e);
         return 1;
     }
@@ -262,6 +279,63 @@ enum End {
     File(std::fs::File),
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// The receiving end of an ipc channel (a SRC).
+    IpcIn(Mutex<Receiver>),
+    /// The sending end of an ipc channel (a DST).
+    IpcOut(Mutex<Sender>),
+}
+
+/// The pool an ipc DST sends through: slots of ferry's transfer unit.
+const IPC_SLOT: usize = ferry::transfer::endpoint::FILE_BLOCK;
+const IPC_SLOTS: usize = 16;
+
+/// The abstract socket name an ipc PATH stands for: PATH made absolute
+/// (lexically, against the current directory), so that both sides agree
+/// on it from anywhere; nothing of it is ever a file.
+fn ipc_name(rest: &[u8]) -> io::Result<String> {
+    let p = std::path::Path::new(OsStr::from_bytes(rest));
+    if rest.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "expected a PATH",
+        ));
+    }
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    };
+    let name = format!(
+        "ferry-ipc:{}",
+        abs.to_str().ok_or_else(|| io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an ipc PATH must be valid UTF-8"
+        ))?
+    );
+    // The kernel's limit: 108 bytes of sun_path, one for the leading NUL.
+    if name.len() > 107 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an ipc PATH made absolute must be at most 97 bytes",
+        ));
+    }
+    Ok(name)
+}
+
+/// An ipc socket becomes the receiving end for a SRC, the sending end for
+/// a DST.
+fn ipc_end(sock: ferry::ipc::Socket, source: bool) -> io::Result<End> {
+    if source {
+        Ok(End::IpcIn(Mutex::new(Receiver::new(sock, None)?)))
+    } else {
+        let config = SenderConfig {
+            slot_size: IPC_SLOT,
+            slots: IPC_SLOTS,
+            // As long as the receiver lives, as a pipe's writer waits.
+            timeout: None,
+        };
+        Ok(End::IpcOut(Mutex::new(Sender::new(sock, config)?)))
+    }
 }
 
 impl End {
@@ -306,6 +380,13 @@ impl End {
             let path = path(rest);
             return Ok(End::Unix(UnixStream::connect(path)?));
         }
+        if let Some(rest) = spec_bytes.strip_prefix(b"ipc:") {
+            return ipc_end(ferry::ipc::connect(&ipc_name(rest)?)?, source);
+        }
+        if let Some(rest) = spec_bytes.strip_prefix(b"ipc-listen:") {
+            let l = ferry::ipc::Listener::bind(&ipc_name(rest)?)?;
+            return ipc_end(l.accept(None)?, source);
+        }
         if let Some(rest) = spec_bytes.strip_prefix(b"unix-listen:") {
             let path = path(rest);
             let l = UnixListener::bind(&path)?;
@@ -347,26 +428,40 @@ impl End {
         Ok(())
     }
 
-    fn fd(&self) -> BorrowedFd<'_> {
+    /// The descriptor (an ipc end has none a transfer may use).
+    fn fd(&self) -> io::Result<BorrowedFd<'_>> {
         match self {
-            End::Std(fd) => *fd,
-            End::File(f) => f.as_fd(),
-            End::Tcp(s) => s.as_fd(),
-            End::Unix(s) => s.as_fd(),
+            End::Std(fd) => Ok(*fd),
+            End::File(f) => Ok(f.as_fd()),
+            End::Tcp(s) => Ok(s.as_fd()),
+            End::Unix(s) => Ok(s.as_fd()),
+            End::IpcIn(_) | End::IpcOut(_) => Err(io::Error::from_raw_os_error(libc::EBADF)),
         }
     }
 
     /// The size to show progress against (a regular file's).
     fn size(&self) -> Option<u64> {
-        let st = rustix::fs::fstat(self.fd()).ok()?;
+        let st = rustix::fs::fstat(self.fd().ok()?).ok()?;
         common::is_reg(&st).then_some(st.st_size as u64)
     }
 
-    /// A socket is shut down for writing, so that its peer sees the end.
-    fn finish(&self) -> io::Result<()> {
+    /// A socket is shut down for writing, so that its peer sees the end;
+    /// an ipc sender that sent everything (`complete`) closes in order,
+    /// one that failed just goes (its receiver sees the sender gone, not
+    /// an end of data).
+    fn finish(self, complete: bool) -> io::Result<()> {
         let r = match self {
             End::Tcp(s) => s.shutdown(Shutdown::Write),
             End::Unix(s) => s.shutdown(Shutdown::Write),
+            End::IpcOut(tx) => {
+                let tx = tx.into_inner().unwrap_or_else(|p| p.into_inner());
+                if complete {
+                    tx.close()
+                } else {
+                    tx.abort();
+                    Ok(())
+                }
+            }
             _ => Ok(()),
         };
         // A peer already gone has seen the end.

@@ -250,6 +250,27 @@ impl Sender {
         self.bye()
     }
 
+    /// Goes without the orderly close: the receiver's next
+    /// [`recv`](super::Receiver::recv) fails with `UnexpectedEof`, as if this
+    /// process had been killed, so a transfer cut short by an error here
+    /// is not taken for a whole one there. What it received stays
+    /// readable.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// let (a, b) = ferry::ipc::pair()?;
+    /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
+    /// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+    /// tx.send_bytes(b"half")?;
+    /// tx.abort();
+    /// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"half");
+    /// assert_eq!(rx.recv().unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    /// # Ok(()) }
+    /// ```
+    pub fn abort(mut self) {
+        self.closed = true;
+    }
+
     /// Sends BYE (waiting for room at most the timeout), once.
     fn bye(&mut self) -> io::Result<()> {
         if self.closed {

@@ -14,6 +14,11 @@
 //! ([`cache`](super::cache), or the one
 //! [`TransferOptions::cache`] names), each transfer held to its share.
 //!
+//! An ipc channel's receiving end ([`Endpoint::ipc_receiver`]) is read
+//! by its buffers, by reference; its sending end
+//! ([`Endpoint::ipc_sender`]) takes a descriptor read straight into its
+//! pool's slots, anything else through [`Sender::write_buf`](crate::ipc::Sender::write_buf).
+//!
 //! A ferry [`Stream`](crate::Stream) ([`Endpoint::stream`]) is read by
 //! its regions, by reference, and written through its buffers (flushed at
 //! the end); a descriptor into a stream is read straight into the
@@ -99,7 +104,28 @@ pub fn between(
             return Err(fail(Side::Write, e, none));
         }
     }
+    if src.ipc_sink().is_some() || dst.ipc_source().is_some() {
+        let e = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an ipc sender is a sink only, an ipc receiver a source only",
+        );
+        return Err(fail(Side::Write, e, none));
+    }
     same_file_check(src, dst).map_err(|e| fail(Side::Write, e, none))?;
+    if let Some(tx) = dst.ipc_sink() {
+        let mut st = TransferStats::default();
+        st.case = Some(case);
+        let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
+        let mut ov = Overlay::new(pi, po, last).map_err(|e| fail(Side::Write, e, st))?;
+        let direct = super::sink::direct(src, dst, pi);
+        let r = super::sink::into_ipc(src, tx, &mut ov, pi, direct, opts, &mut st);
+        st.overlay = Some(ov.stats());
+        st.memcpy_bytes += ov.stats().bytes_copied;
+        return match r {
+            Ok(()) => Ok(st),
+            Err((side, e)) => Err(fail(side, e, st)),
+        };
+    }
     let last = opts.pad.map_or(LastBlock::Short, LastBlock::Pad);
     if dst.kind() == EndpointKind::Memory || dst.as_stream().is_some() {
         if dst.memory_source().is_some() {

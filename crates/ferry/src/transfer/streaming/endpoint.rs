@@ -18,6 +18,8 @@
 //! | memory sink ([`Endpoint::collect`]) | variable | `usize::MAX` |
 //! | ferry [`Stream`] ([`Endpoint::stream`]), mapped | variable | 1 MiB |
 //! | ferry [`Stream`], any other | variable | its buffer size |
+//! | ipc [`Receiver`] ([`Endpoint::ipc_receiver`]) | variable | its sender's slot size |
+//! | ipc [`Sender`] ([`Endpoint::ipc_sender`]) | variable | its slot size |
 //!
 //! A caller with a record size of its own imposes it
 //! ([`Endpoint::impose`]): `ferry pipe --fixed 512` makes a sink take
@@ -43,12 +45,14 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+use crate::ipc::{Receiver, Sender};
 use crate::sys::channel::{self, Family, FdKind};
 use crate::transfer::overlay::ChannelParams;
 use crate::{Aggregate, Stream};
 use std::io;
 use std::num::NonZeroUsize;
 use std::os::fd::BorrowedFd;
+use std::sync::Mutex;
 
 /// ferry's unit of transfer from and to regular files: what one
 /// `copy_file_range`, `splice` or mapped window moves at a time.
@@ -98,6 +102,9 @@ pub enum EndpointKind {
     /// A ferry [`Stream`] (alloc stream), read by `salloc` regions and
     /// written through its buffers.
     Stream,
+    /// One end of an ipc channel ([`crate::ipc`]): buffers passed by
+    /// reference through the sender's pool.
+    Ipc,
 }
 
 /// One end of a transfer. See the [module docs](self).
@@ -120,6 +127,10 @@ enum Inner<'a> {
     Collect(std::sync::Mutex<Aggregate>),
     /// A ferry alloc stream.
     Stream(&'a Stream),
+    /// The receiving end of an ipc channel, as a source.
+    IpcIn(&'a Mutex<Receiver>),
+    /// The sending end of an ipc channel, as a sink.
+    IpcOut(&'a Mutex<Sender>),
 }
 
 /// A range of a regular file: from `offset`, `len` bytes or to the end.
@@ -249,6 +260,66 @@ impl<'a> Endpoint<'a> {
         }
     }
 
+    /// The receiving end of an ipc channel, as a source: each buffer it
+    /// receives is an input block, by reference (the sender's pool
+    /// pages; nothing copied in user space). The end of the input is the
+    /// sender's orderly close; a sender that went away without one (killed)
+    /// is a read error (`UnexpectedEof`) after the bytes that came.
+    /// As a sink it is refused.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ferry::transfer::endpoint::Endpoint;
+    /// use ferry::transfer::{between, TransferOptions};
+    /// let (a, b) = ferry::ipc::pair()?;
+    /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
+    /// let rx = std::sync::Mutex::new(ferry::ipc::Receiver::new(b, None)?);
+    /// tx.send_bytes(b"through the pool")?;
+    /// tx.close()?;
+    /// let out = Endpoint::collect();
+    /// between(&Endpoint::ipc_receiver(&rx), &out, &TransferOptions::new())?;
+    /// assert_eq!(out.into_collected().unwrap(), b"through the pool"[..]);
+    /// # Ok(()) }
+    /// ```
+    pub fn ipc_receiver(rx: &'a Mutex<Receiver>) -> Endpoint<'a> {
+        Endpoint {
+            inner: Inner::IpcIn(rx),
+            imposed: None,
+        }
+    }
+
+    /// The sending end of an ipc channel, as a sink: a descriptor on its
+    /// own parameters (no record size imposed) is read straight into the
+    /// pool's slots, one slot a read (the kernel's copy only), and each
+    /// slot sent by reference; any other input goes through the overlay
+    /// and [`Sender::write_buf`] (its pool's buffers by reference, others
+    /// copied into slots, counted in
+    /// [`TransferStats::memcpy_bytes`]). The sender is not closed at the
+    /// end: the caller does ([`Sender::close`]) when it has sent all.
+    /// As a source it is refused.
+    pub fn ipc_sender(tx: &'a Mutex<Sender>) -> Endpoint<'a> {
+        Endpoint {
+            inner: Inner::IpcOut(tx),
+            imposed: None,
+        }
+    }
+
+    /// The receiver, for an endpoint made by [`ipc_receiver`](Self::ipc_receiver).
+    pub(crate) fn ipc_source(&self) -> Option<&'a Mutex<Receiver>> {
+        match &self.inner {
+            Inner::IpcIn(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The sender, for an endpoint made by [`ipc_sender`](Self::ipc_sender).
+    pub(crate) fn ipc_sink(&self) -> Option<&'a Mutex<Sender>> {
+        match &self.inner {
+            Inner::IpcOut(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The stream, for an endpoint made by [`stream`](Self::stream).
     pub fn as_stream(&self) -> Option<&'a Stream> {
         match &self.inner {
@@ -331,6 +402,7 @@ impl<'a> Endpoint<'a> {
             },
             Inner::Memory(_) | Inner::Collect(_) => EndpointKind::Memory,
             Inner::Stream(_) => EndpointKind::Stream,
+            Inner::IpcIn(_) | Inner::IpcOut(_) => EndpointKind::Ipc,
         }
     }
 
@@ -393,6 +465,8 @@ impl<'a> Endpoint<'a> {
             Inner::Collect(_) => var(usize::MAX),
             Inner::Stream(s) if s.is_mapped() => var(FILE_BLOCK),
             Inner::Stream(s) => var(s.buffer_size()),
+            Inner::IpcIn(r) => var(r.lock().unwrap_or_else(|p| p.into_inner()).slot_size()),
+            Inner::IpcOut(t) => var(t.lock().unwrap_or_else(|p| p.into_inner()).slot_size()),
         })
     }
 }

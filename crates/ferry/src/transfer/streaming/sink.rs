@@ -195,3 +195,83 @@ pub(super) fn direct(src: &Endpoint<'_>, dst: &Endpoint<'_>, input: ChannelParam
         && dst.imposed().is_none()
         && input.block == BlockType::Variable
 }
+
+/// Runs `src` into the sending end of an ipc channel. A descriptor on its
+/// own parameters (`direct`) is read straight into the pool's slots, one
+/// slot a read, each sent by reference; anything else goes through the
+/// overlay into [`Sender::write_buf`](crate::ipc::Sender::write_buf)
+/// (pool buffers by reference, other bytes copied into slots). Bytes count
+/// as moved once sent; the sender is not closed.
+pub(super) fn into_ipc(
+    src: &Endpoint<'_>,
+    tx: &std::sync::Mutex<crate::ipc::Sender>,
+    ov: &mut Overlay,
+    input: ChannelParams,
+    direct: bool,
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Result<(), Fail> {
+    let mut tx = tx.lock().unwrap_or_else(|p| p.into_inner());
+    let mut source = Source::of(src, input.block);
+    if direct && source.fd().is_some() {
+        return read_into_slots(&mut source, &mut tx, opts, st);
+    }
+    let copied_before = tx.stats().bytes_copied;
+    let mut sent: u64 = 0;
+    let r = {
+        let mut emit = |a: Aggregate| -> io::Result<()> {
+            let n = tx.write_buf(a)?;
+            sent += n as u64;
+            if let Some(p) = opts.progress {
+                p(n as u64);
+            }
+            Ok(())
+        };
+        pull(&mut source, input, st, |b| ov.push(b, &mut emit))
+            .and_then(|()| ov.finish(&mut emit).map_err(|e| (Side::Write, e)))
+    };
+    st.bytes += sent;
+    st.memcpy_bytes += tx.stats().bytes_copied - copied_before;
+    r
+}
+
+/// A descriptor read straight into the sender's slots: one read a slot
+/// (the kernel's copy into the pool), each slot sent by reference.
+fn read_into_slots(
+    src: &mut Source<'_>,
+    tx: &mut crate::ipc::Sender,
+    opts: &TransferOptions<'_>,
+    st: &mut TransferStats,
+) -> Result<(), Fail> {
+    let size = tx.slot_size();
+    loop {
+        let want = src.want(size);
+        if want == 0 {
+            return Ok(());
+        }
+        let mut slot = tx.alloc().map_err(|e| (Side::Write, e))?;
+        let n = loop {
+            st.calls.read += 1;
+            match src.read_at(&mut slot[..want], 0) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Some(fd) = src.fd() {
+                        st.calls.other += 1;
+                        crate::sys::channel::wait_ready(fd, false).map_err(|e| (Side::Read, e))?;
+                    }
+                }
+                Err(e) => return Err((Side::Read, e)),
+            }
+        };
+        if !src.advance(n).map_err(|e| (Side::Read, e))? {
+            return Ok(());
+        }
+        st.calls.write += 1;
+        tx.send(Aggregate::from(slot.freeze(n)))
+            .map_err(|e| (Side::Write, e))?;
+        st.moved(Method::ReadWrite, n);
+        if let Some(p) = opts.progress {
+            p(n as u64);
+        }
+    }
+}

@@ -3,7 +3,8 @@
 //! descriptor or a range of a regular file (read into a buffer the runner
 //! gives: the global cache's, or its own), or a ferry [`Stream`] (its
 //! regions, taken by reference: a mapped file's pages, or the stream's
-//! read buffers).
+//! read buffers), or the receiving end of an ipc channel (its buffers, by
+//! reference: the sender's pool pages).
 
 use super::endpoint::Endpoint;
 use crate::transfer::overlay::BlockType;
@@ -28,6 +29,10 @@ pub(super) enum Source<'a> {
     },
     Stream {
         s: &'a Stream,
+    },
+    /// The receiving end of an ipc channel: its buffers, by reference.
+    Ipc {
+        rx: &'a std::sync::Mutex<crate::ipc::Receiver>,
     },
 }
 
@@ -62,6 +67,9 @@ impl<'a> Source<'a> {
         }
         if let Some(s) = src.as_stream() {
             return Source::Stream { s };
+        }
+        if let Some(rx) = src.ipc_source() {
+            return Source::Ipc { rx };
         }
         match src.as_fd() {
             Some(fd) => Source::Fd {
@@ -113,6 +121,14 @@ impl<'a> Source<'a> {
                     return Ok(Next::Eof);
                 }
                 Ok(Next::Block(r.into_buf()))
+            }
+            Source::Ipc { rx } => {
+                let b = rx.lock().unwrap_or_else(|p| p.into_inner()).read_buf()?;
+                Ok(if b.is_empty() {
+                    Next::Eof
+                } else {
+                    Next::Block(b)
+                })
             }
             Source::Fd { left: Some(0), .. } => Ok(Next::Eof),
             Source::Fd { .. } => Ok(Next::Read),
