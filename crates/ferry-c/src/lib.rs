@@ -36,6 +36,7 @@ pub mod buf;
 pub mod exchange;
 mod ffi;
 pub mod file;
+pub mod ipc;
 mod registry;
 pub mod sort;
 pub mod stdio;
