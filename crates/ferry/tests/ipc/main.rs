@@ -7,6 +7,14 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+/// Tests that make pools, and those that check none is left in this
+/// process (`processes`), run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 mod model;
 mod processes;
 mod sent_from_the_pool;

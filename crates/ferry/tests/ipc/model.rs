@@ -82,6 +82,7 @@ proptest! {
     #[test]
     #[cfg_attr(miri, ignore = "memfd and sockets")]
     fn ipc_reference_counts_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
+        let _g = crate::serial();
         let (a, b) = ipc::pair().unwrap();
         let config = SenderConfig { slot_size: SLOT, slots: SLOTS, timeout: None };
         let mut tx = Sender::new(a, config).unwrap();

@@ -10,15 +10,9 @@ use ferry::Aggregate;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
-/// The tests watch their own descriptors and mappings: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::serial;
 
 fn name(tag: &str) -> String {
     format!("ferry-test-ipc-{}-{tag}", std::process::id())

@@ -9,14 +9,8 @@ use ferry::ipc::{self, Receiver, Sender, SenderConfig};
 use ferry::{Aggregate, Buf};
 use std::io::{Read, Seek};
 use std::os::fd::AsFd;
-use std::sync::Mutex;
 
-/// The tests read a process-wide counter: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::serial;
 
 fn channel(slot_size: usize, slots: usize) -> (Sender, Receiver) {
     let (a, b) = ipc::pair().unwrap();
