@@ -210,7 +210,7 @@ pub extern "C" fn fy_lseek(fd: c_int, off: off_t, whence: c_int) -> off_t {
 /// `kernel` (the system call itself); on a stream's, `op` with the
 /// stream's position moved to `off` for it and put back after, and its
 /// pushed-back bytes set aside (the stream's own reads and writes go on
-/// where they were).
+/// where they were). Runs inside the caller's `ffi_guard`.
 fn positioned(
     fd: c_int,
     n: size_t,
@@ -218,80 +218,82 @@ fn positioned(
     kernel: impl FnOnce() -> ssize_t,
     op: impl FnOnce(&mut file::State) -> Result<ssize_t, c_int>,
 ) -> ssize_t {
-    ffi_guard(-1, libc::EIO, || {
-        let Some(pin) = lookup(fd) else {
-            return kernel();
-        };
-        let f = pin.ptr();
-        if isize::try_from(n).is_err() {
-            // As the kernel: no buffer that long can be mapped.
-            set_errno(libc::EFAULT);
-            return -1;
+    let Some(pin) = lookup(fd) else {
+        return kernel();
+    };
+    let f = pin.ptr();
+    if isize::try_from(n).is_err() {
+        // As the kernel: no buffer that long can be mapped.
+        set_errno(libc::EFAULT);
+        return -1;
+    }
+    if off < 0 {
+        set_errno(libc::EINVAL);
+        return -1;
+    }
+    with_stream(f, -1, file::stream_of, |_, st| {
+        if !st.seekable {
+            return Err(libc::ESPIPE);
         }
-        if off < 0 {
-            set_errno(libc::EINVAL);
-            return -1;
-        }
-        with_stream(f, -1, file::stream_of, |_, st| {
-            if !st.seekable {
-                return Err(libc::ESPIPE);
-            }
-            let g = guard(st)?;
-            let here = g.position();
-            // (Not handed over: the offset goes back before anyone looks.)
-            g.seek_within(SeekFrom::Start(off as u64))
-                .map_err(|e| errno_of(&e))?;
-            let pushed = std::mem::take(&mut st.push);
-            let r = op(st);
-            st.push = pushed;
-            let back = guard(st)?.seek_within(SeekFrom::Start(here));
-            let r = r?;
-            back.map_err(|e| errno_of(&e))?;
-            Ok(r)
-        })
+        let g = guard(st)?;
+        let here = g.position();
+        // (Not handed over: the offset goes back before anyone looks.)
+        g.seek_within(SeekFrom::Start(off as u64))
+            .map_err(|e| errno_of(&e))?;
+        let pushed = std::mem::take(&mut st.push);
+        let r = op(st);
+        st.push = pushed;
+        let back = guard(st)?.seek_within(SeekFrom::Start(here));
+        let r = r?;
+        back.map_err(|e| errno_of(&e))?;
+        Ok(r)
     })
 }
 
 #[no_mangle]
 pub extern "C" fn fy_pread(fd: c_int, buf: *mut c_void, n: size_t, off: off_t) -> ssize_t {
-    positioned(
-        fd,
-        n,
-        off,
-        // SAFETY: pread(2) with the caller's arguments.
-        || unsafe { libc::pread(fd, buf, n, off) },
-        |st| {
-            if !st.readable {
-                return Err(libc::EBADF);
-            }
-            // SAFETY: the caller's buffer of n bytes.
-            let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, n) };
-            let eof = st.eof;
-            let got = read_bytes(st, out)?;
-            st.eof = eof;
-            Ok(got as ssize_t)
-        },
-    )
+    ffi_guard(-1, libc::EIO, || {
+        positioned(
+            fd,
+            n,
+            off,
+            // SAFETY: pread(2) with the caller's arguments.
+            || unsafe { libc::pread(fd, buf, n, off) },
+            |st| {
+                if !st.readable {
+                    return Err(libc::EBADF);
+                }
+                // SAFETY: the caller's buffer of n bytes.
+                let out = unsafe { std::slice::from_raw_parts_mut(buf as *mut u8, n) };
+                let eof = st.eof;
+                let got = read_bytes(st, out)?;
+                st.eof = eof;
+                Ok(got as ssize_t)
+            },
+        )
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn fy_pwrite(fd: c_int, buf: *const c_void, n: size_t, off: off_t) -> ssize_t {
-    positioned(
-        fd,
-        n,
-        off,
-        // SAFETY: pwrite(2) with the caller's arguments.
-        || unsafe { libc::pwrite(fd, buf, n, off) },
-        |st| {
-            if !st.writable {
-                return Err(libc::EBADF);
-            }
-            // SAFETY: the caller's n bytes.
-            let data = unsafe { std::slice::from_raw_parts(buf as *const u8, n) };
-            file::write_bytes(st, data)?;
-            Ok(n as ssize_t)
-        },
-    )
+    ffi_guard(-1, libc::EIO, || {
+        positioned(
+            fd,
+            n,
+            off,
+            // SAFETY: pwrite(2) with the caller's arguments.
+            || unsafe { libc::pwrite(fd, buf, n, off) },
+            |st| {
+                if !st.writable {
+                    return Err(libc::EBADF);
+                }
+                // SAFETY: the caller's n bytes.
+                let data = unsafe { std::slice::from_raw_parts(buf as *const u8, n) };
+                file::write_bytes(st, data)?;
+                Ok(n as ssize_t)
+            },
+        )
+    })
 }
 
 #[no_mangle]

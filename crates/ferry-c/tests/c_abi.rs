@@ -25,6 +25,8 @@ mod bench_programs;
 mod ffi_boundary;
 #[path = "c_abi/install.rs"]
 mod install;
+#[path = "c_abi/ipc.rs"]
+mod ipc;
 #[path = "c_abi/programs.rs"]
 mod programs;
 #[path = "c_abi/real/mod.rs"]

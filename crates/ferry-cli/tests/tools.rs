@@ -42,6 +42,8 @@ mod leases;
 mod longopts;
 #[path = "tools/pipe.rs"]
 mod pipe;
+#[path = "tools/pipe_ipc.rs"]
+mod pipe_ipc;
 #[path = "tools/shared_stdout.rs"]
 mod shared_stdout;
 #[path = "tools/sort.rs"]

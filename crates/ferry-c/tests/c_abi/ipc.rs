@@ -3,9 +3,7 @@
 //! name, checks every byte in place, and kills a sender. It checks itself:
 //! exit 0 and "ok".
 
-mod common;
-
-use common::{include, libdir};
+use crate::common::{self, include, libdir};
 use std::path::Path;
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! kill -9 of either side leaves no file behind (PATH is an abstract
 //! socket name, never a file) while the other side fails with a message.
 
-mod gnu;
+use crate::gnu;
 
 use std::io::{Read, Write};
 use std::path::Path;
