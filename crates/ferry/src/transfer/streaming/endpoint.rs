@@ -294,7 +294,7 @@ impl<'a> Endpoint<'a> {
     /// slot sent by reference; any other input goes through the overlay
     /// and [`Sender::write_buf`] (its pool's buffers by reference, others
     /// copied into slots, counted in
-    /// [`TransferStats::memcpy_bytes`]). The sender is not closed at the
+    /// [`TransferStats::memcpy_bytes`](crate::transfer::TransferStats::memcpy_bytes)). The sender is not closed at the
     /// end: the caller does ([`Sender::close`]) when it has sent all.
     /// As a source it is refused.
     pub fn ipc_sender(tx: &'a Mutex<Sender>) -> Endpoint<'a> {
