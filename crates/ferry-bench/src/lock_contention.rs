@@ -4,7 +4,8 @@
 //! and over the buffered backend (the holder sometimes does a `pread`).
 //!
 //! The spinning lock is `Mutex<Stream>` taken with `try_lock` in a loop
-//! that spins, then yields, as the stream's lock did before issue 18.
+//! that spins, then yields, as `SharedStream`'s lock did before it parked waiters (before
+//! commit f00780d, 2026-11-23).
 
 use super::files::{make_file, open_warm, Content, Scratch};
 use super::measure::{compare, interleave, Scale, Variant};
