@@ -400,6 +400,7 @@ pub(crate) enum Received {
 pub(crate) fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Received> {
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut reset = false;
     let r = loop {
         match rustix::net::recvmsg(
             sock,
@@ -410,6 +411,12 @@ pub(crate) fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Re
             Ok(r) => break r,
             Err(rustix::io::Errno::AGAIN) => return Ok(Received::Empty),
             Err(rustix::io::Errno::INTR) => continue,
+            // A peer that closed with packets of ours still unread in its
+            // queue leaves ECONNRESET pending here, and the kernel reports
+            // it before the packets it sent us first (its last messages,
+            // its BYE). Reading the error clears it: go on and take those
+            // packets; the end of the queue then reads as the close.
+            Err(rustix::io::Errno::CONNRESET) if !reset => reset = true,
             Err(rustix::io::Errno::CONNRESET) => return Ok(Received::Closed),
             Err(e) => return Err(e.into()),
         }

@@ -15,6 +15,24 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A channel within this process: a sender with a pool of `slots` slots
+/// of `slot_size` bytes, and its receiver.
+fn channel(slot_size: usize, slots: usize) -> (ferry::ipc::Sender, ferry::ipc::Receiver) {
+    let (a, b) = ferry::ipc::pair().unwrap();
+    let tx = ferry::ipc::Sender::new(
+        a,
+        ferry::ipc::SenderConfig {
+            slot_size,
+            slots,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let rx = ferry::ipc::Receiver::new(b, None).unwrap();
+    (tx, rx)
+}
+
+mod closing;
 mod model;
 mod processes;
 mod sent_from_the_pool;

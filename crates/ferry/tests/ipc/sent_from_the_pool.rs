@@ -5,27 +5,12 @@
 //! pages while the sender reuses them.
 
 use crate::support;
-use ferry::ipc::{self, Receiver, Sender, SenderConfig};
+use ferry::ipc::Sender;
 use ferry::{Aggregate, Buf};
 use std::io::{Read, Seek};
 use std::os::fd::AsFd;
 
-use crate::serial;
-
-fn channel(slot_size: usize, slots: usize) -> (Sender, Receiver) {
-    let (a, b) = ipc::pair().unwrap();
-    let tx = Sender::new(
-        a,
-        SenderConfig {
-            slot_size,
-            slots,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let rx = Receiver::new(b, None).unwrap();
-    (tx, rx)
-}
+use crate::{channel, serial};
 
 /// One slot filled with `bytes`, frozen.
 fn slot_of(tx: &mut Sender, bytes: &[u8]) -> Buf {
