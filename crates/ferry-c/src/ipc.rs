@@ -225,14 +225,17 @@ pub extern "C" fn fy_ipc_sender_close(tx: *mut FyIpcSender) -> c_int {
 }
 
 /// The receiving end on the connected socket `sock` (taken over, closed
-/// on failure too): waits for the sender's pool, checks and maps it.
+/// on failure too): waits for the sender's pool, checks and maps it. The
+/// peer must be a ferry sender: received bytes are the sender's pages.
 #[no_mangle]
 pub extern "C" fn fy_ipc_receiver_open(sock: c_int) -> *mut FyIpcReceiver {
     ffi_guard(std::ptr::null_mut(), libc::ENOMEM, || {
         let Some(sock) = take_fd(sock) else {
             return std::ptr::null_mut();
         };
-        match Receiver::new(sock, None) {
+        // SAFETY: the C contract (ferry/ipc.h): the peer on `sock` is a
+        // ferry sender, which writes a slot again only once released.
+        match unsafe { Receiver::new(sock, None) } {
             Ok(rx) => Box::into_raw(Box::new(FyIpcReceiver {
                 rx,
                 held: HashMap::new(),

@@ -83,7 +83,12 @@
 //! * **unchecked mappings** ([`Buf::map_file_unchecked`], `unsafe`): the
 //!   caller's promise that nobody writes the range while the `Buf` lives.
 //!   A file that only shrinks is tolerated: the SIGBUS guard puts zeros
-//!   where the pages went and [`Buf::is_intact`] turns false.
+//!   where the pages went and [`Buf::is_intact`] turns false;
+//! * **received ipc buffers** ([`ipc::Receiver`], made with an `unsafe`
+//!   constructor): the sender's pages, which a ferry
+//!   [`ipc::Sender`] writes again only after the receiver released them;
+//!   whoever connects the receiver vouches that its peer is such a
+//!   sender.
 //!
 //! Where no lease can be had (the file is open for writing, belongs to
 //! another user, or its file system has no leases) the safe mapping API

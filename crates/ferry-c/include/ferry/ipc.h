@@ -45,7 +45,10 @@
  *       what was sent) and frees tx; 0, or -1 + errno (freed anyway).
  *   fy_ipc_receiver_open(sock)   the receiving end on sock (taken over,
  *       closed on failure too): waits for the pool, checks its seals and
- *       size, maps it read-only. NULL + errno.
+ *       size, maps it read-only. NULL + errno. The peer must be a ferry
+ *       sender (fy_ipc_sender, or ferry::ipc::Sender): a buffer's bytes
+ *       stay as received because that sender writes a slot again only
+ *       once it is released, and nothing else may write on its socket.
  *   fy_ipc_recv(rx, &p)      the next buffer: *p points at its bytes in
  *       the pool (read-only; valid until released), the return value is
  *       its length. 0 at the end (the sender closed; *p NULL); -1 + errno

@@ -38,7 +38,9 @@ sends each buffer's place in it, the receiving side (SRC) writes them out
 from the pool. PATH only names the meeting point: it is an abstract Unix
 socket name (ferry-ipc: and PATH made absolute), never a file, so
 nothing is created on disk and nothing is left behind, even if either
-side is killed; PATH need not exist.
+side is killed; PATH need not exist. The receiving side reads the
+sender's pages in place and trusts it to leave a buffer alone until it
+is given back, as every ferry sender does: connect it only to ferry.
 
 Options:
       --block N        DST takes transfers of at most N bytes
@@ -326,7 +328,11 @@ fn ipc_name(rest: &[u8]) -> io::Result<String> {
 /// a DST.
 fn ipc_end(sock: ferry::ipc::Socket, source: bool) -> io::Result<End> {
     if source {
-        Ok(End::IpcIn(Mutex::new(Receiver::new(sock, None)?)))
+        // SAFETY: the user named this connection as a ferry ipc end
+        // (the help says to connect it only to ferry): its peer is a
+        // ferry Sender, which writes a slot again only once released.
+        let rx = unsafe { Receiver::new(sock, None)? };
+        Ok(End::IpcIn(Mutex::new(rx)))
     } else {
         let config = SenderConfig {
             slot_size: IPC_SLOT,

@@ -17,7 +17,8 @@ impl Sender {
     /// # fn main() -> std::io::Result<()> {
     /// let (a, b) = ferry::ipc::pair()?;
     /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-    /// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
     /// let mut m = tx.alloc()?;
     /// m[..3].copy_from_slice(b"abc");
     /// assert_eq!(tx.write_buf(m.freeze(3))?, 3);
@@ -41,7 +42,8 @@ impl Receiver {
     /// # fn main() -> std::io::Result<()> {
     /// let (a, b) = ferry::ipc::pair()?;
     /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-    /// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
     /// tx.send_bytes(b"xyz")?;
     /// drop(tx);
     /// assert_eq!(&rx.read_buf()?[..], b"xyz");
@@ -73,7 +75,8 @@ impl Receiver {
 /// use std::io::{Read, Write};
 /// let (a, b) = ferry::ipc::pair()?;
 /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-/// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+/// // SAFETY: the peer is this example's own ferry Sender.
+/// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
 /// tx.write_all(b"bytes in, ")?;
 /// tx.write_all(b"bytes out")?;
 /// drop(tx);

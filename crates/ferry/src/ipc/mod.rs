@@ -34,15 +34,18 @@
 //!   generation of a slot still held) before a `Buf` is made of it. A bad
 //!   descriptor, a malformed packet, or a descriptor count past the packet
 //!   is an `InvalidData` error for that channel.
-//! * **What a hostile sender can still do.** The sender's own mapping
-//!   stays writable (that is what lets it fill slots without a system
-//!   call), so a sender that does not keep to the protocol can change
-//!   bytes under a `Buf` the receiver holds. It cannot make the receiver
-//!   read outside the pool or fault, and it cannot reach any other
-//!   memory of the receiver. A receiver that must not trust its sender's
-//!   bytes copies what it checks before it checks it
-//!   ([`Buf::copy_from_slice`](crate::Buf::copy_from_slice)), and does not
-//!   key a cache on a received `Buf`'s `ContentId`.
+//! * **The receiver trusts its peer to keep the protocol**, which is why
+//!   [`Receiver::new`] is `unsafe`. The sender's own mapping stays
+//!   writable (that is what lets it fill slots without a system call),
+//!   so a peer that writes a slot it has not had back — a hostile
+//!   program, or code in this process relaying the packets and forging a
+//!   release — changes bytes under a `Buf` the receiver holds. It still
+//!   cannot make the receiver read outside the pool or fault, and it
+//!   cannot reach any other memory of the receiver; but the rule that a
+//!   `Buf` never changes while visible then holds only for a ferry
+//!   [`Sender`] that nothing else writes for. Whoever connects a receiver
+//!   vouches for its peer, as one vouches for a file when mapping it with
+//!   a crate that cannot lease it.
 //! * **References across processes.** The sender counts the references
 //!   it sent per slot; the receiver gives them back in RELEASE packets
 //!   when its last `Buf` of a slot goes. A receiver that dies (end of
@@ -72,7 +75,8 @@
 //! use ferry::ipc::{Receiver, Sender, SenderConfig};
 //! let (a, b) = ferry::ipc::pair()?; // one end would go to another process
 //! let mut tx = Sender::new(a, SenderConfig { slot_size: 4096, slots: 4, ..Default::default() })?;
-//! let mut rx = Receiver::new(b, None)?;
+//! // SAFETY: the peer is this example's own ferry Sender.
+//! let mut rx = unsafe { Receiver::new(b, None)? };
 //!
 //! let mut slot = tx.alloc()?;
 //! slot[..11].copy_from_slice(b"hello world");
@@ -150,7 +154,8 @@ pub fn pair() -> io::Result<(Socket, Socket)> {
 /// let c = ferry::ipc::connect(&name)?;
 /// let s = l.accept(Some(std::time::Duration::from_secs(5)))?;
 /// let mut tx = ferry::ipc::Sender::new(c, Default::default())?;
-/// let mut rx = ferry::ipc::Receiver::new(s, None)?;
+/// // SAFETY: the peer is this example's own ferry Sender.
+/// let mut rx = unsafe { ferry::ipc::Receiver::new(s, None)? };
 /// tx.send_bytes(b"hi")?;
 /// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"hi");
 /// # Ok(()) }

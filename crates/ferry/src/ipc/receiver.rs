@@ -149,7 +149,31 @@ pub struct Receiver {
 impl Receiver {
     /// Waits (at most `timeout`, forever if `None`) for the sender's pool
     /// on `sock`, checks its seals and size, and maps it read-only.
-    pub fn new(sock: Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
+    ///
+    /// Whatever the peer sends, the receiver never reads outside the pool
+    /// and never faults (see the [module doc](crate::ipc)).
+    ///
+    /// # Safety
+    ///
+    /// The `Buf`s this receiver hands out show the sender's pages in
+    /// place, and only the sender decides when it writes them again. The
+    /// caller vouches that the peer on `sock` keeps the protocol: it
+    /// writes a slot again only after this receiver released every
+    /// reference to it. A ferry [`Sender`](super::Sender) (in this process
+    /// or another, or `fy_ipc_sender` through the C ABI) does, as long as
+    /// nothing else writes on its socket. A peer that breaks the protocol
+    /// — a hostile program, or code here relaying packets between the two
+    /// and forging releases — can change bytes under a `Buf` this
+    /// receiver handed out, which breaks the rule that a `Buf` never
+    /// changes while visible (and `ContentId`s keyed on it).
+    ///
+    /// Safe code cannot connect a receiver without saying so:
+    ///
+    /// ```compile_fail,E0133
+    /// let (_a, b) = ferry::ipc::pair().unwrap();
+    /// let _rx = ferry::ipc::Receiver::new(b, None);
+    /// ```
+    pub unsafe fn new(sock: Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
         let sock = sock.0;
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut inbox = vec![0; wire::MAX_PACKET];

@@ -97,7 +97,8 @@ impl Drop for Hold {
 /// # fn main() -> std::io::Result<()> {
 /// let (a, b) = ferry::ipc::pair()?;
 /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-/// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+/// // SAFETY: the peer is this example's own ferry Sender.
+/// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
 /// let mut slot = tx.alloc()?;
 /// slot[..5].copy_from_slice(b"hello");
 /// let buf = slot.freeze(5); // read-only from now on, here too
@@ -239,7 +240,8 @@ impl Sender {
     /// # fn main() -> std::io::Result<()> {
     /// let (a, b) = ferry::ipc::pair()?;
     /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-    /// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
     /// tx.send_bytes(b"last")?;
     /// tx.close()?;
     /// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"last");
@@ -260,7 +262,8 @@ impl Sender {
     /// # fn main() -> std::io::Result<()> {
     /// let (a, b) = ferry::ipc::pair()?;
     /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-    /// let mut rx = ferry::ipc::Receiver::new(b, None)?;
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
     /// tx.send_bytes(b"half")?;
     /// tx.abort();
     /// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"half");

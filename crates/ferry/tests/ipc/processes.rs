@@ -122,6 +122,14 @@ impl Drop for Peer {
     }
 }
 
+/// The receiving end on `sock`.
+fn receiver(sock: ipc::Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
+    // SAFETY: the peers here are this binary's own ferry Senders, and the
+    // hostile ones only send packets the receiver must refuse: none
+    // writes a slot after sending it.
+    unsafe { Receiver::new(sock, timeout) }
+}
+
 fn shm_entries() -> std::collections::BTreeSet<std::ffi::OsString> {
     std::fs::read_dir("/dev/shm")
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
@@ -183,7 +191,7 @@ fn ipc_peer() {
     match role.as_str() {
         // Receives and checks every message until the sender closes.
         "receiver" => {
-            let mut rx = Receiver::new(ipc::connect(&name).unwrap(), None).unwrap();
+            let mut rx = receiver(ipc::connect(&name).unwrap(), None).unwrap();
             say("ready");
             let mut n = 0u64;
             while let Some(m) = rx.recv().unwrap() {
@@ -197,7 +205,7 @@ fn ipc_peer() {
         }
         // Holds every message until told to let go, then reads on.
         "hold" => {
-            let mut rx = Receiver::new(ipc::connect(&name).unwrap(), None).unwrap();
+            let mut rx = receiver(ipc::connect(&name).unwrap(), None).unwrap();
             let mut held = Vec::new();
             let want: usize = stdin_line().trim().parse().unwrap();
             while held.len() < want {
@@ -219,7 +227,7 @@ fn ipc_peer() {
         }
         // Takes the pool, then never reads.
         "idle" => {
-            let _rx = Receiver::new(ipc::connect(&name).unwrap(), None).unwrap();
+            let _rx = receiver(ipc::connect(&name).unwrap(), None).unwrap();
             say("ready");
             stdin_line();
         }
@@ -499,7 +507,7 @@ fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on() {
     let l = ipc::Listener::bind(&n).unwrap();
     for hold in [1usize, 3] {
         let mut peer = Peer::start("sender", &n);
-        let mut rx = Receiver::new(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
+        let mut rx = receiver(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
         let mut held: Vec<(Aggregate, Vec<u8>)> = Vec::new();
         let mut got = 0;
         while got < 6 {
@@ -531,7 +539,7 @@ fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on() {
         no_pool_left_here();
     }
     let mut peer = Peer::start("sender", &n);
-    let mut rx = Receiver::new(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
+    let mut rx = receiver(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
     for _ in 0..10 {
         assert!(check_message(&rx.recv().unwrap().unwrap().copy_to_vec()).is_some());
     }
@@ -650,7 +658,7 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
         let mut peer = Peer::start(&format!("hostile-{case}"), &n);
         let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
         assert_eq!(peer.line(), "sent");
-        let r = Receiver::new(sock, Some(Duration::from_secs(30)));
+        let r = receiver(sock, Some(Duration::from_secs(30)));
         if at_connect.contains(case) {
             let err = r.expect_err(case);
             assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{case}: {err:?}");

@@ -273,7 +273,8 @@ impl<'a> Endpoint<'a> {
     /// use ferry::transfer::{between, TransferOptions};
     /// let (a, b) = ferry::ipc::pair()?;
     /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-    /// let rx = std::sync::Mutex::new(ferry::ipc::Receiver::new(b, None)?);
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let rx = std::sync::Mutex::new(unsafe { ferry::ipc::Receiver::new(b, None)? });
     /// tx.send_bytes(b"through the pool")?;
     /// tx.close()?;
     /// let out = Endpoint::collect();
