@@ -10,6 +10,8 @@ pub enum Unit {
     NsPerOp,
     /// Seconds per byte, shown as GB/s.
     GBps,
+    /// CPU seconds (user + system, every thread) per byte, shown per GiB.
+    CpuPerGiB,
 }
 
 impl Unit {
@@ -17,6 +19,7 @@ impl Unit {
         match self {
             Unit::NsPerOp => format!("{:.1} ns/op", secs_per_unit * 1e9),
             Unit::GBps => format!("{:.2} GB/s", 1.0 / secs_per_unit / 1e9),
+            Unit::CpuPerGiB => format!("{:.3} s CPU/GiB", secs_per_unit * (1u64 << 30) as f64),
         }
     }
 }
@@ -137,6 +140,7 @@ pub fn json(rows: &[Row]) -> String {
                 json_str(match r.unit {
                     Unit::NsPerOp => "op",
                     Unit::GBps => "byte",
+                    Unit::CpuPerGiB => "cpu-byte",
                 }),
                 json_num(r.ratio()),
                 json_str(&r.target_text()),

@@ -1,11 +1,13 @@
 //! `ferry-bench iolite`: the IO-Lite paper's optimisations, each beside
 //! what it saves — one file per case (`checksums`: the checksum cache;
-//! `cache`: the unified file cache beside quick_cache and moka; the IPC
-//! channel comes as a sibling).
+//! `cache`: the unified file cache beside quick_cache and moka; `ipc`:
+//! the paper's Figures 2 and 3, ferry's copy-free channel beside pipes,
+//! vmsplice, Unix and TCP sockets).
 
 mod cache;
 mod cache_traces;
 mod checksums;
+mod ipc;
 
 use super::measure::Scale;
 use clap::Args;
@@ -15,7 +17,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache.
+    /// checksums, cache, ipc.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -32,6 +34,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "cache",
         "file cache: hit ratio and lookups/s beside quick_cache and moka",
         cache::run,
+    ),
+    (
+        "ipc",
+        "message channels: throughput and CPU per GiB, 1 KiB to 1 MiB messages",
+        ipc::run,
     ),
 ];
 

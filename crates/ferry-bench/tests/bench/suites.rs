@@ -168,9 +168,30 @@ fn quick_iolite_bench_runs_every_case() {
             "no row {what}: {out}"
         );
     }
-    let (code, _, err) = bench(&["iolite", "--quick", "--only", "checksums,ipc"]);
+    // The channels case: every size, ferry's buffers beside each kernel
+    // channel, in time and in CPU (every message's bytes counted on
+    // arrival and its words checked before anything is timed).
+    for kib in [1, 4, 16, 64, 256, 1024] {
+        for base in ["pipe", "vmsplice→splice", "unix", "tcp"] {
+            let what = format!("{kib} KiB messages: ipc buffers vs {base}");
+            assert!(
+                out.contains(&format!("\"comparison\":\"{what}\"")),
+                "no row {what}"
+            );
+        }
+        for what in [
+            format!("{kib} KiB messages: ipc bytes vs pipe"),
+            format!("{kib} KiB messages: CPU, ipc buffers vs pipe"),
+        ] {
+            assert!(
+                out.contains(&format!("\"comparison\":\"{what}\"")),
+                "no row {what}"
+            );
+        }
+    }
+    let (code, _, err) = bench(&["iolite", "--quick", "--only", "checksums,ipcc"]);
     assert_eq!(code, 1);
-    assert_eq!(err.trim(), "ferry-bench: iolite: no case named 'ipc'");
+    assert_eq!(err.trim(), "ferry-bench: iolite: no case named 'ipcc'");
 }
 
 #[test]
