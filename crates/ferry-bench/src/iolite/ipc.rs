@@ -40,7 +40,7 @@ const TOTAL: usize = 256 << 20;
 const PAGE: usize = 4096;
 
 /// A page-aligned buffer of `len` bytes.
-fn page_buf(len: usize) -> ferry::BufMut {
+pub(super) fn page_buf(len: usize) -> ferry::BufMut {
     let mut b = ferry::BufMut::with_capacity_aligned(len.max(1), PAGE);
     b.commit(len); // zeroed memory
     b
@@ -74,7 +74,7 @@ struct Ends {
     recv: Box<dyn FnOnce() -> Outcome + Send>,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub(super) fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 

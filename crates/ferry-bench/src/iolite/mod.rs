@@ -2,8 +2,10 @@
 //! what it saves — one file per case (`checksums`: the checksum cache;
 //! `cache`: the unified file cache beside quick_cache and moka; `ipc`:
 //! the paper's Figures 2 and 3, ferry's copy-free channel beside pipes,
-//! vmsplice, Unix and TCP sockets).
+//! vmsplice, Unix and TCP sockets; `apps`: the paper's application runs,
+//! `wc` and `permute | wc`, with and without the cache and the channel).
 
+mod apps;
 mod cache;
 mod cache_traces;
 mod checksums;
@@ -17,7 +19,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, ipc.
+    /// checksums, cache, ipc, apps.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -39,6 +41,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "ipc",
         "message channels: throughput and CPU per GiB, 1 KiB to 1 MiB messages",
         ipc::run,
+    ),
+    (
+        "apps",
+        "applications: wc over a cached file, permute→wc",
+        apps::run,
     ),
 ];
 

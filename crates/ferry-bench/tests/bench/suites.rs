@@ -189,6 +189,18 @@ fn quick_iolite_bench_runs_every_case() {
             );
         }
     }
+    // The application runs, their counts checked against each other.
+    for what in [
+        "wc over a cached file: FileCache vs read",
+        "wc -l over a cached file: FileCache vs read",
+        "permute→wc: ferry ipc vs pipe, std defaults",
+        "permute→wc: ferry ipc vs pipe, 64 KiB buffers",
+    ] {
+        assert!(
+            out.contains(&format!("\"comparison\":\"{what}\"")),
+            "no row {what}"
+        );
+    }
     let (code, _, err) = bench(&["iolite", "--quick", "--only", "checksums,ipcc"]);
     assert_eq!(code, 1);
     assert_eq!(err.trim(), "ferry-bench: iolite: no case named 'ipcc'");
