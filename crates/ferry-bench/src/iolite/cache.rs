@@ -184,16 +184,28 @@ fn wrong(p: &Path, got: usize, want: usize) -> String {
 }
 
 /// The untimed pass: every cache's hits on `t`, one thread.
-fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 4], String> {
+fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 5], String> {
     let err = |e: io::Error| e.to_string();
     let fc = FileCache::new(CacheConfig::default().with_budget(budget)).map_err(err)?;
+    let fa = FileCache::new(
+        CacheConfig::default()
+            .with_budget(budget)
+            .with_admission_queue(true),
+    )
+    .map_err(err)?;
     let (q, qf, m) = (quick(budget, false), quick(budget, true), moka(budget));
-    let mut h = [Hits::default(); 4];
+    let mut h = [Hits::default(); 5];
     for &i in &t.lookups {
         let (p, size) = (&f.paths[i as usize], f.sizes[i as usize]);
         let before = fc.stats().misses;
         let got = ferry_lookup(&fc, p).map_err(err)?;
         h[0].add(size, fc.stats().misses == before);
+        let before = fa.stats().misses;
+        let got_a = ferry_lookup(&fa, p).map_err(err)?;
+        h[4].add(size, fa.stats().misses == before);
+        if got_a != size {
+            return Err(wrong(p, got_a, size));
+        }
         for (k, (got2, hit)) in [
             quick_lookup(&q, p).map_err(err)?,
             quick_lookup(&qf, p).map_err(err)?,
@@ -390,19 +402,27 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         budget as f64 / 1048576.0
     );
     eprintln!("  hit ratio (by count / by bytes), one thread:");
-    eprintln!("| trace | FileCache | quick_cache | quick_cache, FileCache's charge | moka | FileCache within 1 point of quick_cache (count) |");
-    eprintln!("|---|---|---|---|---|---|");
+    eprintln!("| trace | FileCache | FileCache, admission queue | quick_cache | quick_cache, FileCache's charge | moka | within 1 point of quick_cache (count): FileCache / with the queue |");
+    eprintln!("|---|---|---|---|---|---|---|");
     for t in &ts {
         let h = hit_ratios(&f, t, budget)?;
-        let within = h[1].by_count() - h[0].by_count() <= 1.0;
+        let within = |x: &Hits| {
+            if h[1].by_count() - x.by_count() <= 1.0 {
+                "yes"
+            } else {
+                "NO"
+            }
+        };
         eprintln!(
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} / {} |",
             t.name,
             h[0].show(),
+            h[4].show(),
             h[1].show(),
             h[2].show(),
             h[3].show(),
-            if within { "yes" } else { "NO" }
+            within(&h[0]),
+            within(&h[4])
         );
     }
     let mut rows = hit_path_rows(&dir.0, runs, scale)?;

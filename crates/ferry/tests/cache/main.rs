@@ -6,4 +6,5 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod admission;
 mod file_cache;

@@ -30,9 +30,9 @@
 //! at a cost linear in the number of entries.
 
 use super::identity::{FileId, Stamp};
+use super::shard::{Entry, Flight, GhostKeys, Shard, ShardInner, Slot};
 use crate::Buf;
-use parking_lot::{Condvar, Mutex};
-use std::collections::{BTreeMap, HashMap};
+use parking_lot::Mutex;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -61,128 +61,15 @@ pub(crate) enum FillError {
     Io(std::io::Error),
 }
 
-struct Entry {
-    stamp: Stamp,
-    buf: Buf,
-    settled: bool,
-    last_use: u64,
-    /// Where the shard's order lists it: its last use when it was put
-    /// there (hits do not move it; see `ShardInner::candidate`).
-    placed: u64,
-    charge: usize,
-}
-
-#[derive(Default)]
-struct Flight {
-    done: Mutex<bool>,
-    cv: Condvar,
-    /// A write replaced the extent while it was being read: the read's
-    /// bytes are not installed.
-    superseded: std::sync::atomic::AtomicBool,
-}
-
-impl Flight {
-    fn wait(&self) {
-        let mut done = self.done.lock();
-        while !*done {
-            self.cv.wait(&mut done);
-        }
-    }
-
-    fn finish(&self) {
-        *self.done.lock() = true;
-        self.cv.notify_all();
-    }
-}
-
-enum Slot {
-    Ready(Entry),
-    Filling(Arc<Flight>),
-}
-
-#[derive(Default)]
-struct ShardInner {
-    map: HashMap<Key, Slot>,
-    /// The shard's ready entries by last use, oldest first (last uses are
-    /// unique: the clock hands each out once).
-    order: BTreeMap<u64, Key>,
-    hits: u64,
-    misses: u64,
-}
-
-impl ShardInner {
-    /// Puts a ready entry in, replacing what was there.
-    fn put(&mut self, key: Key, mut e: Entry) {
-        if let Some(Slot::Ready(old)) = self.map.get(&key) {
-            self.order.remove(&old.placed);
-        }
-        e.placed = e.last_use;
-        self.order.insert(e.placed, key);
-        self.map.insert(key, Slot::Ready(e));
-    }
-
-    /// Takes the ready entry `key` out, leaving `with` (or nothing) in its
-    /// place; None (and no change) if `key` is not a ready entry.
-    fn take(&mut self, key: &Key, with: Option<Slot>) -> Option<Entry> {
-        if !matches!(self.map.get(key), Some(Slot::Ready(_))) {
-            return None;
-        }
-        let old = match with {
-            Some(slot) => self.map.insert(*key, slot),
-            None => self.map.remove(key),
-        };
-        let Some(Slot::Ready(e)) = old else {
-            unreachable!("checked above")
-        };
-        self.order.remove(&e.placed);
-        Some(e)
-    }
-
-    /// This shard's candidate for eviction in IO-Lite's order: its least
-    /// recently used entry no reader holds, else its least recently used
-    /// one. A hit does not move its entry in the order (that would cost
-    /// every hit a tree update); the walk here moves the entries it finds
-    /// used since they were placed to where their last use puts them, so
-    /// each hit costs at most one move, at the next eviction. Besides
-    /// those moves, the walk passes only the referenced entries older
-    /// than the candidate.
-    fn candidate(&mut self) -> Option<(bool, u64, Key)> {
-        let mut oldest = None;
-        let mut from = 0;
-        loop {
-            let Some((&placed, &key)) = self.order.range(from..).next() else {
-                return oldest;
-            };
-            let Some(Slot::Ready(e)) = self.map.get_mut(&key) else {
-                unreachable!("the order lists ready entries only")
-            };
-            from = placed + 1;
-            if e.last_use != placed {
-                // Used since it was placed: it belongs further on.
-                e.placed = e.last_use;
-                self.order.remove(&placed);
-                self.order.insert(e.placed, key);
-                continue;
-            }
-            if e.buf.is_unique() {
-                return Some((false, placed, key));
-            }
-            oldest.get_or_insert((true, placed, key));
-        }
-    }
-}
-
-#[repr(align(128))]
-#[derive(Default)]
-struct Shard(Mutex<ShardInner>);
-
-#[derive(Default)]
 struct Acct {
     held: usize,
     ghosts: Vec<(Buf, usize)>,
     evictions: u64,
     replaced: u64,
     uncached: u64,
+    promoted: u64,
+    /// With an admission queue: extents that left it unused.
+    ghost_keys: Option<GhostKeys>,
 }
 
 impl Acct {
@@ -218,9 +105,22 @@ pub(crate) struct CoreStats {
     pub evictions: u64,
     pub replaced: u64,
     pub uncached: u64,
+    pub promoted: u64,
     pub entries: usize,
     pub held: usize,
     pub shared: usize,
+}
+
+/// What [`Core::evict_one`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Victim {
+    /// Evicted an entry no reader held: its memory is free.
+    Freed,
+    /// Evicted an entry readers still hold: nothing freed yet.
+    Referenced,
+    /// Moved an entry used again from the admission queue to the main
+    /// order: nothing evicted.
+    Promoted,
 }
 
 pub(crate) struct Core {
@@ -237,9 +137,14 @@ pub(crate) struct Core {
 impl Core {
     /// A core of `shards` lock shards (rounded up to a power of two) that
     /// keeps within `budget` bytes, charging an extent the first of
-    /// `classes` (ascending) that holds it.
-    pub(crate) fn new(budget: usize, shards: usize, classes: &[usize]) -> Core {
+    /// `classes` (ascending) that holds it; with an admission queue if
+    /// `admission`.
+    pub(crate) fn new(budget: usize, shards: usize, classes: &[usize], admission: bool) -> Core {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
+        // Ghost keys: about as many as the main order holds extents of
+        // the smallest charge, within limits.
+        let smallest = classes.first().copied().unwrap_or(4096).max(1);
+        let ghost_cap = (budget / smallest).clamp(256, 1 << 18);
         Core {
             shards: (0..n).map(|_| Shard::default()).collect(),
             mask: n - 1,
@@ -247,8 +152,24 @@ impl Core {
             tick: AtomicU64::new(1),
             budget,
             classes: classes.into(),
-            acct: Mutex::new(Acct::default()),
+            acct: Mutex::new(Acct {
+                held: 0,
+                ghosts: Vec::new(),
+                evictions: 0,
+                replaced: 0,
+                uncached: 0,
+                promoted: 0,
+                ghost_keys: admission.then(|| GhostKeys::new(ghost_cap)),
+            }),
         }
+    }
+
+    /// Where a new extent `key` goes: the admission queue (its tick
+    /// `now`) if the cache has one and the extent did not just leave it
+    /// unused, else the main order.
+    fn admit(acct: &mut Acct, key: &Key, now: u64) -> Option<u64> {
+        let g = acct.ghost_keys.as_mut()?;
+        (!g.take(key)).then_some(now)
     }
 
     /// The bytes an extent of `len` bytes is counted as: the pool slot
@@ -314,6 +235,7 @@ impl Core {
             }
         };
         let charge = self.charge(len);
+        let had_old = old.is_some();
         let reserved = self.reserve(charge);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(reserved)));
         let mut acct = self.acct.lock();
@@ -345,13 +267,22 @@ impl Core {
                     (filled.buf, charge, reserved && filled.keep)
                 };
                 if counted && !superseded {
+                    let now = self.now();
+                    // An extent read again (its cached bytes had gone
+                    // stale) has had its second use.
+                    let probation = if had_old {
+                        None
+                    } else {
+                        Self::admit(&mut acct, &key, now)
+                    };
                     let entry = Entry {
                         stamp,
                         buf: buf.clone(),
                         settled: filled.settled,
-                        last_use: self.now(),
+                        last_use: now,
                         placed: 0,
                         charge,
+                        probation,
                     };
                     sh.put(key, entry);
                 } else {
@@ -412,9 +343,9 @@ impl Core {
                 return true;
             }
             match self.evict_one(&mut acct) {
-                Some(false) => continue,
+                Some(Victim::Freed | Victim::Promoted) => continue,
                 // A referenced victim frees nothing until its readers let go.
-                Some(true) | None => {
+                Some(Victim::Referenced) | None => {
                     if acct.held.saturating_add(charge) <= self.budget {
                         acct.held += charge;
                         return true;
@@ -425,33 +356,68 @@ impl Core {
         }
     }
 
-    /// Evicts the entry IO-Lite's order puts first; returns whether it was
-    /// referenced, or None if the cache holds no entry.
-    fn evict_one(&self, acct: &mut Acct) -> Option<bool> {
+    /// Evicts the entry IO-Lite's order puts first, or with an admission
+    /// queue (S3-FIFO's small queue): while that queue holds more than a
+    /// tenth of the budget (or the main order is empty), its first entry
+    /// leaves it — to the main order if it was used again since it came
+    /// in, else out of the cache (its key remembered). Both queues put
+    /// entries readers hold last. None if the cache holds no entry.
+    fn evict_one(&self, acct: &mut Acct) -> Option<Victim> {
         // The victim can change between the scan and its removal (a lookup
         // touched it); scan again then.
         for _ in 0..64 {
-            let mut best: Option<(bool, u64, usize, Key)> = None;
+            let mut main: Option<(bool, u64, usize, Key)> = None;
+            let mut small: Option<(bool, u64, usize, Key)> = None;
+            let mut small_held = 0;
+            let admission = acct.ghost_keys.is_some();
             for (i, shard) in self.shards.iter().enumerate() {
-                if let Some((r, u, k)) = shard.0.lock().candidate() {
-                    if best.is_none_or(|(br, bu, _, _)| (r, u) < (br, bu)) {
-                        best = Some((r, u, i, k));
+                let mut sh = shard.0.lock();
+                if let Some((r, u, k)) = sh.candidate() {
+                    if main.is_none_or(|(br, bu, _, _)| (r, u) < (br, bu)) {
+                        main = Some((r, u, i, k));
+                    }
+                }
+                if admission {
+                    small_held += sh.probation_held;
+                    if let Some((r, t, k)) = sh.probation_candidate() {
+                        if small.is_none_or(|(br, bt, _, _)| (r, t) < (br, bt)) {
+                            small = Some((r, t, i, k));
+                        }
                     }
                 }
             }
-            let (referenced, last_use, i, key) = best?;
+            let from_small = small.is_some() && (small_held > self.budget / 10 || main.is_none());
+            let (referenced, at, i, key) = if from_small { small } else { main }?;
             let mut sh = self.shards[i].0.lock();
-            match sh.map.get(&key) {
-                Some(Slot::Ready(e))
-                    if e.last_use == last_use && e.buf.is_unique() != referenced =>
-                {
-                    let e = sh.take(&key, None).expect("matched above");
-                    acct.evictions += 1;
-                    acct.release(e.buf, e.charge);
-                    return Some(referenced);
-                }
-                _ => continue,
+            let Some(Slot::Ready(e)) = sh.map.get(&key) else {
+                continue;
+            };
+            if e.buf.is_unique() == referenced {
+                continue;
             }
+            if from_small {
+                if e.probation != Some(at) {
+                    continue;
+                }
+                if e.last_use != at {
+                    sh.promote(&key);
+                    acct.promoted += 1;
+                    return Some(Victim::Promoted);
+                }
+                if let Some(g) = &mut acct.ghost_keys {
+                    g.remember(key);
+                }
+            } else if e.probation.is_some() || e.last_use != at {
+                continue;
+            }
+            let e = sh.take(&key, None).expect("matched above");
+            acct.evictions += 1;
+            acct.release(e.buf, e.charge);
+            return Some(if referenced {
+                Victim::Referenced
+            } else {
+                Victim::Freed
+            });
         }
         None
     }
@@ -481,6 +447,7 @@ impl Core {
                     acct.replaced += 1;
                     acct.release(old.buf, old.charge);
                 }
+                let probation = Self::admit(&mut acct, &key, tick);
                 sh.put(
                     key,
                     Entry {
@@ -490,6 +457,7 @@ impl Core {
                         last_use: tick,
                         placed: 0,
                         charge,
+                        probation,
                     },
                 );
                 true
@@ -519,6 +487,7 @@ impl Core {
         let mut s = CoreStats {
             evictions: acct.evictions,
             replaced: acct.replaced,
+            promoted: acct.promoted,
             uncached: acct.uncached,
             held: acct.held,
             shared: acct.ghosts.iter().map(|(_, c)| c).sum(),
@@ -529,7 +498,7 @@ impl Core {
             s.hits += sh.hits;
             s.misses += sh.misses;
             debug_assert_eq!(
-                sh.order.len(),
+                sh.listed(),
                 sh.map
                     .values()
                     .filter(|s| matches!(s, Slot::Ready(_)))

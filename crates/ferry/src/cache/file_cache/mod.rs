@@ -9,6 +9,7 @@ mod config;
 mod core;
 mod fill;
 mod identity;
+mod shard;
 #[cfg(test)]
 mod tests;
 
@@ -103,6 +104,17 @@ const MAPPED_FILES: usize = 64;
 /// a file larger than the budget is served extent by extent, the extents
 /// beyond the budget uncached. A lookup hands out the whole range asked
 /// for: a reader of a file larger than memory asks for it in ranges.
+///
+/// # Which extent goes
+///
+/// IO-Lite's order (section 2.5.1): the least recently used extent no
+/// reader holds, else the least recently used one. With
+/// [`CacheConfig::admission_queue`], new extents first wait in a small
+/// queue (a tenth of the budget, S3-FIFO's): one used again before it
+/// reaches the queue's end moves to the main order, one that is not
+/// leaves the cache (and comes back straight into the main order if it is
+/// read again soon), so files read once — a scan, a crawler — do not push
+/// out the ones read all the time. Extents readers hold go last in both.
 ///
 /// # Cost
 ///
@@ -200,7 +212,7 @@ impl FileCache {
             .unwrap_or_else(|| 4 * std::thread::available_parallelism().map_or(1, |n| n.get()));
         Ok(FileCache {
             inner: Arc::new(Inner {
-                core: Core::new(cfg.budget, shards, pool.classes()),
+                core: Core::new(cfg.budget, shards, pool.classes(), cfg.admission_queue),
                 pool,
                 cfg,
                 mapped: Mutex::new(HashMap::new()),
@@ -449,6 +461,7 @@ impl FileCache {
             misses: s.misses,
             evictions: s.evictions,
             replaced: s.replaced,
+            promoted: s.promoted,
             uncached_bytes: s.uncached,
             entries: s.entries,
             bytes_held: s.held,

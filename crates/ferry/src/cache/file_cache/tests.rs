@@ -53,13 +53,21 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The reference: a list of entries, IO-Lite's order computed by sorting.
+/// A model entry: (key, version, buffer id, settled, last use, charge,
+/// time it came into the admission queue if it is there).
+type ModelEntry = (u64, u32, u64, bool, u64, usize, Option<u64>);
+
+/// The reference: a list of entries, IO-Lite's order computed by sorting
+/// (and, with the admission queue, S3-FIFO's small queue by entry time).
 #[derive(Default)]
 struct Model {
     budget: usize,
+    admission: bool,
     version: [u32; KEYS as usize],
-    /// (key, version, buffer id, settled, last use, charge)
-    entries: Vec<(u64, u32, u64, bool, u64, usize)>,
+    entries: Vec<ModelEntry>,
+    /// Keys that left the admission queue unused.
+    ghost_keys: Vec<u64>,
+    promoted: u64,
     /// (buffer id, charge) evicted or replaced while a reader held it.
     ghosts: Vec<(u64, usize)>,
     /// (buffer id, bytes) readers hold.
@@ -111,8 +119,31 @@ impl Model {
                 self.held += c;
                 return true;
             }
-            let victim = (0..self.entries.len())
-                .min_by_key(|&i| (self.referenced(self.entries[i].2), self.entries[i].4));
+            let order = |e: &ModelEntry| (self.referenced(e.2), e.6.unwrap_or(e.4));
+            let small = (0..self.entries.len())
+                .filter(|&i| self.entries[i].6.is_some())
+                .min_by_key(|&i| order(&self.entries[i]));
+            let main = (0..self.entries.len())
+                .filter(|&i| self.entries[i].6.is_none())
+                .min_by_key(|&i| order(&self.entries[i]));
+            let small_held: usize = self
+                .entries
+                .iter()
+                .filter(|e| e.6.is_some())
+                .map(|e| e.5)
+                .sum();
+            let from_small = small.is_some() && (small_held > self.budget / 10 || main.is_none());
+            let victim = if from_small { small } else { main };
+            if let Some(i) = victim.filter(|_| from_small) {
+                let e = &mut self.entries[i];
+                if Some(e.4) != e.6 {
+                    // Used again while it waited: into the main order.
+                    e.6 = None;
+                    self.promoted += 1;
+                    continue;
+                }
+                self.ghost_keys.push(e.0);
+            }
             let referenced = match victim {
                 Some(i) => {
                     let e = self.entries.remove(i);
@@ -130,6 +161,21 @@ impl Model {
                 }
                 return false;
             }
+        }
+    }
+
+    /// Where a new entry of `k` goes: the admission queue (entered at
+    /// `t`) unless `k` just left it unused, or the cache has none.
+    fn admit(&mut self, k: u64, t: u64) -> Option<u64> {
+        if !self.admission {
+            return None;
+        }
+        match self.ghost_keys.iter().position(|&g| g == k) {
+            Some(i) => {
+                self.ghost_keys.remove(i);
+                None
+            }
+            None => Some(t),
         }
     }
 
@@ -155,6 +201,7 @@ impl Model {
             .iter()
             .position(|e| e.0 == k)
             .map(|i| self.entries.remove(i));
+        let had_old = old.is_some();
         let bytes = content(k, v);
         let c = charge(bytes.len());
         let reserved = self.reserve(c);
@@ -165,7 +212,7 @@ impl Model {
             if reserved {
                 self.held -= c;
             }
-            self.entries.push((k, v, o.2, true, t, o.5));
+            self.entries.push((k, v, o.2, true, t, o.5, None));
             return o.2;
         }
         if let Some(o) = old {
@@ -175,7 +222,8 @@ impl Model {
         self.next_id += 1;
         let id = self.next_id;
         if reserved {
-            self.entries.push((k, v, id, true, t, c));
+            let probation = if had_old { None } else { self.admit(k, t) };
+            self.entries.push((k, v, id, true, t, c, probation));
         } else {
             self.uncached += bytes.len() as u64;
         }
@@ -195,7 +243,8 @@ impl Model {
         let c = charge(content(k, v).len());
         if self.reserve(c) {
             let t = self.tick();
-            self.entries.push((k, v, id, false, t, c));
+            let probation = self.admit(k, t);
+            self.entries.push((k, v, id, false, t, c, probation));
         }
         id
     }
@@ -224,11 +273,12 @@ proptest! {
     #[test]
     fn core_matches_the_reference_model(
         budget_pages in 1usize..8,
+        admission in any::<bool>(),
         ops in proptest::collection::vec(op(), 1..80),
     ) {
         let budget = budget_pages * PAGE;
-        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE]);
-        let mut m = Model { budget, ..Model::default() };
+        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE], admission);
+        let mut m = Model { budget, admission, ..Model::default() };
         // (model buffer id, the Buf, its bytes)
         let mut readers: Vec<(u64, Buf)> = vec![];
         // Buffer ids the model gave to the bufs the core handed out, by
@@ -278,6 +328,7 @@ proptest! {
                 (s.hits, s.misses, s.evictions, s.replaced, s.uncached, s.entries, s.held, s.shared),
                 (m.hits, m.misses, m.evictions, m.replaced, m.uncached, m.entries.len(), m.held, shared)
             );
+            prop_assert_eq!(s.promoted, m.promoted);
             prop_assert!(s.held <= budget);
         }
     }
@@ -287,7 +338,7 @@ proptest! {
 #[test]
 #[cfg_attr(miri, ignore = "threads and sleeps: slow under Miri")]
 fn concurrent_misses_on_one_extent_read_it_once() {
-    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE]));
+    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE], false));
     let reads = Arc::new(AtomicUsize::new(0));
     let start = Arc::new(Barrier::new(8));
     let threads: Vec<_> = (0..8)
@@ -324,7 +375,7 @@ fn concurrent_misses_on_one_extent_read_it_once() {
 /// and the budget gets its bytes back.
 #[test]
 fn a_failed_fill_is_not_cached() {
-    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE]);
+    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE], false);
     let r = core.get(key(1), stamp(1, 1), 10, |_| {
         Err(FillError::Io(std::io::Error::other("disk on fire")))
     });
@@ -411,7 +462,7 @@ fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
 #[test]
 fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
     let n: u64 = if cfg!(miri) { 12 } else { 400 };
-    let core = Core::new(n as usize * PAGE, 8, &[PAGE]);
+    let core = Core::new(n as usize * PAGE, 8, &[PAGE], false);
     let page = |k: u64| match core.get(key(k), stamp(k, 1), PAGE, |_| {
         Ok(Filled {
             buf: Buf::from(vec![k as u8; PAGE]),
