@@ -8,3 +8,4 @@ mod support;
 
 mod admission;
 mod file_cache;
+mod non_regular_paths;

@@ -231,9 +231,11 @@ impl FileCache {
     /// starting at or past it is empty.
     ///
     /// Errors name the file: it cannot be opened (`NotFound`,
-    /// `PermissionDenied`), is not a regular file (`InvalidInput`), the
-    /// range is reversed (`InvalidInput`), it kept shrinking while it was
-    /// read (`UnexpectedEof`), or reading it failed.
+    /// `PermissionDenied`), is not a regular file (`InvalidInput`: a FIFO,
+    /// terminal or device is refused without being opened, so the cache
+    /// neither waits on it nor acts on it), the range is reversed
+    /// (`InvalidInput`), it kept shrinking while it was read
+    /// (`UnexpectedEof`), or reading it failed.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -284,10 +286,7 @@ impl FileCache {
             let began = SystemTime::now();
             let meta = file.metadata().map_err(|e| named(path, e))?;
             if !meta.is_file() {
-                return Err(named(
-                    path,
-                    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
-                ));
+                return Err(not_regular(path));
             }
             let stamp = Stamp::of(&meta);
             let end = end.min(stamp.size);
@@ -354,7 +353,8 @@ impl FileCache {
     /// in place of the extents they cover whole — replacing buffers, never
     /// changing one, so readers of the old bytes keep them. Extents the
     /// write covers in part are dropped and read anew when next asked for.
-    /// The file must exist; errors name it.
+    /// The file must exist and be a regular file (anything else is refused
+    /// before it is opened, as with [`read`](Self::read)); errors name it.
     ///
     /// The new buffers count as racy (the file has only just changed): the
     /// next lookup reads the extent again to make sure no other writer
@@ -393,14 +393,7 @@ impl FileCache {
                 )
             })?;
         let file = open(path, true)?;
-        let meta = file.metadata().map_err(|e| named(path, e))?;
-        if !meta.is_file() {
-            return Err(named(
-                path,
-                io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
-            ));
-        }
-        let id = Stamp::of(&meta).id;
+        let id = Stamp::of(&file.metadata().map_err(|e| named(path, e))?).id;
         let e = self.inner.cfg.extent as u64;
         let mut at = offset;
         for chunk in data.chunks() {
@@ -499,20 +492,47 @@ impl Inner {
     }
 }
 
-/// Opens `path` for reading or writing without waiting on a FIFO for
-/// its other end (`O_NONBLOCK`: the caller then refuses it as not a
-/// regular file). A regular file under a lease (ferry's own read lease,
-/// when a writer comes; anyone's write lease) refuses a non-blocking open
-/// with `EWOULDBLOCK` until the lease is given up; it is opened again
+/// Opens the regular file at `path` for reading or writing, refusing
+/// anything else before opening it: opening a terminal, a FIFO or a
+/// device can act on it (a FIFO's writer waiting for a reader goes on, a
+/// terminal becomes the controlling one, a tape rewinds), and a FIFO with
+/// no reader refuses a non-blocking open for writing with `ENXIO`. The
+/// type is asked of the path (`stat`, following symbolic links as `open`
+/// does), then the file is opened with `O_NOCTTY` and `O_NONBLOCK` — so
+/// that something put in its place meanwhile can neither become the
+/// controlling terminal nor make the open wait — and asked again
+/// (`fstat`). A regular file under a lease (ferry's own read lease, when
+/// a writer comes; anyone's write lease) refuses a non-blocking open with
+/// `EWOULDBLOCK` until the lease is given up; it is opened again
 /// blocking, which waits for that.
 fn open(path: &Path, write: bool) -> io::Result<File> {
+    let meta = std::fs::metadata(path).map_err(|e| named(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path));
+    }
     let mut o = std::fs::OpenOptions::new();
-    o.read(!write).write(write);
-    match o.clone().custom_flags(libc::O_NONBLOCK).open(path) {
+    o.read(!write).write(write).custom_flags(libc::O_NOCTTY);
+    let file = match o
+        .clone()
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(path)
+    {
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => o.open(path),
         r => r,
     }
-    .map_err(|e| named(path, e))
+    .map_err(|e| named(path, e))?;
+    if !file.metadata().map_err(|e| named(path, e))?.is_file() {
+        return Err(not_regular(path));
+    }
+    Ok(file)
+}
+
+/// The error for a path that names something other than a regular file.
+fn not_regular(path: &Path) -> io::Error {
+    named(
+        path,
+        io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
+    )
 }
 
 /// `range` as `start..end` in file offsets (an end past `u64::MAX` is
