@@ -9,3 +9,4 @@ mod support;
 mod admission;
 mod file_cache;
 mod non_regular_paths;
+mod rewritten_while_read;

@@ -45,10 +45,6 @@ pub(crate) struct Filled {
     pub buf: Buf,
     /// May the extent be served again under its stamp (see `identity`)?
     pub settled: bool,
-    /// May it be cached at all (false: the file changed while it was
-    /// read, and these bytes are the reader's alone, as `read(2)`'s would
-    /// be)?
-    pub keep: bool,
 }
 
 /// Why a fill gave up.
@@ -243,10 +239,9 @@ impl Core {
         let superseded = flight.superseded.load(Ordering::Relaxed);
         let out = match result {
             Ok(Ok(filled)) => {
-                let reuse = filled.keep
-                    && old.as_ref().is_some_and(|o| {
-                        o.buf.len() == filled.buf.len() && o.buf == filled.buf && o.buf.is_intact()
-                    });
+                let reuse = old.as_ref().is_some_and(|o| {
+                    o.buf.len() == filled.buf.len() && o.buf == filled.buf && o.buf.is_intact()
+                });
                 let (buf, charge, counted) = if reuse {
                     let o = old.expect("checked");
                     if reserved {
@@ -258,13 +253,10 @@ impl Core {
                         acct.replaced += 1;
                         acct.release(o.buf, o.charge);
                     }
-                    if reserved && !filled.keep {
-                        acct.held -= charge;
-                    }
                     if !reserved {
                         acct.uncached += filled.buf.len() as u64;
                     }
-                    (filled.buf, charge, reserved && filled.keep)
+                    (filled.buf, charge, reserved)
                 };
                 if counted && !superseded {
                     let now = self.now();

@@ -20,9 +20,6 @@ pub(super) struct Extent<'a> {
     pub began: SystemTime,
     pub offset: u64,
     pub len: usize,
-    /// The lookup's last attempt: bytes read while the file changed are
-    /// handed out (not cached) rather than read again.
-    pub last: bool,
 }
 
 /// Where the bytes come from.
@@ -46,18 +43,20 @@ pub(super) fn fill(
         },
         How::Read => read(x, pool, cached)?,
     };
+    #[cfg(test)]
+    after_read::run();
     let after = x
         .file
         .metadata()
         .map_err(|e| FillError::Io(named(x.path, e)))?;
-    let keep = Stamp::of(&after) == x.stamp;
-    if !keep && !x.last {
+    // Bytes read while the file changed are nobody's: not the file's as
+    // of the stamp the lookup's other extents agree with.
+    if Stamp::of(&after) != x.stamp {
         return Err(FillError::Changed);
     }
     Ok(Filled {
         buf,
         settled: x.stamp.settled_for(x.began, settle),
-        keep,
     })
 }
 
@@ -97,4 +96,33 @@ fn read(x: &Extent<'_>, pool: &Pool, cached: bool) -> Result<Buf, FillError> {
 /// `e` with the file's name in front, as GNU tools say it.
 pub(super) fn named(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {}", path.display(), e))
+}
+
+/// For the read path's tests: something to do between reading an extent
+/// and checking the file's stamp again (on the calling thread only), to
+/// change the file at that very moment.
+#[cfg(test)]
+pub(super) mod after_read {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HOOK: RefCell<Option<Box<dyn FnMut()>>> = RefCell::new(None);
+    }
+
+    /// Runs `f` after every extent this thread reads, until `clear`.
+    pub(in super::super) fn set(f: impl FnMut() + 'static) {
+        HOOK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+    }
+
+    pub(in super::super) fn clear() {
+        HOOK.with(|h| *h.borrow_mut() = None);
+    }
+
+    pub(super) fn run() {
+        HOOK.with(|h| {
+            if let Some(f) = h.borrow_mut().as_mut() {
+                f();
+            }
+        });
+    }
 }

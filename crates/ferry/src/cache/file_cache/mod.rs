@@ -70,11 +70,15 @@ const MAPPED_FILES: usize = 64;
 /// | another file renamed over the path (`mv`) | the inode differs: another file |
 /// | a writer that restores size and `mtime` (`touch -d`) | `ctime` moves (it cannot be set) |
 /// | a write within one clock tick of a read | the settle rule: that read was racy, never served again |
-/// | a change *while* an extent is read | the stamp is taken again after the read; if it moved the lookup starts over (at most four times, then an error) |
+/// | a change *while* an extent is read | the stamp is taken again after the read; if it moved the lookup starts over, at most four times, then fails (`ResourceBusy`): a lookup hands out the extents of one stamp or nothing |
 ///
 /// What is *not* detectable: a change of the system clock backwards by
 /// more than the settle time, and file systems whose times do not move
-/// on a write (some network and FUSE file systems). A shared writable
+/// on a write (some network and FUSE file systems). A write still in
+/// progress when the stamp is taken has already moved the file's times
+/// but not yet put all its bytes in place: a lookup then may see part
+/// of it, as `read(2)` would (such a stamp is racy, so those extents are
+/// not served again). A shared writable
 /// mapping that writes pages already dirty moves no time either on some
 /// kernels: such a writer must not share a file with the cache.
 ///
@@ -235,7 +239,10 @@ impl FileCache {
     /// terminal or device is refused without being opened, so the cache
     /// neither waits on it nor acts on it), the range is reversed
     /// (`InvalidInput`), it kept shrinking while it was read
-    /// (`UnexpectedEof`), or reading it failed.
+    /// (`UnexpectedEof`), it kept changing while it was read
+    /// (`ResourceBusy`: each of four attempts saw it change; what was
+    /// read is not handed out, as it would mix two states of the file),
+    /// or reading it failed.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -306,7 +313,6 @@ impl FileCache {
                     began,
                     offset: off,
                     len,
-                    last: attempt == ATTEMPTS,
                 };
                 let got = inner.core.get((stamp.id, idx), stamp, len, |cached| {
                     fill::fill(
@@ -341,10 +347,15 @@ impl FileCache {
             }
             return Ok(out);
         }
-        // Not reached: the last attempt hands out what it read.
+        // Every attempt saw the file change while it read an extent: no
+        // consistent view was had, and bytes of two states of the file
+        // are never handed out together.
         Err(named(
             path,
-            io::Error::other("the file kept changing while it was read"),
+            io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!("the file kept changing while it was read ({ATTEMPTS} attempts)"),
+            ),
         ))
     }
 

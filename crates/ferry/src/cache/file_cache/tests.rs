@@ -257,7 +257,6 @@ fn get(core: &Core, k: u64, v: u32) -> Buf {
         Ok(Filled {
             buf: Buf::from(bytes),
             settled: true,
-            keep: true,
         })
     }) {
         Ok(b) => b,
@@ -353,7 +352,6 @@ fn concurrent_misses_on_one_extent_read_it_once() {
                     Ok(Filled {
                         buf: Buf::from(vec![9u8; 5000]),
                         settled: true,
-                        keep: true,
                     })
                 });
                 match b {
@@ -437,7 +435,6 @@ fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
         began: std::time::SystemTime::now(),
         offset: 0,
         len: 8192,
-        last: true,
     };
     let pool = crate::Pool::new(Default::default()).unwrap();
     let settle = std::time::Duration::ZERO;
@@ -467,7 +464,6 @@ fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
         Ok(Filled {
             buf: Buf::from(vec![k as u8; PAGE]),
             settled: true,
-            keep: true,
         })
     }) {
         Ok(b) => b,
@@ -501,4 +497,66 @@ fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
         .filter(|&&k| k % 2 == 0)
         .all(|&k| core.contains(key(k))));
     assert_eq!(core.stats().uncached, PAGE as u64);
+}
+
+/// A file that changes between the read of each extent and the check of
+/// its stamp, on every attempt, is an error (`ResourceBusy`, naming the
+/// file) — never an `Aggregate` of extents from two states of the file.
+/// The last of the four attempts used to hand out what it read although
+/// the stamp had moved, next to extents read (or hit) under the stamp
+/// taken at its start: here the first extent held one state and the
+/// second the other. The file is changed by a real write, at the moment
+/// the fill has read an extent (`after_read`); its size moves with every
+/// change, so the stamp moves whatever the file-time clock does.
+#[test]
+#[cfg_attr(miri, ignore = "file system calls")]
+fn a_file_changing_at_every_attempt_is_an_error_not_a_mix_of_two_states() {
+    use super::fill::after_read;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    const E: usize = 4096;
+    let state = |g: u8| {
+        let mut v = vec![b'A' + g; 2 * E];
+        v.resize(2 * E + usize::from(g), b'\n');
+        v
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, state(0)).unwrap();
+    let cache = FileCache::new(
+        CacheConfig::default()
+            .with_budget(1 << 20)
+            .with_extent(E)
+            .with_settle(std::time::Duration::ZERO),
+    )
+    .unwrap();
+    let (g, changes) = (Rc::new(Cell::new(0u8)), Rc::new(Cell::new(0)));
+    after_read::set({
+        let (g, changes, path) = (g.clone(), changes.clone(), path.clone());
+        move || {
+            g.set(g.get() ^ 1);
+            changes.set(changes.get() + 1);
+            std::fs::write(&path, state(g.get())).unwrap();
+        }
+    });
+    let got = cache.read(&path, 0..2 * E as u64);
+    after_read::clear();
+    match got {
+        Err(e) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::ResourceBusy, "{e}");
+            assert!(e.to_string().contains("f: the file kept changing"), "{e}");
+        }
+        Ok(a) => panic!(
+            "handed out after {} changes: {:?} then {:?}",
+            changes.get(),
+            a.slice(..1),
+            a.slice(E..E + 1)
+        ),
+    }
+    assert_eq!(changes.get(), 4, "one change per attempt");
+    // Once the file holds still, it reads whole, as one state.
+    assert_eq!(
+        cache.read(&path, 0..2 * E as u64).unwrap(),
+        &state(g.get())[..2 * E]
+    );
 }
