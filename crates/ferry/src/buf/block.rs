@@ -548,6 +548,21 @@ impl Block {
         unsafe { crate::sys::pages::protect(h.data, h.cap, false) }.is_ok()
     }
 
+    /// The bytes of memory this block keeps alive for as long as any view
+    /// of it lives: its whole allocation (a `Vec`'s capacity, not just its
+    /// length), mapping or pool slot; 0 for `'static` bytes; `None` for a
+    /// foreign owner, which may hold anything.
+    pub(crate) fn footprint(&self) -> Option<usize> {
+        let h = self.header();
+        match &h.backing {
+            Backing::Static => Some(0),
+            Backing::Heap { layout, .. } => Some(layout.size()),
+            Backing::Mapped { map_len, .. } => Some(*map_len),
+            Backing::Leased(_) | Backing::Pool(_) => Some(h.cap),
+            Backing::Foreign { .. } => None,
+        }
+    }
+
     /// Is this block a pool slot? (For statistics and tests.)
     pub(crate) fn is_pool_slot(&self) -> bool {
         matches!(self.header().backing, Backing::Pool(_))

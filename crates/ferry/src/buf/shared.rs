@@ -438,6 +438,13 @@ impl Buf {
         }
     }
 
+    /// The bytes of memory this buffer keeps alive: its whole block, of
+    /// which it may be a small slice (see `Block::footprint`); `None` for
+    /// a foreign owner's bytes.
+    pub(crate) fn footprint(&self) -> Option<usize> {
+        self.block.footprint()
+    }
+
     /// True if the block is a pool slot.
     pub fn is_pooled(&self) -> bool {
         self.block.is_pool_slot()

@@ -10,3 +10,4 @@ mod admission;
 mod file_cache;
 mod non_regular_paths;
 mod rewritten_while_read;
+mod written_buffers;

@@ -18,7 +18,7 @@ pub use config::{CacheConfig, CacheStats, Fill};
 use self::core::{Core, FillError};
 use self::fill::{named, Extent};
 use self::identity::{FileId, Stamp};
-use crate::{Aggregate, MappedFile, Pool, PoolConfig};
+use crate::{Aggregate, Buf, BufMut, MappedFile, Pool, PoolConfig};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::File;
@@ -108,6 +108,14 @@ const MAPPED_FILES: usize = 64;
 /// a file larger than the budget is served extent by extent, the extents
 /// beyond the budget uncached. A lookup hands out the whole range asked
 /// for: a reader of a file larger than memory asks for it in ranges.
+///
+/// Buffers written through the cache ([`FileCache::write`]) are counted
+/// the same way, and cached as they are only where the extents cut from
+/// a buffer make up at least half of the memory it keeps alive (its
+/// block: a `Vec`'s whole capacity, a whole mapping). A small slice of a
+/// large buffer, or bytes of a foreign owner ([`Buf::from_owner`]), are
+/// copied into a buffer of their own instead, so the caller's buffer goes
+/// when the caller drops it.
 ///
 /// # Which extent goes
 ///
@@ -362,8 +370,12 @@ impl FileCache {
     /// Writes `data` to the file at `path` at `offset` (through to the
     /// file: `pwrite`, no `fsync`), and puts `data`'s buffers in the cache
     /// in place of the extents they cover whole — replacing buffers, never
-    /// changing one, so readers of the old bytes keep them. Extents the
-    /// write covers in part are dropped and read anew when next asked for.
+    /// changing one, so readers of the old bytes keep them. A buffer of
+    /// which the cached extents are less than half (a small slice of a
+    /// large block, or a foreign owner's bytes) is copied instead, so
+    /// that the cache keeps no large block alive for a few bytes of it
+    /// (see [Memory](FileCache#memory)). Extents the write covers in part
+    /// are dropped and read anew when next asked for.
     /// The file must exist and be a regular file (anything else is refused
     /// before it is opened, as with [`read`](Self::read)); errors name it.
     ///
@@ -424,6 +436,9 @@ impl FileCache {
         if total == 0 {
             return Ok(());
         }
+        // The extents the write covers whole, each from one buffer of
+        // `data`; the others are dropped.
+        let mut whole = Vec::new();
         for idx in offset / e..=(end - 1) / e {
             let xo = idx * e;
             let xlen = stamp.size.saturating_sub(xo).min(e);
@@ -431,12 +446,37 @@ impl FileCache {
             if xlen > 0 && xo >= offset && xo + xlen <= end {
                 let part = data.slice((xo - offset) as usize..(xo - offset + xlen) as usize);
                 if part.slice_count() == 1 {
-                    let buf = part.bufs().next().cloned().expect("one slice");
-                    self.inner.core.replace(key, stamp, buf);
+                    whole.push((key, part.bufs().next().cloned().expect("one slice")));
                     continue;
                 }
             }
             self.inner.core.remove(key);
+        }
+        // A buffer of the caller's is cached as it is only where the
+        // extents cut from it make up at least half of the memory it keeps
+        // alive; the cache counts its extents, and a small slice must not
+        // keep a large block (or a foreign owner, which may hold anything)
+        // alive behind the budget's back.
+        let mut cut: HashMap<u64, usize> = HashMap::new();
+        for (_, buf) in &whole {
+            *cut.entry(buf.content_id().block).or_default() += self.inner.core.charge(buf.len());
+        }
+        for (key, buf) in whole {
+            let small = buf
+                .footprint()
+                .is_none_or(|f| f / 2 > cut[&buf.content_id().block]);
+            let buf = if small {
+                match self.inner.copy_aside(&buf) {
+                    Some(copy) => copy,
+                    None => {
+                        self.inner.core.remove(key);
+                        continue;
+                    }
+                }
+            } else {
+                buf
+            };
+            self.inner.core.replace(key, stamp, buf);
         }
         Ok(())
     }
@@ -476,6 +516,18 @@ impl FileCache {
 }
 
 impl Inner {
+    /// `buf`'s bytes in a page-aligned buffer of their own (a pool slot
+    /// where the pool has one free); None if no memory can be had.
+    fn copy_aside(&self, buf: &Buf) -> Option<Buf> {
+        let mut m = match self.pool.alloc(buf.len()) {
+            Ok(m) => m,
+            Err(_) => BufMut::try_with_capacity_aligned(buf.len(), 4096).ok()?,
+        };
+        m.extend_from_slice(buf);
+        crate::buf::count_copy(buf.len());
+        Some(m.freeze())
+    }
+
     /// How to fill an extent of `file`: with [`Fill::Map`], the leased
     /// file to map it from, opened once per file and stamp.
     fn fill_how(&self, file: &File, stamp: Stamp) -> fill::How {
