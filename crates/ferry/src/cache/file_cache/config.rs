@@ -63,8 +63,12 @@ pub struct CacheConfig {
     pub extent: usize,
     /// How long ago a file's last change (`ctime`) must be before a read
     /// of it may be served again from the cache (see the module docs of
-    /// [`FileCache`](super::FileCache)). Default 1 s; file systems with
-    /// coarser times (FAT: 2 s) need more.
+    /// [`FileCache`](super::FileCache)). Default 1 s. The cache uses at
+    /// least the time granularity of the file's file system: 10 ms on
+    /// those that keep nanoseconds (ext4, xfs, btrfs, tmpfs, overlayfs,
+    /// f2fs), 1 s for a file whose times are whole seconds (ext3), and
+    /// 2 s on FAT, exFAT and every file system it does not know (network
+    /// and FUSE ones among them).
     pub settle: Duration,
     /// How misses are filled. Default [`Fill::Read`].
     pub fill: Fill,

@@ -3,10 +3,11 @@
 //! window; then the check that the file did not change meanwhile.
 
 use super::core::{FillError, Filled};
-use super::identity::Stamp;
+use super::identity::{effective_settle, Stamp};
 use crate::{Buf, BufMut, MappedFile, Pool};
 use std::fs::File;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -56,8 +57,20 @@ pub(super) fn fill(
     }
     Ok(Filled {
         buf,
-        settled: x.stamp.settled_for(x.began, settle),
+        settled: x
+            .stamp
+            .settled_for(x.began, settle_for(x.file, &x.stamp, settle)),
     })
+}
+
+/// The settle time for a file of stamp `stamp`: `settle`, but at least
+/// its file system's time granularity (see `identity`). Asked of the file
+/// at each fill, not remembered per device: a device number is given to
+/// the next file system mounted once the last one is gone (a USB stick
+/// pulled and another put in), and a fill already costs a read.
+pub(super) fn settle_for(file: &File, stamp: &Stamp, settle: Duration) -> Duration {
+    let magic = crate::sys::transfer::fs_magic(file.as_fd()).ok();
+    effective_settle(settle, magic, stamp)
 }
 
 /// The extent as a leased mapping; None where no lease can be had.

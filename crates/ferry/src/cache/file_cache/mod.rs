@@ -56,7 +56,10 @@ const MAPPED_FILES: usize = 64;
 /// `mtime`, `ctime`, to the nanosecond) and serves a cached extent only if
 /// it was read under the same stamp *and* that stamp was settled when it
 /// was read: the file's last change (`ctime`) lay at least
-/// [`CacheConfig::settle`] (1 s) before the read began. After that, any
+/// [`CacheConfig::settle`] (1 s) before the read began — or the time
+/// granularity of the file's file system, where that is coarser (2 s on
+/// FAT, exFAT and file systems the cache does not know, network and FUSE
+/// ones among them; `fstatfs` tells which it is). After that, any
 /// change to the file moves `ctime` to a later clock tick, and so changes
 /// the stamp. Extents read from a file changed more recently are handed to
 /// the reader but re-read at the next lookup (and if the bytes read then

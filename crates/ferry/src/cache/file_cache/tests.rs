@@ -560,3 +560,66 @@ fn a_file_changing_at_every_attempt_is_an_error_not_a_mix_of_two_states() {
         &state(g.get())[..2 * E]
     );
 }
+
+/// The settle time the cache uses for real files of this machine: the
+/// configured one on file systems with nanosecond times (tmpfs in
+/// `/dev/shm`, and the one of the temporary directory if `stat -f` names
+/// one of those), 2 s on one whose time granularity is not known here
+/// (proc).
+#[test]
+#[cfg_attr(miri, ignore = "file system calls")]
+fn the_settle_time_follows_the_file_system_of_the_file() {
+    use super::fill::settle_for;
+    use std::time::Duration;
+    let short = Duration::from_millis(50);
+    let two = Duration::from_secs(2);
+    let fs_type = |p: &std::path::Path| {
+        let out = std::process::Command::new("stat")
+            .args(["-f", "-c", "%T"])
+            .arg(p)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let fine = [
+        "ext2/ext3",
+        "xfs",
+        "btrfs",
+        "tmpfs",
+        "ramfs",
+        "overlayfs",
+        "f2fs",
+    ];
+    let mut seen = vec![];
+    for dir in [std::path::PathBuf::from("/dev/shm"), std::env::temp_dir()] {
+        let Ok(d) = tempfile::tempdir_in(&dir) else {
+            continue;
+        };
+        let path = d.path().join("f");
+        std::fs::write(&path, b"x").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let stamp = Stamp::of(&file.metadata().unwrap());
+        let t = fs_type(&path);
+        let mut want = if fine.contains(&t.as_str()) {
+            short
+        } else {
+            two
+        };
+        if stamp.ctime % 1_000_000_000 == 0 {
+            want = want.max(Duration::from_secs(1));
+        }
+        assert_eq!(
+            settle_for(&file, &stamp, short),
+            want,
+            "{} on {t}",
+            dir.display()
+        );
+        seen.push(t);
+    }
+    if std::path::Path::new("/dev/shm").is_dir() {
+        assert_eq!(seen.first().map(String::as_str), Some("tmpfs"));
+    }
+    let proc = std::fs::File::open("/proc/self/stat").unwrap();
+    let stamp = Stamp::of(&proc.metadata().unwrap());
+    assert_eq!(settle_for(&proc, &stamp, short), two);
+}
