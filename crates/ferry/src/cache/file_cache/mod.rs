@@ -9,6 +9,7 @@ mod config;
 mod core;
 mod fill;
 mod identity;
+mod open;
 mod shard;
 #[cfg(test)]
 mod tests;
@@ -18,13 +19,14 @@ pub use config::{CacheConfig, CacheStats, Fill};
 use self::core::{Core, FillError};
 use self::fill::{named, Extent};
 use self::identity::{FileId, Stamp};
+use self::open::{not_regular, open};
 use crate::{Aggregate, Buf, BufMut, MappedFile, Pool, PoolConfig};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::ops::{Bound, RangeBounds};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -556,49 +558,6 @@ impl Inner {
             }
         }
     }
-}
-
-/// Opens the regular file at `path` for reading or writing, refusing
-/// anything else before opening it: opening a terminal, a FIFO or a
-/// device can act on it (a FIFO's writer waiting for a reader goes on, a
-/// terminal becomes the controlling one, a tape rewinds), and a FIFO with
-/// no reader refuses a non-blocking open for writing with `ENXIO`. The
-/// type is asked of the path (`stat`, following symbolic links as `open`
-/// does), then the file is opened with `O_NOCTTY` and `O_NONBLOCK` — so
-/// that something put in its place meanwhile can neither become the
-/// controlling terminal nor make the open wait — and asked again
-/// (`fstat`). A regular file under a lease (ferry's own read lease, when
-/// a writer comes; anyone's write lease) refuses a non-blocking open with
-/// `EWOULDBLOCK` until the lease is given up; it is opened again
-/// blocking, which waits for that.
-fn open(path: &Path, write: bool) -> io::Result<File> {
-    let meta = std::fs::metadata(path).map_err(|e| named(path, e))?;
-    if !meta.is_file() {
-        return Err(not_regular(path));
-    }
-    let mut o = std::fs::OpenOptions::new();
-    o.read(!write).write(write).custom_flags(libc::O_NOCTTY);
-    let file = match o
-        .clone()
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(path)
-    {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => o.open(path),
-        r => r,
-    }
-    .map_err(|e| named(path, e))?;
-    if !file.metadata().map_err(|e| named(path, e))?.is_file() {
-        return Err(not_regular(path));
-    }
-    Ok(file)
-}
-
-/// The error for a path that names something other than a regular file.
-fn not_regular(path: &Path) -> io::Error {
-    named(
-        path,
-        io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
-    )
 }
 
 /// `range` as `start..end` in file offsets (an end past `u64::MAX` is
