@@ -183,16 +183,18 @@ fn cat(mut r: impl BufRead, mut w: impl Write) -> io::Result<u64> {
 
 /// Counts as `wc` prints them in the C locale: lines, words (printable
 /// non-space bytes start and continue one; ` \t\n\v\f\r` end it), bytes.
-#[derive(Default)]
-struct Counts {
-    lines: u64,
-    words: u64,
-    bytes: u64,
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) lines: u64,
+    pub(crate) words: u64,
+    pub(crate) bytes: u64,
     in_word: bool,
 }
 
 impl Counts {
-    fn add(&mut self, b: &[u8], lines_only: bool) {
+    /// Counts `b`, the next piece of the input (`lines_only`: `wc -l`,
+    /// lines and bytes).
+    pub(crate) fn add(&mut self, b: &[u8], lines_only: bool) {
         self.bytes += b.len() as u64;
         self.lines += bytecount::count(b, b'\n') as u64;
         if lines_only {
