@@ -7,6 +7,7 @@
 
 mod apps;
 mod cache;
+mod cache_fill;
 mod cache_traces;
 mod checksums;
 mod ipc;
@@ -19,7 +20,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, ipc, apps.
+    /// checksums, cache, fill, ipc, apps.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -36,6 +37,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "cache",
         "file cache: hit ratio and lookups/s beside quick_cache and moka",
         cache::run,
+    ),
+    (
+        "fill",
+        "file cache misses: filled by read vs by leased mapping, per extent and layout",
+        cache_fill::run,
     ),
     (
         "ipc",

@@ -189,6 +189,17 @@ fn quick_iolite_bench_runs_every_case() {
             );
         }
     }
+    // How misses are filled: by read and by mapping, every extent size on
+    // both page-cache layouts.
+    for pages in ["large folios", "4 KiB pages"] {
+        for kib in [64, 256, 1024, 4096] {
+            let what = format!("filling {kib} KiB extents, {pages}: map vs read");
+            assert!(
+                out.contains(&format!("\"comparison\":\"{what}\"")),
+                "no row {what}"
+            );
+        }
+    }
     // The application runs, their counts checked against each other.
     for what in [
         "wc over a cached file: FileCache vs read",
