@@ -68,7 +68,9 @@ impl Receiver {
     }
 }
 
-/// Each `write` is one message, copied into the pool.
+/// Each `write` is one message, copied into the pool: at most the pool's
+/// size (a message must fit it), so a larger buffer is written in part,
+/// as `write(2)` may do, and `write_all` goes on with the rest.
 ///
 /// ```
 /// # fn main() -> std::io::Result<()> {
@@ -87,8 +89,9 @@ impl Receiver {
 /// ```
 impl io::Write for Sender {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.send_bytes(buf)?;
-        Ok(buf.len())
+        let n = buf.len().min(self.pool_size());
+        self.send_bytes(&buf[..n])?;
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -96,9 +99,13 @@ impl io::Write for Sender {
     }
 }
 
-/// Reads copy the received bytes out; 0 is the end (the sender closed).
+/// Reads copy the received bytes out; 0 is the end (the sender closed),
+/// or a read into no room at all, which returns at once.
 impl io::Read for Receiver {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
         while self.current.is_empty() {
             match self.recv()? {
                 Some(m) => self.current = m,

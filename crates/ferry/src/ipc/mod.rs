@@ -96,10 +96,12 @@
 mod face;
 mod receiver;
 mod sender;
+mod slot;
 mod wire;
 
 pub use receiver::Receiver;
-pub use sender::{Sender, SenderConfig, SenderStats, SlotMut};
+pub use sender::{Sender, SenderConfig, SenderStats};
+pub use slot::SlotMut;
 
 use crate::sys::ipc as sys;
 use std::io;

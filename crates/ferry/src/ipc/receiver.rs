@@ -8,7 +8,14 @@
 //! its bytes run past the slot, its generation is older than one already
 //! seen for that slot (stale), or its generation differs from the one
 //! held while references to the slot are alive (the sender reused a slot
-//! the receiver still holds).
+//! the receiver still holds, or one whose release is not yet sent).
+//!
+//! A message's pieces are kept in the receiver until its END packet (an
+//! ABORT drops them); a timeout in mid-message keeps them for the next
+//! call. Dropping the receiver shuts its socket down for reading, so
+//! that the sender's next send fails, and releases what was queued for
+//! it; the `Buf`s still alive keep the pool mapped and release their
+//! slots as they go.
 
 use super::wire::{self, Desc, Packet};
 use super::Socket;
@@ -65,11 +72,19 @@ impl Shared {
                     st.releases.drain(..n);
                 }
                 Ok(false) => return,
-                Err(_) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
                     // The sender is gone: nobody to give them back to.
                     st.sender_gone = true;
                     st.releases.clear();
                 }
+                // Anything else (short of memory, say) may pass: the
+                // releases wait for the next try.
+                Err(_) => return,
             }
         }
     }
@@ -142,6 +157,10 @@ pub struct Receiver {
     /// The sender said BYE: no more messages.
     finished: bool,
     inbox: Vec<u8>,
+    /// The pieces of the message being received, until its end.
+    partial: Aggregate,
+    /// A packet of a message came, not yet its end.
+    in_message: bool,
     /// The unread rest of the current message (the byte and buffer faces).
     pub(super) current: Aggregate,
 }
@@ -224,6 +243,8 @@ impl Receiver {
             broken: None,
             finished: false,
             inbox,
+            partial: Aggregate::new(),
+            in_message: false,
             current: Aggregate::new(),
         })
     }
@@ -243,7 +264,9 @@ impl Receiver {
     /// closed in order. A sender that went away without closing
     /// (killed) is an `UnexpectedEof` error, a malformed or hostile
     /// descriptor an `InvalidData` error; after either, every call fails
-    /// the same way. Buffers received before stay valid.
+    /// the same way. Buffers received before stay valid. A timeout
+    /// (`TimedOut`) leaves the channel usable, even in the middle of a
+    /// message: the next call goes on with it.
     pub fn recv(&mut self) -> io::Result<Option<Aggregate>> {
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
@@ -252,22 +275,19 @@ impl Receiver {
             return Ok(None);
         }
         let deadline = self.timeout.map(|t| Instant::now() + t);
-        let mut msg = Aggregate::new();
         loop {
-            {
+            let releasing = {
                 let mut st = self.shared.lock();
                 self.shared.flush(&mut st);
-            }
+                !st.releases.is_empty() && !st.sender_gone
+            };
             let got = sys::recv_packet(self.shared.sock.as_fd(), &mut self.inbox);
             let r = match got {
                 Ok(Received::Empty) => {
-                    match sys::wait(self.shared.sock.as_fd(), true, false, deadline) {
-                        Ok(_) => continue,
-                        // A timeout between messages leaves the channel
-                        // usable; in the middle of one it does not.
-                        Err(e) if msg.slice_count() == 0 => return Err(e),
-                        Err(e) => Err(e),
-                    }
+                    // Releases stuck on a full socket go as soon as it
+                    // has room: the sender may wait for them.
+                    sys::wait(self.shared.sock.as_fd(), true, releasing, deadline)?;
+                    continue;
                 }
                 Ok(Received::Closed) => Err(gone()),
                 Ok(Received::Packet {
@@ -278,14 +298,25 @@ impl Receiver {
                     if truncated || !fds.is_empty() {
                         Err(protocol("a packet with descriptors or too long"))
                     } else {
-                        self.take(len, &mut msg)
+                        self.take(len)
                     }
                 }
                 Err(e) => Err(e),
             };
             match r {
-                Ok(true) => return Ok(Some(msg)),
+                Ok(true) => {
+                    self.in_message = false;
+                    return Ok(Some(std::mem::take(&mut self.partial)));
+                }
                 Ok(false) if self.finished => return Ok(None),
+                // A peer that keeps sending never keeps this call past
+                // its deadline.
+                Ok(false) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "ipc: no whole message in time",
+                    ));
+                }
                 Ok(false) => {}
                 Err(e) => {
                     self.broken = Some((e.kind(), e.to_string()));
@@ -301,19 +332,30 @@ impl Receiver {
     }
 
     /// Takes in one packet of `len` bytes: `Ok(true)` if it ended a message.
-    fn take(&mut self, len: usize, msg: &mut Aggregate) -> io::Result<bool> {
+    fn take(&mut self, len: usize) -> io::Result<bool> {
         match wire::decode(&self.inbox[..len])? {
             Packet::Bufs { end, descs } => {
-                if msg.slice_count() + descs.len() > MAX_PIECES {
+                if self.partial.slice_count() + descs.len() > MAX_PIECES {
                     return Err(protocol("a message of too many pieces"));
                 }
+                self.in_message = true;
                 for d in descs {
-                    msg.append_buf(self.lend(d)?);
+                    let b = self.lend(d)?;
+                    self.partial.append_buf(b);
                 }
                 Ok(end)
             }
+            Packet::Abort => {
+                if !self.in_message {
+                    return Err(protocol("an abort of no message"));
+                }
+                // Its pieces go, and their slots back to the sender.
+                self.partial = Aggregate::new();
+                self.in_message = false;
+                Ok(false)
+            }
             Packet::Bye => {
-                if !msg.is_empty() {
+                if self.in_message {
                     return Err(protocol("a message cut short"));
                 }
                 self.finished = true;
@@ -340,6 +382,13 @@ impl Receiver {
         if h.refs > 0 && d.generation != h.generation {
             return Err(protocol("a new generation of a slot still held here"));
         }
+        let new = d.generation != h.generation;
+        if new && st.releases.iter().any(|r| r.slot == d.slot) {
+            // The sender cannot have had the slot back: it was not sent
+            // yet. (This also keeps `releases` to one entry per slot.)
+            return Err(protocol("a new generation of a slot not yet released"));
+        }
+        let h = &mut st.held[d.slot as usize];
         h.generation = d.generation;
         h.refs += 1;
         drop(st);
@@ -361,6 +410,57 @@ fn protocol(msg: &str) -> io::Error {
 
 fn gone() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "ipc: the sender went away")
+}
+
+impl Drop for Receiver {
+    /// Tells the sender that no more messages will be read (its next send
+    /// fails with `BrokenPipe`) and gives back every reference it queued
+    /// here; the `Buf`s still alive release theirs as they go.
+    fn drop(&mut self) {
+        let shared = self.shared.clone();
+        let sock = shared.sock.as_fd();
+        // First the shutdown: nothing can be queued after what is read
+        // below.
+        let _ = sys::shutdown_read(sock);
+        if self.broken.is_none() {
+            while let Ok(Received::Packet {
+                len,
+                truncated: false,
+                fds,
+            }) = sys::recv_packet(sock, &mut self.inbox)
+            {
+                if !fds.is_empty() {
+                    break;
+                }
+                match wire::decode(&self.inbox[..len]) {
+                    // Each one checked as a received one, and let go at
+                    // once.
+                    Ok(Packet::Bufs { descs, .. }) => {
+                        if descs.into_iter().any(|d| self.lend(d).is_err()) {
+                            break;
+                        }
+                    }
+                    Ok(Packet::Abort) => {}
+                    _ => break,
+                }
+            }
+        }
+        self.partial = Aggregate::new();
+        self.current = Aggregate::new();
+        // The releases go now if the socket takes them (briefly waiting
+        // for room), else with the next `Buf` to go.
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            let waiting = {
+                let mut st = shared.lock();
+                shared.flush(&mut st);
+                !st.releases.is_empty() && !st.sender_gone
+            };
+            if !waiting || sys::wait(sock, false, true, Some(deadline)).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Receiver {

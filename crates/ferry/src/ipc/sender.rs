@@ -1,25 +1,20 @@
-//! The sending end: the pool's owner.
+//! The sending end: the pool's owner (its slots: `slot.rs`).
 //!
-//! Each slot of the pool is in one of three states, and its generation
-//! moves on every time it is handed out for writing:
-//!
-//! ```text
-//!   free ──alloc──► SlotMut (written, here only) ──freeze──► Buf (read-only here)
-//!    ▲                                                         │ send: remote += 1
-//!    └──── no Buf here and every reference sent was released ◄─┘
-//! ```
-//!
-//! A slot is never writable while the receiver may see it: it goes back
-//! to `free` only when this process holds no `Buf` of it and the receiver
-//! has given back every reference sent (or died).
+//! A message goes out in BUFS packets of at most `MAX_BATCH` descriptors,
+//! the last one marked END. Once a packet of a message went out, a
+//! failure before its end sends an ABORT (now, or before the next
+//! message if the socket is full) so that the receiver drops the pieces
+//! it took, and never joins them to the next message.
 
+use super::slot::{Hold, Shared, SlotMut, SlotState};
 use super::wire::{self, Desc, Packet};
 use super::Socket;
-use crate::sys::ipc::{self as sys, Received, SlotMap, SlotReader, SlotWriter};
+use crate::sys::ipc::{self as sys, Received, SlotMap, Wake};
 use crate::{Aggregate, Buf};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How a [`Sender`]'s pool is cut, and how long it waits for its peer.
@@ -50,111 +45,6 @@ impl Default for SenderConfig {
     }
 }
 
-#[derive(Default)]
-struct SlotState {
-    generation: u64,
-    /// A `SlotMut` or a frozen `Buf` of the slot lives in this process.
-    local: bool,
-    /// References sent and not yet released.
-    remote: u64,
-}
-
-impl SlotState {
-    fn free(&self) -> bool {
-        !self.local && self.remote == 0
-    }
-}
-
-/// What the pool's `Buf`s and `SlotMut`s share with the sender.
-pub(crate) struct Shared {
-    map: Arc<SlotMap>,
-    slot_size: usize,
-    state: Mutex<Vec<SlotState>>,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Vec<SlotState>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// This process's hold on a slot (a `SlotMut`, then its frozen `Buf`).
-struct Hold {
-    shared: Arc<Shared>,
-    slot: usize,
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        self.shared.lock()[self.slot].local = false;
-    }
-}
-
-/// A slot of a [`Sender`]'s pool, writable by this process alone until it
-/// is [frozen](SlotMut::freeze).
-///
-/// ```
-/// # fn main() -> std::io::Result<()> {
-/// let (a, b) = ferry::ipc::pair()?;
-/// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
-/// // SAFETY: the peer is this example's own ferry Sender.
-/// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
-/// let mut slot = tx.alloc()?;
-/// slot[..5].copy_from_slice(b"hello");
-/// let buf = slot.freeze(5); // read-only from now on, here too
-/// tx.send(buf.clone().into())?; // by reference: no byte copied
-/// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"hello");
-/// # Ok(()) }
-/// ```
-pub struct SlotMut {
-    // Field order: the writer lets go of the slot before the hold does.
-    writer: SlotWriter,
-    hold: Hold,
-}
-
-impl SlotMut {
-    /// The first `len` bytes (at most the slot) as a read-only `Buf`; the
-    /// slot cannot be written again until every `Buf` of it here is gone
-    /// and the receiver released every reference sent.
-    pub fn freeze(self, len: usize) -> Buf {
-        let SlotMut { writer, hold } = self;
-        Buf::from_owner(Frozen {
-            reader: writer.into_reader(len),
-            _hold: hold,
-        })
-    }
-
-    /// The slot's generation: it moves on each time the slot is reused.
-    pub fn generation(&self) -> u64 {
-        self.hold.shared.lock()[self.hold.slot].generation
-    }
-}
-
-impl std::ops::Deref for SlotMut {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.writer
-    }
-}
-
-impl std::ops::DerefMut for SlotMut {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.writer
-    }
-}
-
-struct Frozen {
-    // Field order: the reader goes before the hold frees the slot.
-    reader: SlotReader,
-    _hold: Hold,
-}
-
-impl AsRef<[u8]> for Frozen {
-    fn as_ref(&self) -> &[u8] {
-        self.reader.as_ref()
-    }
-}
-
 /// What a [`Sender`] has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
@@ -167,6 +57,19 @@ pub struct SenderStats {
     pub bytes_copied: u64,
 }
 
+/// How long dropping a sender waits for room on the socket for its BYE.
+const BYE_ON_DROP: Duration = Duration::from_secs(1);
+
+/// The descriptors of the message being sent, not yet in a packet.
+#[derive(Default)]
+struct Batch {
+    descs: Vec<Desc>,
+    /// The slots copied into for these descriptors, held until sent.
+    keep: Vec<Buf>,
+    /// A packet of this message went out already.
+    started: bool,
+}
+
 /// The sending end of an ipc channel: owns a pool in a sealed memfd that
 /// the receiver maps read-only, and sends descriptors of its slots.
 ///
@@ -177,7 +80,13 @@ pub struct Sender {
     timeout: Option<Duration>,
     /// Set when the channel failed: every later call returns it.
     broken: Option<(io::ErrorKind, String)>,
+    /// The receiver reads no more (a send failed with `EPIPE`): no new
+    /// message, but its releases still come in while it holds buffers.
+    receiver_stopped: bool,
+    /// The receiver's end is closed (end of file): it holds nothing.
     receiver_gone: bool,
+    /// A message failed part-way: its ABORT is still to be sent.
+    abort_pending: bool,
     /// BYE was sent (or tried).
     closed: bool,
     stats: SenderStats,
@@ -208,20 +117,22 @@ impl Sender {
                 map,
                 slot_size,
                 state: Mutex::new((0..config.slots).map(|_| SlotState::default()).collect()),
+                wake: Wake::new()?,
+                waiters: Default::default(),
             }),
             timeout: config.timeout,
             broken: None,
+            receiver_stopped: false,
             receiver_gone: false,
+            abort_pending: false,
             closed: false,
             stats: SenderStats::default(),
             packet: Vec::with_capacity(wire::MAX_PACKET),
             inbox: vec![0; wire::MAX_PACKET],
         };
         wire::encode_hello(&mut s.packet, slot_size as u64, config.slots as u64);
-        let packet = std::mem::take(&mut s.packet);
-        let r = s.send_packet(&packet, Some(&memfd));
-        s.packet = packet;
-        r?;
+        let deadline = s.deadline();
+        s.send_encoded(Some(&memfd), deadline)?;
         Ok(s)
     }
 
@@ -233,8 +144,9 @@ impl Sender {
 
     /// Closes the channel in order: the receiver gets every message sent,
     /// then the end (`None` from [`Receiver::recv`](super::Receiver::recv)).
-    /// Dropping a sender does the same, without the error; a receiver
-    /// whose sender went away without closing gets `UnexpectedEof`.
+    /// Dropping a sender does the same, without the error, and waits for
+    /// room on the socket a second at most; a receiver whose sender went
+    /// away without closing gets `UnexpectedEof`.
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
@@ -249,7 +161,8 @@ impl Sender {
     /// # Ok(()) }
     /// ```
     pub fn close(mut self) -> io::Result<()> {
-        self.bye()
+        let deadline = self.deadline();
+        self.bye(deadline)
     }
 
     /// Goes without the orderly close: the receiver's next
@@ -274,23 +187,31 @@ impl Sender {
         self.closed = true;
     }
 
-    /// Sends BYE (waiting for room at most the timeout), once.
-    fn bye(&mut self) -> io::Result<()> {
+    /// Sends BYE (after the ABORT of a message cut short, if one is
+    /// pending), waiting for room until `deadline`, once.
+    fn bye(&mut self, deadline: Option<Instant>) -> io::Result<()> {
         if self.closed {
             return Ok(());
         }
         self.closed = true;
         self.check()?;
-        let mut packet = std::mem::take(&mut self.packet);
-        wire::encode_bye(&mut packet);
-        let r = self.send_packet(&packet, None);
-        self.packet = packet;
-        r
+        if self.abort_pending {
+            wire::encode_abort(&mut self.packet);
+            self.send_encoded(None, deadline)?;
+            self.abort_pending = false;
+        }
+        wire::encode_bye(&mut self.packet);
+        self.send_encoded(None, deadline)
     }
 
     /// Bytes per slot.
     pub fn slot_size(&self) -> usize {
         self.shared.slot_size
+    }
+
+    /// Bytes in the pool: the largest message that can be copied in.
+    pub(super) fn pool_size(&self) -> usize {
+        self.shared.slot_size * self.shared.lock().len()
     }
 
     /// Slots free for writing now (after taking in the releases waiting).
@@ -327,13 +248,24 @@ impl Sender {
         Ok(None)
     }
 
-    /// A free slot, waiting for the receiver to release one (the pool's
-    /// backpressure) at most the configured timeout: `TimedOut` past it,
-    /// `BrokenPipe` if the receiver went away while this process itself
-    /// holds every slot.
+    /// A free slot, waiting at most the configured timeout for the
+    /// receiver to release one (the pool's backpressure) or for a `Buf`
+    /// of one held in this process to go (in another thread): `TimedOut`
+    /// past it, `BrokenPipe` if the receiver went away while this process
+    /// itself holds every slot.
     pub fn alloc(&mut self) -> io::Result<SlotMut> {
         let deadline = self.deadline();
+        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        let r = self.alloc_until(deadline);
+        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+
+    fn alloc_until(&mut self, deadline: Option<Instant>) -> io::Result<SlotMut> {
         loop {
+            // Cleared before looking: a slot that goes after this signals
+            // again, and the wait below returns at once.
+            self.shared.wake.clear();
             if let Some(m) = self.try_alloc()? {
                 return Ok(m);
             }
@@ -343,50 +275,86 @@ impl Sender {
                     "ipc: every slot is held here and the receiver went away",
                 ));
             }
-            sys::wait(self.sock.as_fd(), true, false, deadline).map_err(|e| self.fail(e))?;
+            sys::wait_or_woken(
+                self.sock.as_fd(),
+                true,
+                false,
+                Some(&self.shared.wake),
+                deadline,
+            )
+            .map_err(|e| self.fail(e))?;
         }
     }
 
     /// Sends one message: each piece of `data` that is a `Buf` of this
     /// sender's pool goes by reference; any other piece is first copied
     /// into slots (counted in [`SenderStats::bytes_copied`]).
+    ///
+    /// A message the pool cannot hold (the slots its copies need and the
+    /// slots it refers to, more than the pool has) is refused with
+    /// `InvalidInput` before anything is sent. An error once part of a
+    /// message went out (`TimedOut` waiting for a slot or for room on the
+    /// socket) makes the receiver drop that part: it never sees the
+    /// message, and the channel goes on with the next.
     pub fn send(&mut self, data: Aggregate) -> io::Result<()> {
-        self.check()?;
-        let mut descs: Vec<Desc> = Vec::with_capacity(wire::MAX_BATCH);
-        let mut keep: Vec<Buf> = Vec::new();
-        for buf in data.bufs() {
-            if buf.is_empty() {
-                continue;
+        self.begin()?;
+        let pieces: Vec<(&Buf, Option<Desc>)> = data
+            .bufs()
+            .filter(|b| !b.is_empty())
+            .map(|b| (b, self.reference(b)))
+            .collect();
+        let mut referred: Vec<u32> = pieces.iter().filter_map(|p| p.1).map(|d| d.slot).collect();
+        referred.sort_unstable();
+        referred.dedup();
+        let copied = pieces
+            .iter()
+            .filter(|p| p.1.is_none())
+            .map(|p| p.0.len().div_ceil(self.shared.slot_size));
+        self.fits(referred.len() + copied.sum::<usize>())?;
+        let mut batch = Batch::default();
+        let mut r = Ok(());
+        for (buf, d) in pieces {
+            r = match d {
+                Some(d) => self.push(&mut batch, d, None),
+                None => self.copy_in(buf.as_slice(), &mut batch),
+            };
+            if r.is_err() {
+                break;
             }
-            if let Some(d) = self.reference(buf) {
-                self.push(&mut descs, &mut keep, d, None)?;
-                continue;
-            }
-            self.copy_in(buf.as_slice(), &mut descs, &mut keep)?;
         }
-        self.flush_descs(&mut descs, &mut keep, true)
-            .map_err(|e| self.fail(e))
+        let r = r.and_then(|()| self.flush_descs(&mut batch, true));
+        self.end(r, batch)
     }
 
-    /// Copies `bytes` into slots and sends them as one message.
+    /// Copies `bytes` into slots and sends them as one message (failing
+    /// as [`send`](Self::send) does).
     pub fn send_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.check()?;
-        let mut descs: Vec<Desc> = Vec::with_capacity(wire::MAX_BATCH);
-        let mut keep: Vec<Buf> = Vec::new();
-        self.copy_in(bytes, &mut descs, &mut keep)?;
-        self.flush_descs(&mut descs, &mut keep, true)
-            .map_err(|e| self.fail(e))
+        self.begin()?;
+        self.fits(bytes.len().div_ceil(self.shared.slot_size))?;
+        let mut batch = Batch::default();
+        let r = self
+            .copy_in(bytes, &mut batch)
+            .and_then(|()| self.flush_descs(&mut batch, true));
+        self.end(r, batch)
     }
 
-    /// Copies `bytes` into fresh slots and adds their descriptors.
-    fn copy_in(
-        &mut self,
-        bytes: &[u8],
-        descs: &mut Vec<Desc>,
-        keep: &mut Vec<Buf>,
-    ) -> io::Result<()> {
-        let pool = self.shared.slot_size * self.shared.lock().len();
-        if bytes.len() > pool {
+    /// Before a message: the channel works, and the receiver dropped the
+    /// message cut short before (if any).
+    fn begin(&mut self) -> io::Result<()> {
+        self.check()?;
+        if self.abort_pending {
+            wire::encode_abort(&mut self.packet);
+            let deadline = self.deadline();
+            self.send_encoded(None, deadline)
+                .map_err(|e| self.fail(e))?;
+            self.abort_pending = false;
+        }
+        Ok(())
+    }
+
+    /// A message needing `slots` slots at once fits the pool.
+    fn fits(&self, slots: usize) -> io::Result<()> {
+        if slots > self.shared.lock().len() {
             // The receiver holds a message's pieces until its end: one
             // larger than the pool could never be sent.
             return Err(io::Error::new(
@@ -394,12 +362,45 @@ impl Sender {
                 "ipc: a message larger than the pool",
             ));
         }
+        Ok(())
+    }
+
+    /// After a message: on an error, the references not sent are not the
+    /// receiver's, and the part that was sent is aborted.
+    fn end(&mut self, r: io::Result<()>, mut batch: Batch) -> io::Result<()> {
+        let Err(e) = r else { return Ok(()) };
+        self.unsend(&mut batch);
+        if batch.started {
+            self.abort_pending = true;
+            // At once if the socket has room; else before the next message.
+            wire::encode_abort(&mut self.packet);
+            if let Ok(true) = sys::send_packet(self.sock.as_fd(), &self.packet, None) {
+                self.abort_pending = false;
+            }
+        }
+        Err(self.fail(e))
+    }
+
+    /// Takes back the references of `batch` that were not sent.
+    fn unsend(&mut self, batch: &mut Batch) {
+        let mut st = self.shared.lock();
+        for d in batch.descs.drain(..) {
+            let r = &mut st[d.slot as usize].remote;
+            *r = r.saturating_sub(1);
+            self.stats.refs_sent -= 1;
+            self.stats.bytes_sent -= u64::from(d.len);
+        }
+        drop(st);
+        // After the lock: the slots' holds take it as they go.
+        batch.keep.clear();
+    }
+
+    /// Copies `bytes` into fresh slots and adds their descriptors.
+    fn copy_in(&mut self, bytes: &[u8], batch: &mut Batch) -> io::Result<()> {
         for chunk in bytes.chunks(self.shared.slot_size) {
             // Send what is pending before waiting for a slot: the
             // receiver cannot release what it has not been sent.
-            if let Err(e) = self.flush_descs(descs, keep, false) {
-                return Err(self.fail(e));
-            }
+            self.flush_descs(batch, false)?;
             let mut m = self.alloc()?;
             m[..chunk.len()].copy_from_slice(chunk);
             let b = m.freeze(chunk.len());
@@ -407,54 +408,36 @@ impl Sender {
             let d = self
                 .reference(&b)
                 .ok_or_else(|| io::Error::other("ipc: lost a slot"))?;
-            self.push(descs, keep, d, Some(b))?;
+            self.push(batch, d, Some(b))?;
         }
         Ok(())
     }
 
-    fn push(
-        &mut self,
-        descs: &mut Vec<Desc>,
-        keep: &mut Vec<Buf>,
-        d: Desc,
-        b: Option<Buf>,
-    ) -> io::Result<()> {
+    fn push(&mut self, batch: &mut Batch, d: Desc, b: Option<Buf>) -> io::Result<()> {
         self.shared.lock()[d.slot as usize].remote += 1;
         self.stats.refs_sent += 1;
-        self.stats.bytes_sent += d.len as u64;
-        descs.push(d);
-        keep.extend(b);
-        if descs.len() == wire::MAX_BATCH {
-            self.flush_descs(descs, keep, false)
-                .map_err(|e| self.fail(e))?;
+        self.stats.bytes_sent += u64::from(d.len);
+        batch.descs.push(d);
+        batch.keep.extend(b);
+        if batch.descs.len() == wire::MAX_BATCH {
+            self.flush_descs(batch, false)?;
         }
         Ok(())
     }
 
-    fn flush_descs(
-        &mut self,
-        descs: &mut Vec<Desc>,
-        keep: &mut Vec<Buf>,
-        end: bool,
-    ) -> io::Result<()> {
-        if descs.is_empty() && !end {
+    /// Sends the descriptors of `batch` in one packet (END: the last of
+    /// the message); on an error they stay in `batch`, not sent.
+    fn flush_descs(&mut self, batch: &mut Batch, end: bool) -> io::Result<()> {
+        if batch.descs.is_empty() && !end {
             return Ok(());
         }
-        let mut packet = std::mem::take(&mut self.packet);
-        wire::encode_descs(&mut packet, false, end, descs);
-        let r = self.send_packet(&packet, None);
-        self.packet = packet;
-        if r.is_err() {
-            // Not sent: those references are not the receiver's.
-            let mut st = self.shared.lock();
-            for d in descs.iter() {
-                let r = &mut st[d.slot as usize].remote;
-                *r = r.saturating_sub(1);
-            }
-        }
-        descs.clear();
-        keep.clear();
-        r
+        wire::encode_descs(&mut self.packet, false, end, &batch.descs);
+        let deadline = self.deadline();
+        self.send_encoded(None, deadline)?;
+        batch.started = true;
+        batch.descs.clear();
+        batch.keep.clear();
+        Ok(())
     }
 
     /// The descriptor of `buf` if it is a frozen `Buf` of this pool.
@@ -483,7 +466,7 @@ impl Sender {
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
         }
-        if self.receiver_gone {
+        if self.receiver_stopped || self.receiver_gone {
             return Err(io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 "ipc: the receiver went away",
@@ -494,22 +477,36 @@ impl Sender {
 
     /// Records `e` as the channel's failure if it is one (not a timeout).
     fn fail(&mut self, e: io::Error) -> io::Error {
-        if e.kind() != io::ErrorKind::TimedOut && self.broken.is_none() && !self.receiver_gone {
+        if e.kind() != io::ErrorKind::TimedOut
+            && self.broken.is_none()
+            && !self.receiver_stopped
+            && !self.receiver_gone
+        {
             self.broken = Some((e.kind(), e.to_string()));
         }
         e
     }
 
-    fn send_packet(&mut self, packet: &[u8], fd: Option<&OwnedFd>) -> io::Result<()> {
-        let deadline = self.deadline();
+    /// Sends the packet in `self.packet`, with `fd` attached if given,
+    /// waiting for room until `deadline`.
+    fn send_encoded(&mut self, fd: Option<&OwnedFd>, deadline: Option<Instant>) -> io::Result<()> {
         loop {
             self.pump()?;
             self.check()?;
-            match sys::send_packet(self.sock.as_fd(), packet, fd.map(|f| f.as_fd())) {
+            match sys::send_packet(self.sock.as_fd(), &self.packet, fd.map(|f| f.as_fd())) {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                    self.peer_gone();
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    // The receiver reads no more. It may still hold
+                    // buffers (it stopped reading, or its end is shared
+                    // with another process): their slots come back with
+                    // its releases, or all at once at the end of file.
+                    self.receiver_stopped = true;
                     return self.check();
                 }
                 Err(e) => return Err(self.fail(e)),
@@ -565,7 +562,9 @@ impl Sender {
         Ok(())
     }
 
-    /// The receiver died or closed: every reference it held is released.
+    /// The receiver's end is closed (end of file: it died or closed):
+    /// every reference it held is released. Only then: a receiver that
+    /// merely stopped reading may still hold buffers.
     fn peer_gone(&mut self) {
         self.receiver_gone = true;
         for s in self.shared.lock().iter_mut() {
@@ -576,7 +575,9 @@ impl Sender {
 
 impl Drop for Sender {
     fn drop(&mut self) {
-        let _ = self.bye();
+        // A receiver that does not read must not keep a drop waiting.
+        let deadline = Instant::now() + self.timeout.map_or(BYE_ON_DROP, |t| t.min(BYE_ON_DROP));
+        let _ = self.bye(Some(deadline));
     }
 }
 

@@ -5,7 +5,10 @@
 //!  header (16 bytes)   magic "FYIP" u32 | kind u16 | flags u16 | count u32 | 0 u32
 //!  HELLO   + slot_size u64 | slots u64            (the pool's memfd attached)
 //!  BUFS    + count × descriptor; flags END on the last packet of a message
-//!  RELEASE + count × descriptor (len = how many references go back)
+//!            (count ≥ 1, or 0 with END: an empty message)
+//!  BUFS      flags ABORT, count 0: the message begun is dropped, its
+//!            pieces released (the sender failed part-way through it)
+//!  RELEASE + count × descriptor, count ≥ 1 (len = how many references go back)
 //!  BYE       the sender closes in order
 //!  descriptor (24 bytes)  slot u32 | offset u32 | len u32 | 0 u32 | generation u64
 //! ```
@@ -34,6 +37,9 @@ pub(crate) enum Kind {
 
 /// `flags` of the last BUFS packet of one message.
 pub(crate) const END: u16 = 1;
+/// `flags` of a BUFS packet (of no descriptors) that drops the message
+/// begun.
+pub(crate) const ABORT: u16 = 2;
 
 /// One buffer reference (or, in a RELEASE, `len` references given back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +55,7 @@ pub(crate) struct Desc {
 pub(crate) enum Packet {
     Hello { slot_size: u64, slots: u64 },
     Bufs { end: bool, descs: Vec<Desc> },
+    Abort,
     Release(Vec<Desc>),
     Bye,
 }
@@ -79,6 +86,10 @@ pub(crate) fn encode_bye(out: &mut Vec<u8>) {
     header(out, Kind::Bye, 0, 0);
 }
 
+pub(crate) fn encode_abort(out: &mut Vec<u8>) {
+    header(out, Kind::Bufs, ABORT, 0);
+}
+
 /// A BUFS (`release` false) or RELEASE packet of at most [`MAX_BATCH`]
 /// descriptors.
 pub(crate) fn encode_descs(out: &mut Vec<u8>, release: bool, end: bool, descs: &[Desc]) {
@@ -103,7 +114,9 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Decodes one packet; any packet that is not exactly of the form above
-/// is an error.
+/// is an error. A packet that carries nothing (no descriptor, no end) is
+/// one too: a peer streaming them would keep the other side busy
+/// forever.
 pub(crate) fn decode(b: &[u8]) -> io::Result<Packet> {
     if b.len() < HEADER {
         return Err(bad("shorter than a header"));
@@ -136,10 +149,14 @@ pub(crate) fn decode(b: &[u8]) -> io::Result<Packet> {
             slot_size: u64_at(body, 0),
             slots: u64_at(body, 8),
         }),
+        2 if flags == ABORT && count == 0 && body.is_empty() => Ok(Packet::Abort),
+        2 if flags & !END != 0 => Err(bad("unknown flags")),
+        2 if count == 0 && flags & END == 0 => Err(bad("a packet of nothing")),
         2 => Ok(Packet::Bufs {
             end: flags & END != 0,
             descs: descs(body)?,
         }),
+        3 if count == 0 => Err(bad("a release of nothing")),
         3 => Ok(Packet::Release(descs(body)?)),
         4 if count == 0 && body.is_empty() => Ok(Packet::Bye),
         _ => Err(bad("unknown kind or wrong length")),
@@ -179,6 +196,16 @@ mod tests {
         );
         encode_bye(&mut b);
         assert_eq!(decode(&b).unwrap(), Packet::Bye);
+        encode_abort(&mut b);
+        assert_eq!(decode(&b).unwrap(), Packet::Abort);
+        encode_descs(&mut b, false, true, &[]);
+        assert_eq!(
+            decode(&b).unwrap(),
+            Packet::Bufs {
+                end: true,
+                descs: vec![]
+            }
+        );
     }
 
     #[test]
@@ -204,8 +231,17 @@ mod tests {
         let mut magic = b.clone();
         magic[0] ^= 1;
         assert!(decode(&magic).is_err());
-        let mut kind = b;
+        let mut kind = b.clone();
         kind[4] = 9;
         assert!(decode(&kind).is_err());
+        let mut flags = b;
+        flags[6] = 4;
+        assert!(decode(&flags).is_err());
+        // Packets that carry nothing: no descriptor and no end.
+        let mut empty = Vec::new();
+        encode_descs(&mut empty, false, false, &[]);
+        assert!(decode(&empty).is_err());
+        encode_descs(&mut empty, true, false, &[]);
+        assert!(decode(&empty).is_err());
     }
 }

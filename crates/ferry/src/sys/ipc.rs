@@ -307,6 +307,18 @@ pub(crate) fn wait(
     write: bool,
     deadline: Option<Instant>,
 ) -> io::Result<(bool, bool)> {
+    wait_or_woken(fd, read, write, None, deadline)
+}
+
+/// [`wait`], but also returns (as neither readable nor writable) when the
+/// [`Wake`] `woken` is signalled.
+pub(crate) fn wait_or_woken(
+    fd: BorrowedFd<'_>,
+    read: bool,
+    write: bool,
+    woken: Option<&Wake>,
+    deadline: Option<Instant>,
+) -> io::Result<(bool, bool)> {
     use rustix::event::{PollFd, PollFlags};
     let mut flags = PollFlags::empty();
     if read {
@@ -335,7 +347,15 @@ pub(crate) fn wait(
             None => None,
         };
         let mut p = [PollFd::new(&fd, flags)];
-        match rustix::event::poll(&mut p, left.as_ref()) {
+        let mut both;
+        let p: &mut [PollFd<'_>] = match woken {
+            Some(w) => {
+                both = [PollFd::new(&fd, flags), PollFd::new(&w.0, PollFlags::IN)];
+                &mut both
+            }
+            None => &mut p,
+        };
+        match rustix::event::poll(p, left.as_ref()) {
             Ok(0) => continue,
             Ok(_) => {
                 let r = p[0].revents();
@@ -427,7 +447,10 @@ pub(crate) fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Re
             fds.extend(it);
         }
     }
-    if r.bytes == 0 && fds.is_empty() {
+    // A peer that closed and a peer that sent a record of no bytes both
+    // read as 0 bytes: only a hang-up is the end (the other is a
+    // malformed packet, shorter than any header).
+    if r.bytes == 0 && fds.is_empty() && hung_up(sock) {
         return Ok(Received::Closed);
     }
     let truncated = r.flags.contains(rustix::net::ReturnFlags::TRUNC)
@@ -437,4 +460,55 @@ pub(crate) fn recv_packet(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Re
         truncated,
         fds,
     })
+}
+
+/// Whether `sock` will read no more: the peer closed (or this end shut
+/// its reading down).
+fn hung_up(sock: BorrowedFd<'_>) -> bool {
+    use rustix::event::{PollFd, PollFlags};
+    let mut p = [PollFd::new(&sock, PollFlags::IN | PollFlags::RDHUP)];
+    let zero = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match rustix::event::poll(&mut p, Some(&zero)) {
+        Ok(_) => p[0]
+            .revents()
+            .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR),
+        // Cannot tell: take it as the end, as a read of 0 bytes always was.
+        Err(_) => true,
+    }
+}
+
+/// Shuts down reading on `sock`: the peer's sends fail with `EPIPE`
+/// from now on, while packets already queued here can still be read and
+/// this end can still send.
+pub(crate) fn shutdown_read(sock: BorrowedFd<'_>) -> io::Result<()> {
+    Ok(rustix::net::shutdown(sock, rustix::net::Shutdown::Read)?)
+}
+
+/// A wake-up call within this process (an eventfd): [`Wake::signal`]
+/// makes a [`wait_or_woken`] on it return.
+pub(crate) struct Wake(OwnedFd);
+
+impl Wake {
+    pub(crate) fn new() -> io::Result<Wake> {
+        use rustix::event::EventfdFlags;
+        Ok(Wake(rustix::event::eventfd(
+            0,
+            EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK,
+        )?))
+    }
+
+    /// Wakes the waiter (or the next one to wait, until cleared).
+    pub(crate) fn signal(&self) {
+        // Fails only when the counter is full, and then it is signalled.
+        let _ = rustix::io::write(&self.0, &1u64.to_ne_bytes());
+    }
+
+    /// Clears the signal.
+    pub(crate) fn clear(&self) {
+        let mut b = [0u8; 8];
+        let _ = rustix::io::read(&self.0, &mut b);
+    }
 }

@@ -35,6 +35,8 @@ fn channel(slot_size: usize, slots: usize) -> (ferry::ipc::Sender, ferry::ipc::R
 }
 
 mod closing;
+mod cut_short;
 mod model;
 mod processes;
 mod sent_from_the_pool;
+mod waiting;

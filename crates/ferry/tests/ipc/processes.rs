@@ -244,11 +244,15 @@ fn ipc_peer() {
             }
         }
         // A receiver that gives back references it never got.
-        "bad-release" => {
+        "bad-release" | "empty-release" | "empty-record" => {
             let s: OwnedFd = ipc::connect(&name).unwrap().into();
             let mut buf = [0u8; 2048];
             let _ = rustix::net::recv(&s, &mut buf, rustix::net::RecvFlags::empty()).unwrap();
-            raw_send(&s, &packet(3, 0, &[(0, 0, 5, 1)]), None);
+            match role.as_str() {
+                "bad-release" => raw_send(&s, &packet(3, 0, &[(0, 0, 5, 1)]), None),
+                "empty-release" => raw_send(&s, &packet(3, 0, &[]), None),
+                _ => raw_send(&s, &[], None),
+            }
             say("sent");
             stdin_line();
         }
@@ -282,6 +286,11 @@ fn hello(slot_size: u64, slots: u64) -> Vec<u8> {
 }
 
 fn raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) {
+    try_raw_send(sock, bytes, fd).unwrap();
+}
+
+/// Sends one packet as it is, waiting for room.
+fn try_raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) -> io::Result<()> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = SendAncillaryBuffer::new(&mut space);
@@ -295,8 +304,8 @@ fn raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) {
         &[io::IoSlice::new(bytes)],
         &mut control,
         SendFlags::NOSIGNAL,
-    )
-    .unwrap();
+    )?;
+    Ok(())
 }
 
 /// A sender that writes raw packets: a pool (sealed as `case` says), then
@@ -365,9 +374,43 @@ fn hostile_sender(name: &str, case: &str, say: impl Fn(&str)) {
         }
         "fd-with-bufs" => raw_send(&s, &bufs(&[(0, 0, 1, 1)]), Some(&pool)),
         "garbage" => raw_send(&s, b"not a packet at all", None),
+        "empty-bufs" => raw_send(&s, &packet(2, 0, &[]), None),
+        "empty-record" => raw_send(&s, &[], None),
+        "unknown-flags" => raw_send(&s, &packet(2, 1 | 8, &[(0, 0, 1, 1)]), None),
+        "abort-of-nothing" => raw_send(&s, &packet(2, 2, &[]), None),
+        "half-then-bye" => {
+            raw_send(&s, &packet(2, 0, &[(0, 0, 1, 1)]), None);
+            raw_send(&s, &packet(4, 0, &[]), None);
+        }
+        "first-half" => raw_send(&s, &packet(2, 0, &[(0, 0, 10, 1)]), None),
         _ => {}
     }
     say("sent");
+    match case {
+        // Packets that each carry something, but never a whole message.
+        // Until the receiver goes.
+        "endless-halves" => {
+            while try_raw_send(&s, &packet(2, 0, &[(0, 0, 1, 1)]), None)
+                .and_then(|()| try_raw_send(&s, &packet(2, 2, &[]), None))
+                .is_ok()
+            {}
+        }
+        // Slot 0 again and again, each time a new generation, never
+        // reading a release (until the receiver goes).
+        "reuse-unreleased" => {
+            for g in 1.. {
+                if try_raw_send(&s, &bufs(&[(0, 0, 1, g)]), None).is_err() {
+                    return;
+                }
+            }
+        }
+        "first-half" => {
+            let mut l = String::new();
+            io::stdin().read_line(&mut l).unwrap();
+            raw_send(&s, &bufs(&[(1, 0, 10, 1)]), None);
+        }
+        _ => {}
+    }
     let mut l = String::new();
     io::stdin().read_line(&mut l).unwrap();
 }
@@ -633,7 +676,12 @@ fn ipc_receiver_that_never_reads_times_the_sender_out() {
 /// out of range, bytes past a slot, an offset that wraps, a descriptor
 /// count past the packet or the limit, a stale generation, a new
 /// generation of a slot still held, an unsealed or writable pool, a pool
-/// smaller than announced, extra descriptors, garbage — is an
+/// smaller than announced, extra descriptors, garbage, a packet of
+/// nothing (no descriptor and no end, or no bytes at all), unknown flags,
+/// an abort of no message, a message cut short by the close, a new
+/// generation of a slot whose release is not yet sent (a sender that
+/// never reads once made the receiver's unsent releases grow without
+/// end) — is an
 /// `InvalidData` error for that channel: never a read outside the pool,
 /// never a crash, and the receiver's process goes on.
 #[test]
@@ -653,6 +701,12 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
         "reuse-while-held",
         "fd-with-bufs",
         "garbage",
+        "empty-bufs",
+        "empty-record",
+        "unknown-flags",
+        "abort-of-nothing",
+        "half-then-bye",
+        "reuse-unreleased",
     ];
     for case in at_connect.iter().chain(&at_recv) {
         let mut peer = Peer::start(&format!("hostile-{case}"), &n);
@@ -670,8 +724,11 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
         let mut held = Vec::new();
         let err = loop {
             match rx.recv() {
-                // A stale generation is one of a slot released here.
-                Ok(Some(m)) if *case != "stale-generation" => held.push(m),
+                // A stale generation is one of a slot released here, and
+                // a slot is reused only once released here.
+                Ok(Some(m)) if !["stale-generation", "reuse-unreleased"].contains(case) => {
+                    held.push(m)
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => panic!("{case}: a clean end"),
                 Err(e) => break e,
@@ -691,26 +748,78 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
     }
 }
 
-/// A receiver process that gives back references it was never sent breaks
-/// the channel with `InvalidData` on the sender's side.
+/// A receiver process that gives back references it was never sent, a
+/// release of nothing (a stream of them once kept the sender reading
+/// forever), or a record of no bytes (once taken for the end of file: the
+/// sender then took every slot as released, the ones the receiver still
+/// maps too) breaks the channel with `InvalidData` on the sender's side.
 #[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
 fn ipc_hostile_receiver_release_is_an_error_for_the_sender() {
     let _g = serial();
     let n = name("bad-release");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("bad-release", &n);
-    let mut tx = Sender::new(
-        l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(4, 2_000),
-    )
-    .unwrap();
+    for role in ["bad-release", "empty-release", "empty-record"] {
+        let mut peer = Peer::start(role, &n);
+        let mut tx = Sender::new(
+            l.accept(Some(Duration::from_secs(30))).unwrap(),
+            config(4, 2_000),
+        )
+        .unwrap();
+        assert_eq!(peer.line(), "sent");
+        let err = tx.free_slots().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{role}: {err:?}");
+        assert_eq!(
+            tx.send_bytes(b"x").unwrap_err().kind(),
+            io::ErrorKind::InvalidData,
+            "{role}"
+        );
+        peer.tell("done");
+    }
+}
+
+/// A sender process whose packets never make a whole message (pieces,
+/// each dropped by an ABORT, without end): `recv` with a timeout once
+/// checked its deadline only when the socket was empty, so it never
+/// returned while the peer kept sending. Now it times out.
+#[test]
+#[cfg_attr(miri, ignore = "memfd, sockets and processes")]
+fn ipc_a_sender_streaming_no_whole_message_times_the_receiver_out() {
+    let _g = serial();
+    let n = name("endless");
+    let l = ipc::Listener::bind(&n).unwrap();
+    let mut peer = Peer::start("hostile-endless-halves", &n);
+    let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
     assert_eq!(peer.line(), "sent");
-    let err = tx.free_slots().unwrap_err();
-    assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err:?}");
-    assert_eq!(
-        tx.send_bytes(b"x").unwrap_err().kind(),
-        io::ErrorKind::InvalidData
-    );
-    peer.tell("done");
+    let mut rx = receiver(sock, None).unwrap();
+    rx.set_timeout(Some(Duration::from_millis(300)));
+    let err = rx.recv().unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err:?}");
+    drop(rx);
+    drop(peer);
+}
+
+/// A receive that times out in the middle of a message keeps the part
+/// received: the next `recv` goes on with it and returns the whole
+/// message. The timeout once broke the channel for good.
+#[test]
+#[cfg_attr(miri, ignore = "memfd, sockets and processes")]
+fn ipc_a_timeout_in_mid_message_leaves_the_channel_usable() {
+    let _g = serial();
+    let n = name("halves");
+    let l = ipc::Listener::bind(&n).unwrap();
+    let mut peer = Peer::start("hostile-first-half", &n);
+    let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(peer.line(), "sent");
+    let mut rx = receiver(sock, None).unwrap();
+    rx.set_timeout(Some(Duration::from_millis(200)));
+    let err = rx.recv().unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err:?}");
+    peer.tell("second half");
+    rx.set_timeout(Some(Duration::from_secs(30)));
+    let m = rx.recv().unwrap().unwrap();
+    assert_eq!(m.slice_count(), 2);
+    assert_eq!(m.copy_to_vec(), [0; 20]);
+    drop(rx);
+    drop(peer);
 }

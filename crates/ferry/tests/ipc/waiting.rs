@@ -1,0 +1,114 @@
+//! Waits that end: a sender waiting for a slot wakes when one comes back
+//! in this process, a receiver's releases stuck on a full socket go as
+//! soon as there is room, and the byte faces do not wait for nothing.
+
+use crate::channel;
+use std::io::{self, Read, Write};
+use std::time::Duration;
+
+/// The only slot is held by a `Buf` in another thread of the sender's
+/// process, which drops it while `alloc` waits. `alloc` once waited on
+/// the socket alone, so it never saw the slot come back (forever with no
+/// timeout, as the C ABI waits).
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn alloc_wakes_when_a_slot_held_in_this_process_goes() {
+    let _g = crate::serial();
+    let (mut tx, _rx) = channel(4096, 1);
+    tx.set_timeout(Some(Duration::from_secs(20)));
+    let held = tx.alloc().unwrap().freeze(0);
+    let (go, gone) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        gone.recv().unwrap();
+        // Give `alloc` time to wait; it must wake either way.
+        std::thread::sleep(Duration::from_millis(200));
+        drop(held);
+    });
+    go.send(()).unwrap();
+    let m = tx.alloc().expect("alloc saw the slot come back");
+    t.join().unwrap();
+    drop(m);
+}
+
+/// The receiver drops many buffers while the sender does not read: the
+/// releases fill its (small) socket buffer and wait. The receiver then
+/// waits for a message while the sender waits for those slots (taking
+/// every slot before sending anything). `recv` once waited to read
+/// only, so the stuck releases never went: both sides waited.
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn releases_stuck_on_a_full_socket_go_while_the_receiver_waits() {
+    let _g = crate::serial();
+    const SLOTS: usize = 64;
+    let (a, b) = ferry::ipc::pair().unwrap();
+    rustix::net::sockopt::set_socket_send_buffer_size(&b, 1).unwrap();
+    let mut tx = ferry::ipc::Sender::new(
+        a,
+        ferry::ipc::SenderConfig {
+            slot_size: 4096,
+            slots: SLOTS,
+            timeout: Some(Duration::from_secs(20)),
+        },
+    )
+    .unwrap();
+    // SAFETY: the peer is the ferry Sender just made.
+    let mut rx = unsafe { ferry::ipc::Receiver::new(b, None) }.unwrap();
+    rx.set_timeout(Some(Duration::from_secs(20)));
+    for i in 0..SLOTS {
+        let mut m = tx.alloc().unwrap();
+        m[0] = i as u8;
+        tx.send(m.freeze(1).into()).unwrap();
+    }
+    let (dropped, wait) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let held: Vec<_> = (0..SLOTS).map(|_| rx.recv().unwrap().unwrap()).collect();
+        drop(held);
+        dropped.send(()).unwrap();
+        let last = rx.recv()?.map(|m| m.copy_to_vec());
+        Ok::<_, io::Error>(last)
+    });
+    wait.recv().unwrap();
+    let all: Vec<_> = (0..SLOTS)
+        .map(|_| tx.alloc().expect("every slot came back"))
+        .collect();
+    drop(all);
+    tx.send_bytes(b"end").unwrap();
+    assert_eq!(reader.join().unwrap().unwrap().unwrap(), b"end");
+}
+
+/// `write` of more than the pool holds once failed (`InvalidInput`):
+/// `write` may take fewer bytes, so it takes as many as the pool holds,
+/// and `write_all` sends the rest after.
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn write_of_more_than_the_pool_writes_part_of_it() {
+    let _g = crate::serial();
+    let (mut tx, mut rx) = channel(4096, 2);
+    let data: Vec<u8> = (0..5 * 4096 + 17).map(|i| (i % 253) as u8).collect();
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        rx.read_to_end(&mut got).map(|_| got)
+    });
+    assert_eq!(tx.write(&data).unwrap(), 2 * 4096);
+    tx.write_all(&data[2 * 4096..]).unwrap();
+    tx.close().unwrap();
+    let mut all = data[..2 * 4096].to_vec();
+    all.extend_from_slice(&data[2 * 4096..]);
+    assert!(reader.join().unwrap().unwrap() == all);
+}
+
+/// `read` into an empty buffer returns 0 at once; it once waited for a
+/// message (here: timed out, as nothing comes).
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn read_into_no_room_returns_at_once() {
+    let _g = crate::serial();
+    let (mut tx, mut rx) = channel(4096, 2);
+    rx.set_timeout(Some(Duration::from_millis(200)));
+    assert_eq!(rx.read(&mut []).unwrap(), 0);
+    tx.send_bytes(b"still here").unwrap();
+    let mut s = String::new();
+    drop(tx);
+    rx.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "still here");
+}
