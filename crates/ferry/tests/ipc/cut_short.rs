@@ -56,3 +56,29 @@ fn a_refused_message_takes_no_slot_with_it() {
     assert_eq!(tx.free_slots().unwrap(), 2);
     assert_eq!(tx.stats().refs_sent, 0);
 }
+
+/// A send that times out on a full socket before any of its packets went
+/// out: its references are not the receiver's, so once the receiver
+/// read and dropped everything that was sent, every slot is free again.
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn a_send_timed_out_on_a_full_socket_takes_no_slot_with_it() {
+    let _g = crate::serial();
+    let (mut tx, mut rx) = channel(4096, 2);
+    tx.set_timeout(Some(Duration::from_millis(100)));
+    let b = tx.alloc().unwrap().freeze(1);
+    let mut sent = 0;
+    let err = loop {
+        match tx.send(Aggregate::from(b.clone())) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err:?}");
+    for _ in 0..sent {
+        drop(rx.recv().unwrap().unwrap());
+    }
+    drop(b);
+    assert_eq!(tx.free_slots().unwrap(), 2);
+    assert_eq!(tx.stats().refs_sent, sent);
+}
