@@ -31,9 +31,17 @@
 //!   shrinking and growing and the receiver checks its size, so its
 //!   mapping never raises SIGBUS; every descriptor is checked (slot in
 //!   range, bytes inside the slot, generation not stale, no new
-//!   generation of a slot still held) before a `Buf` is made of it. A bad
-//!   descriptor, a malformed packet, or a descriptor count past the packet
-//!   is an `InvalidData` error for that channel.
+//!   generation of a slot still held or whose release is not yet sent)
+//!   before a `Buf` is made of it. A bad descriptor, a malformed packet
+//!   (one that carries nothing included), or a descriptor count past the
+//!   packet is an `InvalidData` error for that channel.
+//! * **Whole messages only.** The receiver hands out a message at its
+//!   END packet, never part of one. A sender that fails part-way through
+//!   a message (a timeout waiting for a slot or for room) sends an ABORT
+//!   (at once, or before its next message), and the receiver drops and
+//!   releases the part it took: it never joins it to the next message. A
+//!   message the pool cannot hold is refused before anything is sent,
+//!   and a failed send takes no slot with it.
 //! * **The receiver trusts its peer to keep the protocol**, which is why
 //!   [`Receiver::new`] is `unsafe`. The sender's own mapping stays
 //!   writable (that is what lets it fill slots without a system call),
@@ -50,7 +58,12 @@
 //!   it sent per slot; the receiver gives them back in RELEASE packets
 //!   when its last `Buf` of a slot goes. A receiver that dies (end of
 //!   file on the socket) releases everything it held; one that sends a
-//!   release of references it does not hold breaks the channel.
+//!   release of references it does not hold breaks the channel. A
+//!   receiver dropped while some of its `Buf`s live shuts its socket
+//!   down for reading and releases what was queued for it: the sender's
+//!   sends fail with `BrokenPipe` from then on, but the slots of those
+//!   `Buf`s come back only with their releases (or when the receiver's
+//!   end closes), never before.
 //! * **No leftovers.** The pool has no name in any file system, and the
 //!   socket is a [`pair`] or an abstract Unix name ([`Listener`],
 //!   [`connect`]): kill -9 of either side at any moment leaves no file
@@ -58,9 +71,15 @@
 //! * **No wait without end.** A sender waits for a slot (backpressure
 //!   when the pool is exhausted) or for room on the socket (a receiver
 //!   that does not read) at most [`SenderConfig::timeout`], then fails
-//!   with `TimedOut`; a receiver that died fails it at once with
-//!   `BrokenPipe`. A receiver whose sender died gets `UnexpectedEof`, and
-//!   the `Buf`s it holds stay readable.
+//!   with `TimedOut`; a receiver that died or was dropped fails it at
+//!   once with `BrokenPipe`. A slot freed in this process (a `Buf`
+//!   dropped by another thread) wakes a waiting `alloc` too. Dropping a
+//!   sender waits a second at most for room for its BYE. A receiver waits
+//!   at most its timeout, however many packets come that do not end a
+//!   message; a timeout in mid-message keeps the part received for the
+//!   next call. A receiver whose sender died gets `UnexpectedEof`, and
+//!   the `Buf`s it holds stay readable. Releases that find the socket
+//!   full wait, and go as soon as it has room.
 //!
 //! The descriptors travel on the socket here. A ring of the same
 //! descriptors in shared memory, with the socket left as doorbell and
