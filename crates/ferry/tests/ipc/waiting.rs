@@ -112,3 +112,77 @@ fn read_into_no_room_returns_at_once() {
     rx.read_to_string(&mut s).unwrap();
     assert_eq!(s, "still here");
 }
+
+/// In the thread calling it, makes every `sendmsg(2)` fail with `errno`
+/// (a seccomp filter: it goes with the thread).
+fn sendmsg_fails_in_this_thread(errno: i32) {
+    let filter = [
+        // The system call's number...
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        // ...is sendmsg: fail, else allow.
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_sendmsg as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | errno as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: plain prctl calls; `prog` points to `filter`, alive here.
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog
+            ),
+            0,
+            "{}",
+            io::Error::last_os_error()
+        );
+    }
+}
+
+/// A release the kernel refuses for want of memory (`ENOBUFS`) once made
+/// the receiver take its sender for gone and drop every release for
+/// good: the slot never came back. It waits now, and goes with the next
+/// call.
+#[test]
+#[cfg_attr(miri, ignore = "memfd, sockets and seccomp")]
+fn a_release_refused_for_want_of_memory_goes_later() {
+    let _g = crate::serial();
+    let (mut tx, mut rx) = channel(4096, 1);
+    tx.send_bytes(b"x").unwrap();
+    let m = rx.recv().unwrap().unwrap();
+    std::thread::spawn(move || {
+        sendmsg_fails_in_this_thread(libc::ENOBUFS);
+        drop(m);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(tx.free_slots().unwrap(), 0, "the release cannot have gone");
+    rx.set_timeout(Some(Duration::from_millis(100)));
+    assert_eq!(rx.recv().unwrap_err().kind(), io::ErrorKind::TimedOut);
+    assert_eq!(tx.free_slots().unwrap(), 1);
+}
