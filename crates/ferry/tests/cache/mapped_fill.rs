@@ -35,7 +35,10 @@ fn a_non_blocking_writer_is_refused_once_then_gets_through() {
             .unwrap()
     };
     let first = truncate();
-    assert!(!first.status.success(), "the lease let a non-blocking open through");
+    assert!(
+        !first.status.success(),
+        "the lease let a non-blocking open through"
+    );
     assert!(
         String::from_utf8_lossy(&first.stderr).contains("Resource temporarily unavailable"),
         "{}",
