@@ -157,6 +157,11 @@ impl Slot {
         }
     }
 
+    /// A cancel was asked for (set before any canceller is called).
+    pub(crate) fn cancel_asked(&self) -> bool {
+        self.st.lock().cancel_asked
+    }
+
     /// Cancels a request in flight (nothing for one that is over).
     pub(crate) fn cancel(&self) {
         let c = {

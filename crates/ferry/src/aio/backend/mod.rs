@@ -106,7 +106,7 @@ impl Engine {
         let pipe_write = op.write && !op.seekable && !op.socket;
         match self {
             Engine::Ring(r) if r.usable() && !pipe_write => {
-                let id = r.start(op, buf, done);
+                let id = r.start(slot.clone(), op, buf, done);
                 slot.set_canceller(Arc::new(r), id);
                 // A cancel before the canceller was set found none: pass
                 // it on now.

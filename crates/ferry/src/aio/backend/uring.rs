@@ -18,16 +18,20 @@
 
 use super::{timed_out, Done, Ended, Op};
 use crate::aio::buffer::Owned;
-use crate::aio::slot::Canceller;
+use crate::aio::slot::{Canceller, Slot};
 use crate::sys::uring::{self as raw, Entry, Ring, Target};
 use std::io;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// What the backend keeps with an operation in the ring.
 struct Held {
     buf: Box<dyn Owned>,
     done: Done,
+    /// The request: its cancel flag is set before the canceller runs, so
+    /// an operation between two entries (out of the ring's table, where
+    /// a cancel cannot mark it) still sees it before going on.
+    slot: Arc<Slot>,
     /// A cancel was asked for: the operation is not continued or retried.
     cancelled: bool,
     /// Waiting in a poll for a non-blocking descriptor to be ready (it
@@ -79,11 +83,12 @@ impl Uring {
     /// [`cancel`](Self::cancel). Only where [`usable`](Self::usable).
     /// With a deadline, the operation ends timed out (`TimedOut`) if it
     /// is not over by then.
-    pub(crate) fn start(self, op: Op, buf: Box<dyn Owned>, done: Done) -> u64 {
+    pub(crate) fn start(self, slot: Arc<Slot>, op: Op, buf: Box<dyn Owned>, done: Done) -> u64 {
         let id = self.0.next_id();
         let held = Held {
             buf,
             done,
+            slot,
             cancelled: false,
             polling: false,
         };
@@ -111,14 +116,29 @@ impl Canceller for Uring {
 }
 
 /// Submits the next entry of `op`, or ends it timed out if its deadline
-/// has passed.
+/// has passed, or cancelled if a cancel was asked for.
+///
+/// A cancel can come while the operation is between two entries (the
+/// reaper has it, not the ring's table): the cancel's own `AsyncCancel`
+/// then finds nothing in the kernel. So the request's flag, set before
+/// any cancel is sent, is looked at before the entry goes in, and again
+/// after: a cancel whose `AsyncCancel` went in before this entry is sent
+/// again.
 fn submit(ring: &Ring<Held>, id: u64, mut op: raw::Op<Held>, entry: Entry) {
     if op.deadline().is_some_and(|at| Instant::now() >= at) {
         let (done, total) = (op.done(), op.total());
         finish(op, Err(timed_out(done, total)));
         return;
     }
+    let slot = op.target.slot.clone();
+    if op.target.cancelled || slot.cancel_asked() {
+        finish(op, cancelled());
+        return;
+    }
     ring.submit(id, op, entry);
+    if slot.cancel_asked() {
+        ring.cancel(id, |held| held.cancelled = true);
+    }
 }
 
 /// An entry of operation `id` completed with `res` (bytes, or `-errno`):
