@@ -67,7 +67,7 @@ impl Drop for Hold {
     }
 }
 
-/// A slot of a [`Sender`]'s pool, writable by this process alone until it
+/// A slot of a [`Sender`](super::Sender)'s pool, writable by this process alone until it
 /// is [frozen](SlotMut::freeze).
 ///
 /// ```
