@@ -47,7 +47,7 @@ pub(super) fn page_buf(len: usize) -> ferry::BufMut {
 }
 
 /// The sender's side of the rule: one word per page, changing each message.
-fn write_words(b: &mut [u8], m: u64) {
+pub(super) fn write_words(b: &mut [u8], m: u64) {
     for at in (0..b.len()).step_by(PAGE) {
         let end = (at + 8).min(b.len());
         b[at..end].copy_from_slice(&m.to_le_bytes()[..end - at]);
@@ -56,7 +56,7 @@ fn write_words(b: &mut [u8], m: u64) {
 
 /// The receiver's side: one word per page of the bytes at `at` in the
 /// message (a page boundary of the message every `PAGE` bytes).
-fn read_words(b: &[u8], at: usize) -> u64 {
+pub(super) fn read_words(b: &[u8], at: usize) -> u64 {
     let mut sum = 0u64;
     let first = at.next_multiple_of(PAGE) - at;
     for i in (first..b.len()).step_by(PAGE) {
@@ -171,7 +171,7 @@ fn vmsplice_ends(size: usize, n: usize) -> Result<Ends, String> {
 }
 
 /// A ferry ipc channel: the pool holds at least 4 MiB and 16 messages.
-fn ipc_pair(size: usize) -> Result<(Sender, Receiver), String> {
+pub(super) fn ipc_pair(size: usize) -> Result<(Sender, Receiver), String> {
     let slot = size.next_multiple_of(PAGE);
     let slots = ((4 << 20) / slot).max(16);
     let (a, b) = ipc::pair().map_err(err)?;

@@ -2,7 +2,9 @@
 //! what it saves — one file per case (`checksums`: the checksum cache;
 //! `cache`: the unified file cache beside quick_cache and moka; `ipc`:
 //! the paper's Figures 2 and 3, ferry's copy-free channel beside pipes,
-//! vmsplice, Unix and TCP sockets; `apps`: the paper's application runs,
+//! vmsplice, Unix and TCP sockets; `iceoryx`: ferry's channel beside
+//! iceoryx2's shared-memory publish/subscribe, by iceoryx2's ping-pong
+//! and by the paper's stream; `apps`: the paper's application runs,
 //! `wc` and `permute | wc`, with and without the cache and the channel).
 
 mod apps;
@@ -10,6 +12,7 @@ mod cache;
 mod cache_fill;
 mod cache_traces;
 mod checksums;
+mod iceoryx;
 mod ipc;
 
 use super::measure::Scale;
@@ -20,7 +23,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, fill, ipc, apps.
+    /// checksums, cache, fill, ipc, iceoryx, apps.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -47,6 +50,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "ipc",
         "message channels: throughput and CPU per GiB, 1 KiB to 1 MiB messages",
         ipc::run,
+    ),
+    (
+        "iceoryx",
+        "ferry ipc beside iceoryx2: ping-pong latency, the paper's message stream",
+        iceoryx::run,
     ),
     (
         "apps",

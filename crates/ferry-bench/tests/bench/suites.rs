@@ -200,6 +200,33 @@ fn quick_iolite_bench_runs_every_case() {
             );
         }
     }
+    // ferry ipc beside iceoryx2: its ping-pong, both ferry wake-ups, and
+    // the paper's stream (every message's bytes and words checked).
+    for what in ["8 B", "4 KiB"] {
+        for ferry in ["ferry ipc busy poll", "ferry ipc poll(2) wake-up"] {
+            let what = format!("{what} ping-pong, one-way latency: {ferry} vs iceoryx2 busy poll");
+            assert!(
+                out.contains(&format!("\"comparison\":\"{what}\"")),
+                "no row {what}"
+            );
+        }
+    }
+    for kib in [4, 64, 1024] {
+        let what = format!("{kib} KiB messages: ipc buffers vs iceoryx2 busy poll");
+        assert!(
+            out.contains(&format!("\"comparison\":\"{what}\"")),
+            "no row {what}"
+        );
+    }
+    // iceoryx2 left none of its files behind.
+    let shm = std::fs::read_dir("/dev/shm").unwrap();
+    assert!(
+        !shm.flatten().any(|e| e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("iox2_ferry_bench_")),
+        "iceoryx2 files left in /dev/shm"
+    );
     // The application runs, their counts checked against each other.
     for what in [
         "wc over a cached file: FileCache vs read",
