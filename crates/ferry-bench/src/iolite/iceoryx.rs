@@ -36,7 +36,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 const PING_SIZES: [usize; 2] = [8, 4 << 10];
-const ROUND_TRIPS: usize = 100_000;
+const ROUND_TRIPS: usize = 10_000;
 const STREAM_SIZES: [usize; 3] = [4 << 10, 64 << 10, 1 << 20];
 const TOTAL: usize = 256 << 20;
 const PAGE: usize = 4096;
