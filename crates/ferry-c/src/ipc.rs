@@ -169,6 +169,7 @@ pub extern "C" fn fy_ipc_sender_open(
             },
             slots: if slots == 0 { d.slots } else { slots },
             timeout: None,
+            ..d
         };
         match Sender::new(sock, config) {
             Ok(tx) => Box::into_raw(Box::new(FyIpcSender(tx))),

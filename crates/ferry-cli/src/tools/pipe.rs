@@ -339,6 +339,7 @@ fn ipc_end(sock: ferry::ipc::Socket, source: bool) -> io::Result<End> {
             slots: IPC_SLOTS,
             // As long as the receiver lives, as a pipe's writer waits.
             timeout: None,
+            ..SenderConfig::default()
         };
         Ok(End::IpcOut(Mutex::new(Sender::new(sock, config)?)))
     }

@@ -64,7 +64,7 @@
 //!   sends fail with `BrokenPipe` from then on, but the slots of those
 //!   `Buf`s come back only with their releases (or when the receiver's
 //!   end closes), never before.
-//! * **No leftovers.** The pool has no name in any file system, and the
+//! * **No leftovers.** The pool (and the rings' block) has no name in any file system, and the
 //!   socket is a [`pair`] or an abstract Unix name ([`Listener`],
 //!   [`connect`]): kill -9 of either side at any moment leaves no file
 //!   behind, and the memory goes with the last process that maps it.
@@ -81,13 +81,30 @@
 //!   the `Buf`s it holds stay readable. Releases that find the socket
 //!   full wait, and go as soon as it has room.
 //!
-//! The descriptors travel on the socket here. A ring of the same
-//! descriptors in shared memory, with the socket left as doorbell and
-//! liveness channel, would let a busy-polling receiver take messages
-//! without a system call each: `wire` holds the descriptor format both
-//! would share. A received buffer's memfd and offset are kept (the
-//! receiver's `Shared::memfd`) for a later `sendfile`/`splice` straight
-//! from the pool.
+//! # Rings, or packets
+//!
+//! By default ([`SenderConfig::ring`]) the descriptors travel through two
+//! rings in a second memfd that both processes map read-write (`ring.rs`
+//! has the layout): the sender's messages on one, the receiver's releases
+//! on the other. A side that is awake takes what the other published
+//! with no system call; the socket carries the HELLO, a WAKE doorbell
+//! only to a side that said it sleeps, and the end (a process that dies
+//! closes it). Every index and entry read from the shared block is
+//! checked as a packet is: a peer that writes garbage there breaks its
+//! channel, never the process. The sender keeps no more references out
+//! than the release ring holds, so releases always find room, and it
+//! refuses a message of more pieces than that. [`Receiver::set_spin`]
+//! busy-polls the ring for a while before sleeping. Without rings, each
+//! batch of descriptors is a `SOCK_SEQPACKET` packet (`wire.rs`).
+//!
+//! With rings, a sender sees a receiver that died when it next looks at
+//! the socket (when it waits, every 64 slot allocations, and before its
+//! BYE): until then its messages go into the ring, as they would into a
+//! dead receiver's socket buffer.
+//!
+//! A received buffer's memfd and offset are kept (the receiver's
+//! `Shared::memfd`) so that a write sends it to the kernel straight from
+//! the pool (`sendfile`/`splice`).
 //!
 //! ```
 //! # fn main() -> std::io::Result<()> {
@@ -114,6 +131,7 @@
 
 mod face;
 mod receiver;
+mod ring;
 mod sender;
 mod slot;
 mod wire;

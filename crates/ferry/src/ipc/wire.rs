@@ -4,18 +4,23 @@
 //! ```text
 //!  header (16 bytes)   magic "FYIP" u32 | kind u16 | flags u16 | count u32 | 0 u32
 //!  HELLO   + slot_size u64 | slots u64            (the pool's memfd attached)
+//!  HELLO     flags RING: + tx_entries u64 | release_entries u64, and the
+//!            control block's memfd attached after the pool's (`ring`)
 //!  BUFS    + count × descriptor; flags END on the last packet of a message
 //!            (count ≥ 1, or 0 with END: an empty message)
 //!  BUFS      flags ABORT, count 0: the message begun is dropped, its
 //!            pieces released (the sender failed part-way through it)
 //!  RELEASE + count × descriptor, count ≥ 1 (len = how many references go back)
 //!  BYE       the sender closes in order
+//!  WAKE      a doorbell: the peer said it waits on a ring (`ring`)
 //!  descriptor (24 bytes)  slot u32 | offset u32 | len u32 | 0 u32 | generation u64
 //! ```
 //!
 //! All numbers are little-endian. Each packet is one `SOCK_SEQPACKET`
-//! record, so a packet is never split or merged with another; a ring in
-//! shared memory would carry the same descriptors.
+//! record, so a packet is never split or merged with another. On a
+//! channel with rings (HELLO's RING flag) the BUFS, ABORT, BYE and
+//! RELEASE packets travel as ring entries instead (`ring` has their
+//! layout), and the socket carries only the HELLO and WAKE packets.
 
 use std::io;
 
@@ -33,6 +38,7 @@ pub(crate) enum Kind {
     Bufs = 2,
     Release = 3,
     Bye = 4,
+    Wake = 5,
 }
 
 /// `flags` of the last BUFS packet of one message.
@@ -40,6 +46,8 @@ pub(crate) const END: u16 = 1;
 /// `flags` of a BUFS packet (of no descriptors) that drops the message
 /// begun.
 pub(crate) const ABORT: u16 = 2;
+/// `flags` of a HELLO that comes with a control block (rings).
+pub(crate) const RING: u16 = 1;
 
 /// One buffer reference (or, in a RELEASE, `len` references given back).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +61,20 @@ pub(crate) struct Desc {
 /// A packet, decoded and checked for form (not yet against any state).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Packet {
-    Hello { slot_size: u64, slots: u64 },
-    Bufs { end: bool, descs: Vec<Desc> },
+    Hello {
+        slot_size: u64,
+        slots: u64,
+        /// (tx entries, release entries) of the rings, if the channel has them.
+        ring: Option<(u64, u64)>,
+    },
+    Bufs {
+        end: bool,
+        descs: Vec<Desc>,
+    },
     Abort,
     Release(Vec<Desc>),
     Bye,
+    Wake,
 }
 
 fn bad(msg: &str) -> io::Error {
@@ -76,10 +93,23 @@ fn header(out: &mut Vec<u8>, kind: Kind, flags: u16, count: usize) {
     out.extend_from_slice(&0u32.to_le_bytes());
 }
 
-pub(crate) fn encode_hello(out: &mut Vec<u8>, slot_size: u64, slots: u64) {
-    header(out, Kind::Hello, 0, 0);
+pub(crate) fn encode_hello(
+    out: &mut Vec<u8>,
+    slot_size: u64,
+    slots: u64,
+    ring: Option<(u64, u64)>,
+) {
+    header(out, Kind::Hello, if ring.is_some() { RING } else { 0 }, 0);
     out.extend_from_slice(&slot_size.to_le_bytes());
     out.extend_from_slice(&slots.to_le_bytes());
+    if let Some((tx, rel)) = ring {
+        out.extend_from_slice(&tx.to_le_bytes());
+        out.extend_from_slice(&rel.to_le_bytes());
+    }
+}
+
+pub(crate) fn encode_wake(out: &mut Vec<u8>) {
+    header(out, Kind::Wake, 0, 0);
 }
 
 pub(crate) fn encode_bye(out: &mut Vec<u8>) {
@@ -145,9 +175,15 @@ pub(crate) fn decode(b: &[u8]) -> io::Result<Packet> {
             .collect())
     };
     match kind {
-        1 if count == 0 && body.len() == 16 => Ok(Packet::Hello {
+        1 if count == 0 && flags == 0 && body.len() == 16 => Ok(Packet::Hello {
             slot_size: u64_at(body, 0),
             slots: u64_at(body, 8),
+            ring: None,
+        }),
+        1 if count == 0 && flags == RING && body.len() == 32 => Ok(Packet::Hello {
+            slot_size: u64_at(body, 0),
+            slots: u64_at(body, 8),
+            ring: Some((u64_at(body, 16), u64_at(body, 24))),
         }),
         2 if flags == ABORT && count == 0 && body.is_empty() => Ok(Packet::Abort),
         2 if flags & !END != 0 => Err(bad("unknown flags")),
@@ -158,7 +194,8 @@ pub(crate) fn decode(b: &[u8]) -> io::Result<Packet> {
         }),
         3 if count == 0 => Err(bad("a release of nothing")),
         3 => Ok(Packet::Release(descs(body)?)),
-        4 if count == 0 && body.is_empty() => Ok(Packet::Bye),
+        4 if count == 0 && flags == 0 && body.is_empty() => Ok(Packet::Bye),
+        5 if count == 0 && flags == 0 && body.is_empty() => Ok(Packet::Wake),
         _ => Err(bad("unknown kind or wrong length")),
     }
 }
@@ -186,14 +223,26 @@ mod tests {
         );
         encode_descs(&mut b, true, false, &[d]);
         assert_eq!(decode(&b).unwrap(), Packet::Release(vec![d]));
-        encode_hello(&mut b, 4096, 8);
+        encode_hello(&mut b, 4096, 8, None);
         assert_eq!(
             decode(&b).unwrap(),
             Packet::Hello {
                 slot_size: 4096,
-                slots: 8
+                slots: 8,
+                ring: None,
             }
         );
+        encode_hello(&mut b, 4096, 8, Some((256, 8)));
+        assert_eq!(
+            decode(&b).unwrap(),
+            Packet::Hello {
+                slot_size: 4096,
+                slots: 8,
+                ring: Some((256, 8)),
+            }
+        );
+        encode_wake(&mut b);
+        assert_eq!(decode(&b).unwrap(), Packet::Wake);
         encode_bye(&mut b);
         assert_eq!(decode(&b).unwrap(), Packet::Bye);
         encode_abort(&mut b);

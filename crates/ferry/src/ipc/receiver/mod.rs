@@ -16,11 +16,17 @@
 //! that the sender's next send fails, and releases what was queued for
 //! it; the `Buf`s still alive keep the pool mapped and release their
 //! slots as they go.
+//!
+//! On a channel with rings the same packets come as tx entries, and the
+//! releases go back on the release ring (`ring.rs` beside this file).
 
+mod ring;
+
+use super::ring::{Producer, Shape};
 use super::wire::{self, Desc, Packet};
 use super::Socket;
 use crate::buf::FileOwner;
-use crate::sys::ipc::{self as sys, ReadOnlyMap, Received};
+use crate::sys::ipc::{self as sys, ReadOnlyMap, Received, SharedWords};
 use crate::{Aggregate, Buf};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -40,9 +46,11 @@ struct Held {
 
 struct State {
     held: Vec<Held>,
-    /// Releases not yet sent (the socket was full).
+    /// Releases not yet sent (the socket or the release ring was full).
     releases: Vec<Desc>,
     sender_gone: bool,
+    /// The release ring's producing end, on a channel with rings.
+    release_ring: Option<Producer>,
 }
 
 pub(crate) struct Shared {
@@ -54,6 +62,8 @@ pub(crate) struct Shared {
     map: ReadOnlyMap,
     slot_size: usize,
     state: Mutex<State>,
+    /// The control block, on a channel with rings.
+    control: Option<SharedWords>,
 }
 
 impl Shared {
@@ -61,13 +71,18 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sends the releases waiting, as far as the socket takes them.
+    /// Sends the releases waiting, as far as the socket (or the release
+    /// ring) takes them.
     fn flush(&self, st: &mut State) {
+        if let (Some(w), Some(_)) = (&self.control, &st.release_ring) {
+            ring::flush(self, w, st);
+            return;
+        }
         let mut packet = Vec::with_capacity(wire::MAX_PACKET);
         while !st.releases.is_empty() && !st.sender_gone {
             let n = st.releases.len().min(wire::MAX_BATCH);
             wire::encode_descs(&mut packet, true, false, &st.releases[..n]);
-            match sys::send_packet(self.sock.as_fd(), &packet, None) {
+            match sys::send_packet(self.sock.as_fd(), &packet, &[]) {
                 Ok(true) => {
                     st.releases.drain(..n);
                 }
@@ -140,7 +155,10 @@ impl Drop for Lent {
                 generation,
             }),
         }
-        if last || st.releases.len() >= wire::MAX_BATCH {
+        // With rings, only a slot's last release goes in: a ring as long
+        // as the pool has slots then never fills for an honest sender.
+        let batch_full = st.release_ring.is_none() && st.releases.len() >= wire::MAX_BATCH;
+        if last || batch_full {
             self.shared.flush(&mut st);
         }
     }
@@ -162,7 +180,9 @@ pub struct Receiver {
     /// A packet of a message came, not yet its end.
     in_message: bool,
     /// The unread rest of the current message (the byte and buffer faces).
-    pub(super) current: Aggregate,
+    pub(in crate::ipc) current: Aggregate,
+    /// The tx ring's consuming end, on a channel with rings.
+    ring: Option<ring::Rx>,
 }
 
 impl Receiver {
@@ -210,14 +230,27 @@ impl Receiver {
                 Received::Closed => return Err(gone()),
             }
         };
-        let (slot_size, slots) = match wire::decode(&inbox[..len])? {
-            Packet::Hello { slot_size, slots } => (slot_size, slots),
+        let (slot_size, slots, rings) = match wire::decode(&inbox[..len])? {
+            Packet::Hello {
+                slot_size,
+                slots,
+                ring,
+            } => (slot_size, slots, ring),
             _ => return Err(protocol("no pool first")),
         };
-        if fds.len() != 1 {
-            return Err(protocol("not exactly one pool descriptor"));
+        if fds.len() != 1 + usize::from(rings.is_some()) {
+            return Err(protocol("not the descriptors its HELLO says"));
         }
         let memfd = fds.remove(0);
+        let control = match rings {
+            Some((tx, rel)) => {
+                let shape = Shape::checked(tx, rel)?;
+                let words = SharedWords::open(fds[0].as_fd(), shape.words())?;
+                Some((words, shape))
+            }
+            None => None,
+        };
+        drop(fds);
         if slot_size == 0 || slot_size > u64::from(u32::MAX) || slots == 0 || slots > 1 << 20 {
             return Err(protocol("a pool of impossible shape"));
         }
@@ -227,6 +260,17 @@ impl Receiver {
             .ok_or_else(|| protocol("a pool too large"))?;
         sys::check_pool(memfd.as_fd(), total)?;
         let map = ReadOnlyMap::new(memfd.as_fd(), total as usize)?;
+        let (control, ends) = match control {
+            Some((w, shape)) => {
+                let (tx, rel) = shape.receiver_ends();
+                (Some(w), Some((tx, rel)))
+            }
+            None => (None, None),
+        };
+        let (rx_ring, release_ring) = match ends {
+            Some((tx, rel)) => (Some(ring::Rx::new(tx)), Some(rel)),
+            None => (None, None),
+        };
         Ok(Receiver {
             shared: Arc::new(Shared {
                 sock,
@@ -237,7 +281,9 @@ impl Receiver {
                     held: (0..slots).map(|_| Held::default()).collect(),
                     releases: Vec::new(),
                     sender_gone: false,
+                    release_ring,
                 }),
+                control,
             }),
             timeout: None,
             broken: None,
@@ -246,6 +292,7 @@ impl Receiver {
             partial: Aggregate::new(),
             in_message: false,
             current: Aggregate::new(),
+            ring: rx_ring,
         })
     }
 
@@ -275,6 +322,10 @@ impl Receiver {
             return Ok(None);
         }
         let deadline = self.timeout.map(|t| Instant::now() + t);
+        if self.ring.is_some() {
+            let r = self.ring_recv(deadline);
+            return self.settle(r);
+        }
         loop {
             let releasing = {
                 let mut st = self.shared.lock();
@@ -318,51 +369,66 @@ impl Receiver {
                     ));
                 }
                 Ok(false) => {}
-                Err(e) => {
-                    self.broken = Some((e.kind(), e.to_string()));
-                    if e.kind() == io::ErrorKind::UnexpectedEof {
-                        let mut st = self.shared.lock();
-                        st.sender_gone = true;
-                        st.releases.clear();
-                    }
-                    return Err(e);
-                }
+                Err(e) => return self.settle(Err(e)),
             }
         }
+    }
+
+    /// What a receive ends with: a failure other than a timeout breaks
+    /// the channel, and a sender that went away holds nothing here.
+    fn settle(&mut self, r: io::Result<Option<Aggregate>>) -> io::Result<Option<Aggregate>> {
+        if let Err(e) = &r {
+            if e.kind() != io::ErrorKind::TimedOut {
+                self.broken = Some((e.kind(), e.to_string()));
+            }
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                let mut st = self.shared.lock();
+                st.sender_gone = true;
+                st.releases.clear();
+            }
+        }
+        r
     }
 
     /// Takes in one packet of `len` bytes: `Ok(true)` if it ended a message.
     fn take(&mut self, len: usize) -> io::Result<bool> {
         match wire::decode(&self.inbox[..len])? {
-            Packet::Bufs { end, descs } => {
-                if self.partial.slice_count() + descs.len() > MAX_PIECES {
-                    return Err(protocol("a message of too many pieces"));
-                }
-                self.in_message = true;
-                for d in descs {
-                    let b = self.lend(d)?;
-                    self.partial.append_buf(b);
-                }
-                Ok(end)
-            }
-            Packet::Abort => {
-                if !self.in_message {
-                    return Err(protocol("an abort of no message"));
-                }
-                // Its pieces go, and their slots back to the sender.
-                self.partial = Aggregate::new();
-                self.in_message = false;
-                Ok(false)
-            }
-            Packet::Bye => {
-                if self.in_message {
-                    return Err(protocol("a message cut short"));
-                }
-                self.finished = true;
-                Ok(false)
-            }
+            Packet::Bufs { end, descs } => self.take_descs(&descs, end),
+            Packet::Abort => self.take_abort(),
+            Packet::Bye => self.take_bye(),
             _ => Err(protocol("a packet only a receiver sends")),
         }
+    }
+
+    /// Pieces of a message: `Ok(true)` if they ended it.
+    fn take_descs(&mut self, descs: &[Desc], end: bool) -> io::Result<bool> {
+        if self.partial.slice_count() + descs.len() > MAX_PIECES {
+            return Err(protocol("a message of too many pieces"));
+        }
+        self.in_message = true;
+        for &d in descs {
+            let b = self.lend(d)?;
+            self.partial.append_buf(b);
+        }
+        Ok(end)
+    }
+
+    fn take_abort(&mut self) -> io::Result<bool> {
+        if !self.in_message {
+            return Err(protocol("an abort of no message"));
+        }
+        // Its pieces go, and their slots back to the sender.
+        self.partial = Aggregate::new();
+        self.in_message = false;
+        Ok(false)
+    }
+
+    fn take_bye(&mut self) -> io::Result<bool> {
+        if self.in_message {
+            return Err(protocol("a message cut short"));
+        }
+        self.finished = true;
+        Ok(false)
     }
 
     /// Checks `d` against the pool and the slots held, and makes its `Buf`.
@@ -422,7 +488,9 @@ impl Drop for Receiver {
         // First the shutdown: nothing can be queued after what is read
         // below.
         let _ = sys::shutdown_read(sock);
-        if self.broken.is_none() {
+        if self.ring.is_some() {
+            self.ring_stop();
+        } else if self.broken.is_none() {
             while let Ok(Received::Packet {
                 len,
                 truncated: false,
@@ -447,8 +515,8 @@ impl Drop for Receiver {
         }
         self.partial = Aggregate::new();
         self.current = Aggregate::new();
-        // The releases go now if the socket takes them (briefly waiting
-        // for room), else with the next `Buf` to go.
+        // The releases go now if the socket (or the release ring) takes
+        // them, briefly waiting for room, else with the next `Buf` to go.
         let deadline = Instant::now() + Duration::from_millis(500);
         loop {
             let waiting = {
@@ -456,7 +524,13 @@ impl Drop for Receiver {
                 shared.flush(&mut st);
                 !st.releases.is_empty() && !st.sender_gone
             };
-            if !waiting || sys::wait(sock, false, true, Some(deadline)).is_err() {
+            if !waiting || Instant::now() >= deadline {
+                break;
+            }
+            if self.ring.is_some() {
+                // Room on the ring comes with no event to wait for.
+                std::thread::sleep(Duration::from_millis(1));
+            } else if sys::wait(sock, false, true, Some(deadline)).is_err() {
                 break;
             }
         }

@@ -5,14 +5,22 @@
 //! failure before its end sends an ABORT (now, or before the next
 //! message if the socket is full) so that the receiver drops the pieces
 //! it took, and never joins them to the next message.
+//!
+//! On a channel with rings (the default), the same BUFS, ABORT and BYE
+//! go as entries of the tx ring and the releases come back on the release
+//! ring (`ring.rs` beside this file); the socket carries the HELLO, the
+//! doorbells and the end.
 
+mod ring;
+
+use super::ring::Shape;
 use super::slot::{Hold, Shared, SlotMut, SlotState};
 use super::wire::{self, Desc, Packet};
 use super::Socket;
-use crate::sys::ipc::{self as sys, Received, SlotMap, Wake};
+use crate::sys::ipc::{self as sys, Received, SharedWords, SlotMap, Wake};
 use crate::{Aggregate, Buf};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -33,6 +41,11 @@ pub struct SenderConfig {
     /// slot released) before it fails with `TimedOut`; `None` waits as
     /// long as the receiver lives.
     pub timeout: Option<Duration>,
+    /// Descriptors travel through rings in memory both processes map,
+    /// with the socket as doorbell (the default): a side that is awake
+    /// takes a message without a system call. `false` sends each batch
+    /// of descriptors as a packet on the socket.
+    pub ring: bool,
 }
 
 impl Default for SenderConfig {
@@ -41,6 +54,7 @@ impl Default for SenderConfig {
             slot_size: 64 << 10,
             slots: 64,
             timeout: Some(Duration::from_secs(30)),
+            ring: true,
         }
     }
 }
@@ -55,10 +69,24 @@ pub struct SenderStats {
     pub bytes_sent: u64,
     /// Bytes copied into the pool because they were not in it.
     pub bytes_copied: u64,
+    /// Packets sent on the socket after the HELLO: descriptors, or (with
+    /// rings) doorbells to a receiver that slept.
+    pub packets: u64,
 }
 
 /// How long dropping a sender waits for room on the socket for its BYE.
 const BYE_ON_DROP: Duration = Duration::from_secs(1);
+
+/// What a send keeps from one message to the next (empty between them):
+/// the buffers, not their contents.
+#[derive(Default)]
+struct Scratch {
+    batch: Batch,
+    /// Per piece of the message, its descriptor if it is in the pool.
+    refs: Vec<Option<Desc>>,
+    /// The slots the message refers to.
+    slots: Vec<u32>,
+}
 
 /// The descriptors of the message being sent, not yet in a packet.
 #[derive(Default)]
@@ -92,6 +120,13 @@ pub struct Sender {
     stats: SenderStats,
     packet: Vec<u8>,
     inbox: Vec<u8>,
+    /// The rings, on a channel that has them.
+    ring: Option<ring::Rings>,
+    /// References sent and not yet released, over all slots.
+    refs_out: u64,
+    /// Slots in the pool.
+    slots: usize,
+    scratch: Scratch,
 }
 
 impl Sender {
@@ -111,6 +146,14 @@ impl Sender {
         let memfd = sys::memfd_pool("ferry-ipc", len as u64)?;
         let map = Arc::new(SlotMap::new(memfd.as_fd(), slot_size, config.slots)?);
         sys::seal_pool(memfd.as_fd())?;
+        let shape = Shape::for_slots(config.slots);
+        let control = if config.ring {
+            let (words, fd) = SharedWords::create("ferry-ipc-ring", shape.words())?;
+            shape.init(&words);
+            Some((ring::Rings::new(words, shape), fd))
+        } else {
+            None
+        };
         let mut s = Sender {
             sock: sock.0,
             shared: Arc::new(Shared {
@@ -129,10 +172,24 @@ impl Sender {
             stats: SenderStats::default(),
             packet: Vec::with_capacity(wire::MAX_PACKET),
             inbox: vec![0; wire::MAX_PACKET],
+            ring: None,
+            refs_out: 0,
+            slots: config.slots,
+            scratch: Scratch::default(),
         };
-        wire::encode_hello(&mut s.packet, slot_size as u64, config.slots as u64);
+        let ring_shape = control.as_ref().map(|_| (shape.tx, shape.rel));
+        wire::encode_hello(
+            &mut s.packet,
+            slot_size as u64,
+            config.slots as u64,
+            ring_shape,
+        );
         let deadline = s.deadline();
-        s.send_encoded(Some(&memfd), deadline)?;
+        let mut fds = vec![memfd.as_fd()];
+        fds.extend(control.as_ref().map(|c| c.1.as_fd()));
+        s.send_encoded(&fds, deadline)?;
+        s.stats.packets = 0;
+        s.ring = control.map(|c| c.0);
         Ok(s)
     }
 
@@ -196,12 +253,23 @@ impl Sender {
         self.closed = true;
         self.check()?;
         if self.abort_pending {
-            wire::encode_abort(&mut self.packet);
-            self.send_encoded(None, deadline)?;
+            self.send_abort(deadline)?;
             self.abort_pending = false;
         }
+        if self.ring.is_some() {
+            return self.ring_bye(deadline);
+        }
         wire::encode_bye(&mut self.packet);
-        self.send_encoded(None, deadline)
+        self.send_encoded(&[], deadline)
+    }
+
+    /// Sends an ABORT, waiting for room until `deadline`.
+    fn send_abort(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        if self.ring.is_some() {
+            return self.ring_emit(super::ring::Entry::Abort, deadline);
+        }
+        wire::encode_abort(&mut self.packet);
+        self.send_encoded(&[], deadline)
     }
 
     /// Bytes per slot.
@@ -211,12 +279,17 @@ impl Sender {
 
     /// Bytes in the pool: the largest message that can be copied in.
     pub(super) fn pool_size(&self) -> usize {
-        self.shared.slot_size * self.shared.lock().len()
+        self.shared.slot_size * self.slots
     }
 
-    /// Slots free for writing now (after taking in the releases waiting).
+    /// Slots free for writing now (after taking in the releases waiting,
+    /// and looking at the socket).
     pub fn free_slots(&mut self) -> io::Result<usize> {
-        self.pump()?;
+        if self.ring.is_some() {
+            self.ring_pump(true)?;
+        } else {
+            self.pump()?;
+        }
         Ok(self.shared.lock().iter().filter(|s| s.free()).count())
     }
 
@@ -254,7 +327,13 @@ impl Sender {
     /// past it, `BrokenPipe` if the receiver went away while this process
     /// itself holds every slot.
     pub fn alloc(&mut self) -> io::Result<SlotMut> {
+        // A free slot costs no system call and no wait.
+        if let Some(m) = self.try_alloc()? {
+            return Ok(m);
+        }
         let deadline = self.deadline();
+        // Counted as a waiter before looking again: a slot held here that
+        // goes after that look signals `wake`.
         self.shared.waiters.fetch_add(1, Ordering::SeqCst);
         let r = self.alloc_until(deadline);
         self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
@@ -274,6 +353,11 @@ impl Sender {
                     io::ErrorKind::BrokenPipe,
                     "ipc: every slot is held here and the receiver went away",
                 ));
+            }
+            if self.ring.is_some() {
+                self.ring_wait(ring::Want::Release, deadline)
+                    .map_err(|e| self.fail(e))?;
+                continue;
             }
             sys::wait_or_woken(
                 self.sock.as_fd(),
@@ -298,23 +382,34 @@ impl Sender {
     /// message, and the channel goes on with the next.
     pub fn send(&mut self, data: Aggregate) -> io::Result<()> {
         self.begin()?;
-        let pieces: Vec<(&Buf, Option<Desc>)> = data
-            .bufs()
-            .filter(|b| !b.is_empty())
-            .map(|b| (b, self.reference(b)))
-            .collect();
-        let mut referred: Vec<u32> = pieces.iter().filter_map(|p| p.1).map(|d| d.slot).collect();
+        // Scratch kept from one message to the next: a message costs no
+        // allocation here.
+        let mut refs = std::mem::take(&mut self.scratch.refs);
+        let mut referred = std::mem::take(&mut self.scratch.slots);
+        refs.clear();
+        referred.clear();
+        let mut copied = 0;
+        for b in data.bufs().filter(|b| !b.is_empty()) {
+            let d = self.reference(b);
+            match d {
+                Some(d) => referred.push(d.slot),
+                None => copied += b.len().div_ceil(self.shared.slot_size),
+            }
+            refs.push(d);
+        }
         referred.sort_unstable();
         referred.dedup();
-        let copied = pieces
-            .iter()
-            .filter(|p| p.1.is_none())
-            .map(|p| p.0.len().div_ceil(self.shared.slot_size));
-        self.fits(referred.len() + copied.sum::<usize>())?;
-        let mut batch = Batch::default();
+        let by_reference = refs.iter().filter(|d| d.is_some()).count();
+        let fits = self.fits(referred.len() + copied, by_reference + copied);
+        self.scratch.slots = referred;
+        if let Err(e) = fits {
+            self.scratch.refs = refs;
+            return Err(e);
+        }
+        let mut batch = std::mem::take(&mut self.scratch.batch);
         let mut r = Ok(());
-        for (buf, d) in pieces {
-            r = match d {
+        for (buf, d) in data.bufs().filter(|b| !b.is_empty()).zip(&refs) {
+            r = match *d {
                 Some(d) => self.push(&mut batch, d, None),
                 None => self.copy_in(buf.as_slice(), &mut batch),
             };
@@ -322,6 +417,7 @@ impl Sender {
                 break;
             }
         }
+        self.scratch.refs = refs;
         let r = r.and_then(|()| self.flush_descs(&mut batch, true));
         self.end(r, batch)
     }
@@ -330,8 +426,9 @@ impl Sender {
     /// as [`send`](Self::send) does).
     pub fn send_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.begin()?;
-        self.fits(bytes.len().div_ceil(self.shared.slot_size))?;
-        let mut batch = Batch::default();
+        let slots = bytes.len().div_ceil(self.shared.slot_size);
+        self.fits(slots, slots)?;
+        let mut batch = std::mem::take(&mut self.scratch.batch);
         let r = self
             .copy_in(bytes, &mut batch)
             .and_then(|()| self.flush_descs(&mut batch, true));
@@ -343,18 +440,29 @@ impl Sender {
     fn begin(&mut self) -> io::Result<()> {
         self.check()?;
         if self.abort_pending {
-            wire::encode_abort(&mut self.packet);
             let deadline = self.deadline();
-            self.send_encoded(None, deadline)
-                .map_err(|e| self.fail(e))?;
+            self.send_abort(deadline).map_err(|e| self.fail(e))?;
             self.abort_pending = false;
         }
         Ok(())
     }
 
-    /// A message needing `slots` slots at once fits the pool.
-    fn fits(&self, slots: usize) -> io::Result<()> {
-        if slots > self.shared.lock().len() {
+    /// A message needing `slots` slots at once, in `pieces` pieces, fits
+    /// the pool (and, with rings, the references the release ring can
+    /// give back).
+    fn fits(&self, slots: usize, pieces: usize) -> io::Result<()> {
+        let pool = self.slots;
+        if self
+            .ring
+            .as_ref()
+            .is_some_and(|r| pieces as u64 > r.max_refs())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "ipc: a message of more pieces than the channel's release ring holds",
+            ));
+        }
+        if slots > pool {
             // The receiver holds a message's pieces until its end: one
             // larger than the pool could never be sent.
             return Err(io::Error::new(
@@ -368,13 +476,19 @@ impl Sender {
     /// After a message: on an error, the references not sent are not the
     /// receiver's, and the part that was sent is aborted.
     fn end(&mut self, r: io::Result<()>, mut batch: Batch) -> io::Result<()> {
-        let Err(e) = r else { return Ok(()) };
+        let Err(e) = r else {
+            self.scratch.batch = Batch {
+                started: false,
+                ..batch
+            };
+            return Ok(());
+        };
         self.unsend(&mut batch);
         if batch.started {
             self.abort_pending = true;
-            // At once if the socket has room; else before the next message.
-            wire::encode_abort(&mut self.packet);
-            if let Ok(true) = sys::send_packet(self.sock.as_fd(), &self.packet, None) {
+            // At once if there is room; else before the next message.
+            let now = Some(Instant::now());
+            if self.send_abort(now).is_ok() {
                 self.abort_pending = false;
             }
         }
@@ -387,6 +501,7 @@ impl Sender {
         for d in batch.descs.drain(..) {
             let r = &mut st[d.slot as usize].remote;
             *r = r.saturating_sub(1);
+            self.refs_out = self.refs_out.saturating_sub(1);
             self.stats.refs_sent -= 1;
             self.stats.bytes_sent -= u64::from(d.len);
         }
@@ -414,6 +529,17 @@ impl Sender {
     }
 
     fn push(&mut self, batch: &mut Batch, d: Desc, b: Option<Buf>) -> io::Result<()> {
+        if let Some(limit) = self.ring.as_ref().map(|r| r.max_refs()) {
+            // Every reference out may come back as a release entry of its
+            // own: at most as many as the release ring holds, so that it
+            // never fills.
+            while self.refs_out >= limit {
+                self.flush_descs(batch, false)?;
+                let deadline = self.deadline();
+                self.ring_wait(ring::Want::Release, deadline)?;
+            }
+        }
+        self.refs_out += 1;
         self.shared.lock()[d.slot as usize].remote += 1;
         self.stats.refs_sent += 1;
         self.stats.bytes_sent += u64::from(d.len);
@@ -431,9 +557,12 @@ impl Sender {
         if batch.descs.is_empty() && !end {
             return Ok(());
         }
-        wire::encode_descs(&mut self.packet, false, end, &batch.descs);
         let deadline = self.deadline();
-        self.send_encoded(None, deadline)?;
+        if self.ring.is_some() {
+            return self.ring_descs(batch, end, deadline);
+        }
+        wire::encode_descs(&mut self.packet, false, end, &batch.descs);
+        self.send_encoded(&[], deadline)?;
         batch.started = true;
         batch.descs.clear();
         batch.keep.clear();
@@ -462,9 +591,12 @@ impl Sender {
         self.timeout.map(|t| Instant::now() + t)
     }
 
-    fn check(&self) -> io::Result<()> {
+    fn check(&mut self) -> io::Result<()> {
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if self.ring.as_ref().is_some_and(|r| r.receiver_stopped()) {
+            self.receiver_stopped = true;
         }
         if self.receiver_stopped || self.receiver_gone {
             return Err(io::Error::new(
@@ -487,14 +619,21 @@ impl Sender {
         e
     }
 
-    /// Sends the packet in `self.packet`, with `fd` attached if given,
-    /// waiting for room until `deadline`.
-    fn send_encoded(&mut self, fd: Option<&OwnedFd>, deadline: Option<Instant>) -> io::Result<()> {
+    /// Sends the packet in `self.packet`, with `fds` attached, waiting
+    /// for room until `deadline`.
+    fn send_encoded(
+        &mut self,
+        fds: &[BorrowedFd<'_>],
+        deadline: Option<Instant>,
+    ) -> io::Result<()> {
         loop {
             self.pump()?;
             self.check()?;
-            match sys::send_packet(self.sock.as_fd(), &self.packet, fd.map(|f| f.as_fd())) {
-                Ok(true) => return Ok(()),
+            match sys::send_packet(self.sock.as_fd(), &self.packet, fds) {
+                Ok(true) => {
+                    self.stats.packets += 1;
+                    return Ok(());
+                }
                 Ok(false) => {}
                 Err(e)
                     if matches!(
@@ -515,11 +654,20 @@ impl Sender {
         }
     }
 
-    /// Takes in every packet waiting from the receiver (releases).
+    /// Takes in every release waiting from the receiver (on the socket,
+    /// or on the release ring and, now and then, what the socket has).
     fn pump(&mut self) -> io::Result<()> {
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
         }
+        if self.ring.is_some() {
+            return self.ring_pump(false);
+        }
+        self.pump_socket()
+    }
+
+    /// Takes in every packet waiting on the socket.
+    fn pump_socket(&mut self) -> io::Result<()> {
         while !self.receiver_gone {
             let got = sys::recv_packet(self.sock.as_fd(), &mut self.inbox);
             let (len, truncated, fds) = match got {
@@ -539,7 +687,9 @@ impl Sender {
                 Err(protocol("a packet with descriptors or too long"))
             } else {
                 match wire::decode(&self.inbox[..len]) {
-                    Ok(Packet::Release(descs)) => self.release(&descs),
+                    Ok(Packet::Release(descs)) if self.ring.is_none() => self.release(&descs),
+                    Ok(Packet::Release(_)) => Err(protocol("a release packet beside its ring")),
+                    Ok(Packet::Wake) if self.ring.is_some() => Ok(()),
                     Ok(_) => Err(protocol("a packet only a sender sends")),
                     Err(e) => Err(e),
                 }
@@ -558,6 +708,7 @@ impl Sender {
                 .filter(|s| s.generation == d.generation && u64::from(d.len) <= s.remote)
                 .ok_or_else(|| protocol("a release of references it does not hold"))?;
             s.remote -= u64::from(d.len);
+            self.refs_out -= u64::from(d.len);
         }
         Ok(())
     }
@@ -570,6 +721,7 @@ impl Sender {
         for s in self.shared.lock().iter_mut() {
             s.remote = 0;
         }
+        self.refs_out = 0;
     }
 }
 
