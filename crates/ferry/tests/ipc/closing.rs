@@ -4,16 +4,16 @@
 use crate::channel;
 use std::io;
 
+on_both_transports! {
 /// A sender that goes away while releases it has not read wait in its
 /// queue: Linux then reports `ECONNRESET` to the receiver before the
 /// packets still queued for it. The receiver must still get every message
 /// sent before, then `UnexpectedEof` (seen as a lost last message and a
 /// lost BYE when the receiver released while the sender closed).
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn messages_queued_before_the_sender_left_reach_the_receiver() {
+fn messages_queued_before_the_sender_left_reach_the_receiver(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 4);
+    let (mut tx, mut rx) = channel(4096, 4, transport);
     tx.send_bytes(b"first").unwrap();
     tx.send_bytes(b"second").unwrap();
     // Received and dropped: its release waits, unread, in the sender's queue.
@@ -22,16 +22,17 @@ fn messages_queued_before_the_sender_left_reach_the_receiver() {
     assert_eq!(rx.recv().unwrap().unwrap().copy_to_vec(), b"second");
     assert_eq!(rx.recv().unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
 }
+}
 
+on_both_transports! {
 /// The same with an orderly close: releases wait unread in the sender's
 /// queue when it sends BYE and closes; the receiver gets every message,
 /// then the end (`None`), never an error.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn an_orderly_close_with_releases_unread_ends_in_order() {
+fn an_orderly_close_with_releases_unread_ends_in_order(transport: Transport) {
     let _g = crate::serial();
     for _ in 0..50 {
-        let (mut tx, mut rx) = channel(4096, 8);
+        let (mut tx, mut rx) = channel(4096, 8, transport);
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();
             while let Some(m) = rx.recv()? {
@@ -47,7 +48,9 @@ fn an_orderly_close_with_releases_unread_ends_in_order() {
         assert_eq!(reader.join().unwrap().unwrap(), sent);
     }
 }
+}
 
+on_both_transports! {
 /// A receiver dropped while one of its buffers lives, with a message
 /// queued and unread. The socket once stayed open with the buffer, so
 /// the sender never learned that nobody reads: its sends went on into
@@ -57,11 +60,10 @@ fn an_orderly_close_with_releases_unread_ends_in_order() {
 /// receiver stopped reading but still maps it, so it is never written
 /// while that buffer lives (the sender once took any failed send as the
 /// receiver's death and freed every slot).
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn a_receiver_dropped_while_a_buffer_lives_stops_the_sender_but_keeps_its_slot() {
+fn a_receiver_dropped_while_a_buffer_lives_stops_the_sender_but_keeps_its_slot(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 3);
+    let (mut tx, mut rx) = channel(4096, 3, transport);
     tx.send_bytes(&[b'k'; 100]).unwrap();
     tx.send_bytes(b"queued, never read").unwrap();
     let kept = rx.recv().unwrap().unwrap();
@@ -82,17 +84,18 @@ fn a_receiver_dropped_while_a_buffer_lives_stops_the_sender_but_keeps_its_slot()
     drop(kept);
     assert_eq!(tx.free_slots().unwrap(), 3);
 }
+}
 
+on_both_transports! {
 /// A sender dropped (waiting without end: no timeout) while its receiver
 /// does not read and the socket is full: the BYE cannot go, and the drop
 /// once waited for room as long as the receiver lived. It now gives up
 /// after a short wait; the receiver then sees the end as a sender that
 /// went away.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn dropping_a_sender_does_not_wait_for_a_receiver_that_does_not_read() {
+fn dropping_a_sender_does_not_wait_for_a_receiver_that_does_not_read(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 1);
+    let (mut tx, mut rx) = channel(4096, 1, transport);
     let m = tx.alloc().unwrap().freeze(1);
     tx.set_timeout(Some(std::time::Duration::from_millis(100)));
     let err = (0..1_000_000)
@@ -109,4 +112,5 @@ fn dropping_a_sender_does_not_wait_for_a_receiver_that_does_not_read() {
     };
     assert_eq!(end.unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
     drop(m);
+}
 }

@@ -6,17 +6,17 @@ use ferry::{Aggregate, Buf};
 use std::io;
 use std::time::Duration;
 
+on_both_transports! {
 /// Slots 4, the receiver holds two earlier messages, and a message of
 /// four slots goes out: its first two pieces leave in a packet without
 /// END, then the wait for a third slot times out. The receiver once kept
 /// those two pieces and put them in front of the next message (the
 /// sender did not break the channel on a timeout, nor tell the receiver
 /// to drop them): it got 8 KiB of ones before "next".
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn a_message_cut_short_by_a_timeout_never_joins_the_next() {
+fn a_message_cut_short_by_a_timeout_never_joins_the_next(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 4);
+    let (mut tx, mut rx) = channel(4096, 4, transport);
     tx.set_timeout(Some(Duration::from_millis(200)));
     tx.send_bytes(b"one").unwrap();
     tx.send_bytes(b"two").unwrap();
@@ -30,16 +30,17 @@ fn a_message_cut_short_by_a_timeout_never_joins_the_next() {
     // The pieces dropped went back: the whole pool is free again.
     assert_eq!(tx.free_slots().unwrap(), 4);
 }
+}
 
+on_both_transports! {
 /// A message of a pool `Buf` and a piece larger than the pool is refused
 /// (`InvalidInput`) before anything is sent. The reference to the first
 /// piece was once counted as sent and never taken back: its slot never
 /// came back.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn a_refused_message_takes_no_slot_with_it() {
+fn a_refused_message_takes_no_slot_with_it(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, _rx) = channel(4096, 2);
+    let (mut tx, _rx) = channel(4096, 2, transport);
     let mut m = tx.alloc().unwrap();
     m[..5].copy_from_slice(b"first");
     let first = m.freeze(5);
@@ -56,15 +57,16 @@ fn a_refused_message_takes_no_slot_with_it() {
     assert_eq!(tx.free_slots().unwrap(), 2);
     assert_eq!(tx.stats().refs_sent, 0);
 }
+}
 
+on_both_transports! {
 /// A send that times out on a full socket before any of its packets went
 /// out: its references are not the receiver's, so once the receiver
 /// read and dropped everything that was sent, every slot is free again.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn a_send_timed_out_on_a_full_socket_takes_no_slot_with_it() {
+fn a_send_timed_out_on_a_full_socket_takes_no_slot_with_it(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 2);
+    let (mut tx, mut rx) = channel(4096, 2, transport);
     tx.set_timeout(Some(Duration::from_millis(100)));
     let b = tx.alloc().unwrap().freeze(1);
     let mut sent = 0;
@@ -81,4 +83,5 @@ fn a_send_timed_out_on_a_full_socket_takes_no_slot_with_it() {
     drop(b);
     assert_eq!(tx.free_slots().unwrap(), 2);
     assert_eq!(tx.stats().refs_sent, sent);
+}
 }

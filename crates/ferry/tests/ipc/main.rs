@@ -15,15 +15,71 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How a test's channels carry descriptors: through rings in shared
+/// memory (the default) or as packets on the socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transport {
+    Ring,
+    Socket,
+}
+
+impl Transport {
+    fn ring(self) -> bool {
+        self == Transport::Ring
+    }
+
+    /// The transport a peer process was started with (`Peer::start`).
+    fn from_env() -> Transport {
+        match std::env::var("FERRY_IPC_TRANSPORT").as_deref() {
+            Ok("socket") => Transport::Socket,
+            _ => Transport::Ring,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Ring => "ring",
+            Transport::Socket => "socket",
+        }
+    }
+}
+
+/// A test that runs once on each transport: `NAME::ring` and
+/// `NAME::socket`.
+macro_rules! on_both_transports {
+    ($(#[$m:meta])* fn $name:ident($t:ident: Transport) $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            fn run($t: crate::Transport) $body
+            $(#[$m])*
+            #[test]
+            fn ring() {
+                run(crate::Transport::Ring)
+            }
+            $(#[$m])*
+            #[test]
+            fn socket() {
+                run(crate::Transport::Socket)
+            }
+        }
+    };
+}
+
 /// A channel within this process: a sender with a pool of `slots` slots
 /// of `slot_size` bytes, and its receiver.
-fn channel(slot_size: usize, slots: usize) -> (ferry::ipc::Sender, ferry::ipc::Receiver) {
+fn channel(
+    slot_size: usize,
+    slots: usize,
+    transport: Transport,
+) -> (ferry::ipc::Sender, ferry::ipc::Receiver) {
     let (a, b) = ferry::ipc::pair().unwrap();
     let tx = ferry::ipc::Sender::new(
         a,
         ferry::ipc::SenderConfig {
             slot_size,
             slots,
+            ring: transport.ring(),
             ..Default::default()
         },
     )
@@ -38,5 +94,6 @@ mod closing;
 mod cut_short;
 mod model;
 mod processes;
+mod rings;
 mod sent_from_the_pool;
 mod waiting;

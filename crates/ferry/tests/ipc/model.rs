@@ -81,10 +81,10 @@ proptest! {
 
     #[test]
     #[cfg_attr(miri, ignore = "memfd and sockets")]
-    fn ipc_reference_counts_match_a_model(ops in proptest::collection::vec(op(), 1..60)) {
+    fn ipc_reference_counts_match_a_model(ops in proptest::collection::vec(op(), 1..60), ring in any::<bool>()) {
         let _g = crate::serial();
         let (a, b) = ipc::pair().unwrap();
-        let config = SenderConfig { slot_size: SLOT, slots: SLOTS, timeout: None };
+        let config = SenderConfig { slot_size: SLOT, slots: SLOTS, timeout: None, ring };
         let mut tx = Sender::new(a, config).unwrap();
         // SAFETY: the peer is the ferry Sender just made.
         let mut rx = unsafe { Receiver::new(b, None) }.unwrap();

@@ -12,9 +12,9 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::serial;
+use crate::{serial, Transport};
 
-fn name(tag: &str) -> String {
+pub(crate) fn name(tag: &str) -> String {
     format!("ferry-test-ipc-{}-{tag}", std::process::id())
 }
 
@@ -32,7 +32,7 @@ fn check_message(got: &[u8]) -> Option<u64> {
     (got == message(i).as_slice()).then_some(i)
 }
 
-struct Peer {
+pub(crate) struct Peer {
     child: Child,
     out: BufReader<ChildStdout>,
     _tmp: tempfile::TempDir,
@@ -41,7 +41,7 @@ struct Peer {
 
 impl Peer {
     /// Starts the peer `role` that connects to `name`.
-    fn start(role: &str, name: &str) -> Peer {
+    pub(crate) fn start(role: &str, name: &str, transport: Transport) -> Peer {
         let tmp = tempfile::tempdir().unwrap();
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
@@ -52,6 +52,7 @@ impl Peer {
             ])
             .env("FERRY_IPC_ROLE", role)
             .env("FERRY_IPC_NAME", name)
+            .env("FERRY_IPC_TRANSPORT", transport.name())
             .env("TMPDIR", tmp.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -68,7 +69,7 @@ impl Peer {
 
     /// What the peer said next: the rest of its next line with an `@` (libtest
     /// prints its own lines, and starts the test's first line with its name).
-    fn line(&mut self) -> String {
+    pub(crate) fn line(&mut self) -> String {
         loop {
             let mut l = String::new();
             assert!(self.out.read_line(&mut l).unwrap() > 0, "the peer ended");
@@ -78,7 +79,7 @@ impl Peer {
         }
     }
 
-    fn tell(&mut self, what: &str) {
+    pub(crate) fn tell(&mut self, what: &str) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{what}").unwrap();
         stdin.flush().unwrap();
@@ -123,7 +124,7 @@ impl Drop for Peer {
 }
 
 /// The receiving end on `sock`.
-fn receiver(sock: ipc::Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
+pub(crate) fn receiver(sock: ipc::Socket, timeout: Option<Duration>) -> io::Result<Receiver> {
     // SAFETY: the peers here are this binary's own ferry Senders, and the
     // hostile ones only send packets the receiver must refuse: none
     // writes a slot after sending it.
@@ -150,11 +151,12 @@ fn no_pool_left_here() {
     }
 }
 
-fn config(slots: usize, timeout_ms: u64) -> SenderConfig {
+fn config(slots: usize, timeout_ms: u64, transport: Transport) -> SenderConfig {
     SenderConfig {
         slot_size: 4096,
         slots,
         timeout: Some(Duration::from_millis(timeout_ms)),
+        ring: transport.ring(),
     }
 }
 
@@ -233,7 +235,11 @@ fn ipc_peer() {
         }
         // Sends messages without end (until killed).
         "sender" => {
-            let mut tx = Sender::new(ipc::connect(&name).unwrap(), config(32, 30_000)).unwrap();
+            let mut tx = Sender::new(
+                ipc::connect(&name).unwrap(),
+                config(32, 30_000, Transport::from_env()),
+            )
+            .unwrap();
             let mut i = 0;
             loop {
                 send_message(&mut tx, i).unwrap();
@@ -257,11 +263,17 @@ fn ipc_peer() {
             stdin_line();
         }
         hostile if hostile.starts_with("hostile-") => hostile_sender(&name, &hostile[8..], say),
+        hostile if hostile.starts_with("ring-sender-") => {
+            crate::rings::hostile_ring_sender(&name, &hostile[12..], say)
+        }
+        hostile if hostile.starts_with("ring-receiver-") => {
+            crate::rings::hostile_ring_receiver(&name, &hostile[14..], say)
+        }
         other => panic!("unknown role {other}"),
     }
 }
 
-fn packet(kind: u16, flags: u16, descs: &[(u32, u32, u32, u64)]) -> Vec<u8> {
+pub(crate) fn packet(kind: u16, flags: u16, descs: &[(u32, u32, u32, u64)]) -> Vec<u8> {
     let mut p = Vec::new();
     p.extend_from_slice(b"FYIP");
     p.extend_from_slice(&kind.to_le_bytes());
@@ -285,12 +297,12 @@ fn hello(slot_size: u64, slots: u64) -> Vec<u8> {
     p
 }
 
-fn raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) {
+pub(crate) fn raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) {
     try_raw_send(sock, bytes, fd).unwrap();
 }
 
 /// Sends one packet as it is, waiting for room.
-fn try_raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) -> io::Result<()> {
+pub(crate) fn try_raw_send(sock: &OwnedFd, bytes: &[u8], fd: Option<&OwnedFd>) -> io::Result<()> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = SendAncillaryBuffer::new(&mut space);
@@ -415,19 +427,19 @@ fn hostile_sender(name: &str, case: &str, say: impl Fn(&str)) {
     io::stdin().read_line(&mut l).unwrap();
 }
 
+on_both_transports! {
 /// Bytes sent through the pool arrive whole and in order in another
 /// process, by reference and by copy; the sender's stats say which.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_messages_reach_another_process_intact() {
+fn ipc_messages_reach_another_process_intact(transport: Transport) {
     let _g = serial();
     let shm = shm_entries();
     let n = name("intact");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("receiver", &n);
+    let mut peer = Peer::start("receiver", &n, transport);
     let mut tx = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(8, 30_000),
+        config(8, 30_000, transport),
     )
     .unwrap();
     assert_eq!(peer.line(), "ready");
@@ -441,24 +453,25 @@ fn ipc_messages_reach_another_process_intact() {
     no_pool_left_here();
     assert_eq!(shm_entries(), shm);
 }
+}
 
+on_both_transports! {
 /// One sender process, two receiver processes, each on its own channel.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_one_sender_feeds_two_receiver_processes() {
+fn ipc_one_sender_feeds_two_receiver_processes(transport: Transport) {
     let _g = serial();
     let n = name("fan");
     let l = ipc::Listener::bind(&n).unwrap();
-    let p1 = Peer::start("receiver", &n);
+    let p1 = Peer::start("receiver", &n, transport);
     let mut t1 = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(8, 30_000),
+        config(8, 30_000, transport),
     )
     .unwrap();
-    let p2 = Peer::start("receiver", &n);
+    let p2 = Peer::start("receiver", &n, transport);
     let mut t2 = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(8, 30_000),
+        config(8, 30_000, transport),
     )
     .unwrap();
     for i in 0..50 {
@@ -470,23 +483,24 @@ fn ipc_one_sender_feeds_two_receiver_processes() {
     assert_eq!(p2.finish(), ["ready", "count 50"]);
     no_pool_left_here();
 }
+}
 
+on_both_transports! {
 /// kill -9 of the receiver mid-transfer: the sender fails cleanly (no hang,
 /// no SIGPIPE), every slot the receiver held comes back, nothing is left
 /// in /dev/shm or the peer's TMPDIR, and the sender's process can serve a
 /// new receiver at once.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_receiver_killed_mid_transfer_leaves_nothing_and_sender_goes_on() {
+fn ipc_receiver_killed_mid_transfer_leaves_nothing_and_sender_goes_on(transport: Transport) {
     let _g = serial();
     let shm = shm_entries();
     let n = name("kill-rx");
     let l = ipc::Listener::bind(&n).unwrap();
     for kill_after in [0u64, 5, 37] {
-        let mut peer = Peer::start("receiver", &n);
+        let mut peer = Peer::start("receiver", &n, transport);
         let mut tx = Sender::new(
             l.accept(Some(Duration::from_secs(30))).unwrap(),
-            config(8, 30_000),
+            config(8, 30_000, transport),
         )
         .unwrap();
         assert_eq!(peer.line(), "ready");
@@ -523,10 +537,10 @@ fn ipc_receiver_killed_mid_transfer_leaves_nothing_and_sender_goes_on() {
         no_pool_left_here();
     }
     // The survivor reconnects.
-    let peer = Peer::start("receiver", &n);
+    let peer = Peer::start("receiver", &n, transport);
     let mut tx = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(8, 30_000),
+        config(8, 30_000, transport),
     )
     .unwrap();
     for i in 0..20 {
@@ -536,20 +550,21 @@ fn ipc_receiver_killed_mid_transfer_leaves_nothing_and_sender_goes_on() {
     assert_eq!(peer.finish(), ["ready", "count 20"]);
     assert_eq!(shm_entries(), shm);
 }
+}
 
+on_both_transports! {
 /// kill -9 of the sender mid-transfer: the receiver gets what was sent,
 /// then `UnexpectedEof` (never a clean end), the buffers it holds stay
 /// readable and unchanged, nothing is left behind, and it takes a new
 /// sender.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on() {
+fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on(transport: Transport) {
     let _g = serial();
     let shm = shm_entries();
     let n = name("kill-tx");
     let l = ipc::Listener::bind(&n).unwrap();
     for hold in [1usize, 3] {
-        let mut peer = Peer::start("sender", &n);
+        let mut peer = Peer::start("sender", &n, transport);
         let mut rx = receiver(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
         let mut held: Vec<(Aggregate, Vec<u8>)> = Vec::new();
         let mut got = 0;
@@ -581,7 +596,7 @@ fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on() {
         drop(peer);
         no_pool_left_here();
     }
-    let mut peer = Peer::start("sender", &n);
+    let mut peer = Peer::start("sender", &n, transport);
     let mut rx = receiver(l.accept(Some(Duration::from_secs(30))).unwrap(), None).unwrap();
     for _ in 0..10 {
         assert!(check_message(&rx.recv().unwrap().unwrap().copy_to_vec()).is_some());
@@ -591,20 +606,21 @@ fn ipc_sender_killed_mid_transfer_leaves_nothing_and_receiver_goes_on() {
     drop(peer);
     assert_eq!(shm_entries(), shm);
 }
+}
 
+on_both_transports! {
 /// A pool exhausted by a receiver that holds every buffer: `try_alloc`
 /// says so, `alloc` fails with `TimedOut` after the configured wait; once
 /// the receiver lets go, the slots come back and sending goes on.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_exhausted_pool_pushes_back_until_the_receiver_releases() {
+fn ipc_exhausted_pool_pushes_back_until_the_receiver_releases(transport: Transport) {
     let _g = serial();
     let n = name("hold");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("hold", &n);
+    let mut peer = Peer::start("hold", &n, transport);
     let mut tx = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(4, 200),
+        config(4, 200, transport),
     )
     .unwrap();
     peer.tell("4");
@@ -633,20 +649,21 @@ fn ipc_exhausted_pool_pushes_back_until_the_receiver_releases() {
     drop(tx);
     assert_eq!(peer.finish(), ["count 30"]);
 }
+}
 
+on_both_transports! {
 /// A receiver that never reads: the sender, sending the same buffer by
 /// reference again and again (no slot needed), fills the socket and then
 /// fails with `TimedOut` — it never blocks past its timeout.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_receiver_that_never_reads_times_the_sender_out() {
+fn ipc_receiver_that_never_reads_times_the_sender_out(transport: Transport) {
     let _g = serial();
     let n = name("idle");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("idle", &n);
+    let mut peer = Peer::start("idle", &n, transport);
     let mut tx = Sender::new(
         l.accept(Some(Duration::from_secs(30))).unwrap(),
-        config(4, 200),
+        config(4, 200, transport),
     )
     .unwrap();
     assert_eq!(peer.line(), "ready");
@@ -670,6 +687,7 @@ fn ipc_receiver_that_never_reads_times_the_sender_out() {
         ),
         "{err:?}"
     );
+}
 }
 
 /// Every malformed or hostile thing a sender process can write — a slot
@@ -709,7 +727,7 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
         "reuse-unreleased",
     ];
     for case in at_connect.iter().chain(&at_recv) {
-        let mut peer = Peer::start(&format!("hostile-{case}"), &n);
+        let mut peer = Peer::start(&format!("hostile-{case}"), &n, Transport::Socket);
         let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
         assert_eq!(peer.line(), "sent");
         let r = receiver(sock, Some(Duration::from_secs(30)));
@@ -748,22 +766,22 @@ fn ipc_hostile_sender_packets_are_errors_for_that_channel() {
     }
 }
 
+on_both_transports! {
 /// A receiver process that gives back references it was never sent, a
 /// release of nothing (a stream of them once kept the sender reading
 /// forever), or a record of no bytes (once taken for the end of file: the
 /// sender then took every slot as released, the ones the receiver still
 /// maps too) breaks the channel with `InvalidData` on the sender's side.
-#[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and processes")]
-fn ipc_hostile_receiver_release_is_an_error_for_the_sender() {
+fn ipc_hostile_receiver_release_is_an_error_for_the_sender(transport: Transport) {
     let _g = serial();
     let n = name("bad-release");
     let l = ipc::Listener::bind(&n).unwrap();
     for role in ["bad-release", "empty-release", "empty-record"] {
-        let mut peer = Peer::start(role, &n);
+        let mut peer = Peer::start(role, &n, transport);
         let mut tx = Sender::new(
             l.accept(Some(Duration::from_secs(30))).unwrap(),
-            config(4, 2_000),
+            config(4, 2_000, transport),
         )
         .unwrap();
         assert_eq!(peer.line(), "sent");
@@ -777,6 +795,7 @@ fn ipc_hostile_receiver_release_is_an_error_for_the_sender() {
         peer.tell("done");
     }
 }
+}
 
 /// A sender process whose packets never make a whole message (pieces,
 /// each dropped by an ABORT, without end): `recv` with a timeout once
@@ -788,7 +807,7 @@ fn ipc_a_sender_streaming_no_whole_message_times_the_receiver_out() {
     let _g = serial();
     let n = name("endless");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("hostile-endless-halves", &n);
+    let mut peer = Peer::start("hostile-endless-halves", &n, Transport::Socket);
     let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
     assert_eq!(peer.line(), "sent");
     let mut rx = receiver(sock, None).unwrap();
@@ -808,7 +827,7 @@ fn ipc_a_timeout_in_mid_message_leaves_the_channel_usable() {
     let _g = serial();
     let n = name("halves");
     let l = ipc::Listener::bind(&n).unwrap();
-    let mut peer = Peer::start("hostile-first-half", &n);
+    let mut peer = Peer::start("hostile-first-half", &n, Transport::Socket);
     let sock = l.accept(Some(Duration::from_secs(30))).unwrap();
     assert_eq!(peer.line(), "sent");
     let mut rx = receiver(sock, None).unwrap();

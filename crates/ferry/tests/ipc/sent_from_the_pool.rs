@@ -19,14 +19,14 @@ fn slot_of(tx: &mut Sender, bytes: &[u8]) -> Buf {
     m.freeze(bytes.len())
 }
 
+on_both_transports! {
 /// A message of three slots' pieces (sliced inside their slots, so the
 /// offsets into the memfd are not slot starts) goes into a file with a
 /// heap piece between them: the pool's pieces by `sendfile` from the
 /// memfd, the heap piece written, all in order.
-#[test]
-fn received_buffers_go_into_a_file_from_the_pool_by_sendfile() {
+fn received_buffers_go_into_a_file_from_the_pool_by_sendfile(transport: Transport) {
     let _g = serial();
-    let (mut tx, mut rx) = channel(1 << 16, 4);
+    let (mut tx, mut rx) = channel(1 << 16, 4, transport);
     let data = support::random_bytes(3 << 16, 7);
     let mut msg = Aggregate::new();
     for (i, part) in data.chunks(1 << 16).enumerate() {
@@ -65,13 +65,14 @@ fn received_buffers_go_into_a_file_from_the_pool_by_sendfile() {
     file.read_to_end(&mut back).unwrap();
     assert!(back == expected, "the file holds the bytes in order");
 }
+}
 
+on_both_transports! {
 /// sendfile(2) refuses an output opened `O_APPEND` (`EINVAL`): the bytes
 /// are then written from the mapping, at the file's end, none lost.
-#[test]
-fn a_received_buffer_into_an_append_mode_file_is_written() {
+fn a_received_buffer_into_an_append_mode_file_is_written(transport: Transport) {
     let _g = serial();
-    let (mut tx, mut rx) = channel(1 << 16, 2);
+    let (mut tx, mut rx) = channel(1 << 16, 2, transport);
     let data = support::random_bytes(50_000, 9);
     let b = slot_of(&mut tx, &data);
     tx.send(Aggregate::from(b)).unwrap();
@@ -89,17 +90,18 @@ fn a_received_buffer_into_an_append_mode_file_is_written() {
     let back = std::fs::read(&path).unwrap();
     assert!(back[..5] == *b"head:" && back[5..] == data[..]);
 }
+}
 
+on_both_transports! {
 /// Into a pipe, a splice from the pool's memfd would hand the pipe the
 /// pool's pages: the receiver drops the buffer (its slot goes back), the
 /// sender writes the slot again, and the pipe's reader gets the new bytes
 /// instead of the ones written. So pipes (and sockets) get a copy, and
 /// the reader gets what was written however the slot is reused.
-#[test]
-fn a_received_buffer_in_a_pipe_keeps_its_bytes_when_the_sender_reuses_the_slot() {
+fn a_received_buffer_in_a_pipe_keeps_its_bytes_when_the_sender_reuses_the_slot(transport: Transport) {
     let _g = serial();
     for into_socket in [false, true] {
-        let (mut tx, mut rx) = channel(1 << 16, 1);
+        let (mut tx, mut rx) = channel(1 << 16, 1, transport);
         let a = vec![b'A'; 60_000];
         let b = slot_of(&mut tx, &a);
         tx.send(Aggregate::from(b)).unwrap();
@@ -128,4 +130,5 @@ fn a_received_buffer_in_a_pipe_keeps_its_bytes_when_the_sender_reuses_the_slot()
         );
         drop(again);
     }
+}
 }

@@ -6,15 +6,15 @@ use crate::channel;
 use std::io::{self, Read, Write};
 use std::time::Duration;
 
+on_both_transports! {
 /// The only slot is held by a `Buf` in another thread of the sender's
 /// process, which drops it while `alloc` waits. `alloc` once waited on
 /// the socket alone, so it never saw the slot come back (forever with no
 /// timeout, as the C ABI waits).
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn alloc_wakes_when_a_slot_held_in_this_process_goes() {
+fn alloc_wakes_when_a_slot_held_in_this_process_goes(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, _rx) = channel(4096, 1);
+    let (mut tx, _rx) = channel(4096, 1, transport);
     tx.set_timeout(Some(Duration::from_secs(20)));
     let held = tx.alloc().unwrap().freeze(0);
     let (go, gone) = std::sync::mpsc::channel();
@@ -29,15 +29,16 @@ fn alloc_wakes_when_a_slot_held_in_this_process_goes() {
     t.join().unwrap();
     drop(m);
 }
+}
 
+on_both_transports! {
 /// The receiver drops many buffers while the sender does not read: the
 /// releases fill its (small) socket buffer and wait. The receiver then
 /// waits for a message while the sender waits for those slots (taking
 /// every slot before sending anything). `recv` once waited to read
 /// only, so the stuck releases never went: both sides waited.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn releases_stuck_on_a_full_socket_go_while_the_receiver_waits() {
+fn releases_stuck_on_a_full_socket_go_while_the_receiver_waits(transport: Transport) {
     let _g = crate::serial();
     const SLOTS: usize = 64;
     let (a, b) = ferry::ipc::pair().unwrap();
@@ -48,6 +49,7 @@ fn releases_stuck_on_a_full_socket_go_while_the_receiver_waits() {
             slot_size: 4096,
             slots: SLOTS,
             timeout: Some(Duration::from_secs(20)),
+            ring: transport.ring(),
         },
     )
     .unwrap();
@@ -75,15 +77,16 @@ fn releases_stuck_on_a_full_socket_go_while_the_receiver_waits() {
     tx.send_bytes(b"end").unwrap();
     assert_eq!(reader.join().unwrap().unwrap().unwrap(), b"end");
 }
+}
 
+on_both_transports! {
 /// `write` of more than the pool holds once failed (`InvalidInput`):
 /// `write` may take fewer bytes, so it takes as many as the pool holds,
 /// and `write_all` sends the rest after.
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn write_of_more_than_the_pool_writes_part_of_it() {
+fn write_of_more_than_the_pool_writes_part_of_it(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 2);
+    let (mut tx, mut rx) = channel(4096, 2, transport);
     let data: Vec<u8> = (0..5 * 4096 + 17).map(|i| (i % 253) as u8).collect();
     let reader = std::thread::spawn(move || {
         let mut got = Vec::new();
@@ -96,14 +99,15 @@ fn write_of_more_than_the_pool_writes_part_of_it() {
     all.extend_from_slice(&data[2 * 4096..]);
     assert!(reader.join().unwrap().unwrap() == all);
 }
+}
 
+on_both_transports! {
 /// `read` into an empty buffer returns 0 at once; it once waited for a
 /// message (here: timed out, as nothing comes).
-#[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
-fn read_into_no_room_returns_at_once() {
+fn read_into_no_room_returns_at_once(transport: Transport) {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 2);
+    let (mut tx, mut rx) = channel(4096, 2, transport);
     rx.set_timeout(Some(Duration::from_millis(200)));
     assert_eq!(rx.read(&mut []).unwrap(), 0);
     tx.send_bytes(b"still here").unwrap();
@@ -111,6 +115,7 @@ fn read_into_no_room_returns_at_once() {
     drop(tx);
     rx.read_to_string(&mut s).unwrap();
     assert_eq!(s, "still here");
+}
 }
 
 /// In the thread calling it, makes every `sendmsg(2)` fail with `errno`
@@ -167,12 +172,12 @@ fn sendmsg_fails_in_this_thread(errno: i32) {
 /// A release the kernel refuses for want of memory (`ENOBUFS`) once made
 /// the receiver take its sender for gone and drop every release for
 /// good: the slot never came back. It waits now, and goes with the next
-/// call.
+/// call. (Releases are packets only on a channel without rings.)
 #[test]
 #[cfg_attr(miri, ignore = "memfd, sockets and seccomp")]
 fn a_release_refused_for_want_of_memory_goes_later() {
     let _g = crate::serial();
-    let (mut tx, mut rx) = channel(4096, 1);
+    let (mut tx, mut rx) = channel(4096, 1, crate::Transport::Socket);
     tx.send_bytes(b"x").unwrap();
     let m = rx.recv().unwrap().unwrap();
     std::thread::spawn(move || {
