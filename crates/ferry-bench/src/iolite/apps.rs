@@ -187,6 +187,7 @@ fn permute_ipc(k: usize) -> Result<Counts, String> {
             slot_size: SLOT,
             slots: 64,
             timeout: Some(Duration::from_secs(60)),
+            ..SenderConfig::default()
         },
     )
     .map_err(err)?;

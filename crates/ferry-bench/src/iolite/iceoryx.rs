@@ -7,8 +7,10 @@
 //!   sent untouched, each side busy-polling its subscriber; the figure is
 //!   one-way latency, the round trip over two. ferry runs the same
 //!   exchange over two ipc channels (one each way), once with `recv`
-//!   blocking in poll(2) and once busy-polling (`set_timeout(ZERO)`, a
-//!   `TimedOut` retried at once).
+//!   blocking in poll(2) and once busy-polling: on channels with rings,
+//!   `set_spin` (the receiver spins on the ring, no system call); on
+//!   channels without (`(socket)`), `set_timeout(ZERO)`, a `TimedOut`
+//!   retried at once (a non-blocking `recvmsg` each time).
 //! * The paper's method (IO-Lite §4, as in `ipc`): one stream of messages,
 //!   the sender writing one word per page, the receiver reading one word
 //!   per page; ferry's buffer face with `recv` blocking, iceoryx2 with
@@ -220,16 +222,18 @@ fn ferry_receive(rx: &mut ferry::ipc::Receiver, size: usize, spin: bool) -> Resu
 
 /// The same ping-pong over two ferry ipc channels. Each side owns its
 /// ends: one that fails drops them, and the other's `recv` fails.
-fn ferry_ping_pong(size: usize, n: usize, spin: bool) -> Result<Duration, String> {
-    let (a_tx, b_rx) = ipc_pair(size)?;
-    let (b_tx, a_rx) = ipc_pair(size)?;
+fn ferry_ping_pong(size: usize, n: usize, spin: bool, ring: bool) -> Result<Duration, String> {
+    let (a_tx, b_rx) = ipc_pair(size, ring)?;
+    let (b_tx, a_rx) = ipc_pair(size, ring)?;
     let ready = std::sync::Arc::new(Barrier::new(2));
     let side =
         |cpu: usize, mut tx: ferry::ipc::Sender, mut rx: ferry::ipc::Receiver, first: bool| {
             let ready = ready.clone();
             std::thread::spawn(move || -> Result<Duration, String> {
                 pin(cpu);
-                if spin {
+                if spin && ring {
+                    rx.set_spin(Duration::from_secs(1));
+                } else if spin {
                     rx.set_timeout(Some(Duration::ZERO));
                 }
                 ready.wait();
@@ -325,7 +329,7 @@ fn iceoryx_stream(size: usize, n: usize) -> Result<Duration, String> {
 
 /// The paper's stream through ferry ipc's buffer face, `recv` blocking.
 fn ferry_stream(size: usize, n: usize) -> Result<Duration, String> {
-    let (mut tx, mut rx) = ipc_pair(size)?;
+    let (mut tx, mut rx) = ipc_pair(size, true)?;
     let want = want_sum(size, n);
     let t = Instant::now();
     let recv = std::thread::spawn(move || -> Result<(usize, u64), String> {
@@ -420,10 +424,16 @@ fn measure(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
                 Ok((iceoryx_ping_pong(size, n)?, 2.0 * n as f64))
             }),
             Variant::new("ferry ipc busy poll", || {
-                Ok((ferry_ping_pong(size, n, true)?, 2.0 * n as f64))
+                Ok((ferry_ping_pong(size, n, true, true)?, 2.0 * n as f64))
             }),
             Variant::new("ferry ipc poll(2) wake-up", || {
-                Ok((ferry_ping_pong(size, n, false)?, 2.0 * n as f64))
+                Ok((ferry_ping_pong(size, n, false, true)?, 2.0 * n as f64))
+            }),
+            Variant::new("ferry ipc busy poll (socket)", || {
+                Ok((ferry_ping_pong(size, n, true, false)?, 2.0 * n as f64))
+            }),
+            Variant::new("ferry ipc poll(2) wake-up (socket)", || {
+                Ok((ferry_ping_pong(size, n, false, false)?, 2.0 * n as f64))
             }),
         ];
         let s = interleave(runs, &mut vs)?;
@@ -432,7 +442,12 @@ fn measure(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         } else {
             format!("{} KiB ping-pong, one-way latency", size >> 10)
         };
-        for ferry in ["ferry ipc busy poll", "ferry ipc poll(2) wake-up"] {
+        for ferry in [
+            "ferry ipc busy poll",
+            "ferry ipc poll(2) wake-up",
+            "ferry ipc busy poll (socket)",
+            "ferry ipc poll(2) wake-up (socket)",
+        ] {
             rows.push(compare(
                 &s,
                 &format!("{what}: {ferry} vs iceoryx2 busy poll"),

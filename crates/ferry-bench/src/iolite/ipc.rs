@@ -22,6 +22,12 @@
 //!   of the pool and sends it by reference; the receiver reads the
 //!   sender's page in place.
 //!
+//! Both ipc channels run twice: with the descriptors in rings in shared
+//! memory (the default, the socket only a doorbell for a receiver that
+//! sleeps) and with each batch of descriptors a packet on the socket
+//! (`(socket)`, `SenderConfig::ring` off). The receiver blocks in `recv`
+//! (no spin) in both.
+//!
 //! CPU per GiB is the process's user + system time (both threads) over
 //! the run, divided by the bytes moved.
 
@@ -170,8 +176,9 @@ fn vmsplice_ends(size: usize, n: usize) -> Result<Ends, String> {
     })
 }
 
-/// A ferry ipc channel: the pool holds at least 4 MiB and 16 messages.
-pub(super) fn ipc_pair(size: usize) -> Result<(Sender, Receiver), String> {
+/// A ferry ipc channel: the pool holds at least 4 MiB and 16 messages;
+/// descriptors in rings if `ring`, else in packets on the socket.
+pub(super) fn ipc_pair(size: usize, ring: bool) -> Result<(Sender, Receiver), String> {
     let slot = size.next_multiple_of(PAGE);
     let slots = ((4 << 20) / slot).max(16);
     let (a, b) = ipc::pair().map_err(err)?;
@@ -181,6 +188,7 @@ pub(super) fn ipc_pair(size: usize) -> Result<(Sender, Receiver), String> {
             slot_size: slot,
             slots,
             timeout: Some(Duration::from_secs(60)),
+            ring,
         },
     )
     .map_err(err)?;
@@ -190,13 +198,13 @@ pub(super) fn ipc_pair(size: usize) -> Result<(Sender, Receiver), String> {
     Ok((tx, rx))
 }
 
-fn ipc_bytes_ends(size: usize, n: usize) -> Result<Ends, String> {
-    let (tx, rx) = ipc_pair(size)?;
+fn ipc_bytes_ends(size: usize, n: usize, ring: bool) -> Result<Ends, String> {
+    let (tx, rx) = ipc_pair(size, ring)?;
     Ok(stream_ends(tx, rx, size, n))
 }
 
-fn ipc_buffers_ends(size: usize, n: usize) -> Result<Ends, String> {
-    let (mut tx, mut rx) = ipc_pair(size)?;
+fn ipc_buffers_ends(size: usize, n: usize, ring: bool) -> Result<Ends, String> {
+    let (mut tx, mut rx) = ipc_pair(size, ring)?;
     Ok(Ends {
         send: Box::new(move || {
             for m in 0..n {
@@ -229,13 +237,15 @@ fn tcp_ends(size: usize, n: usize) -> Result<Ends, String> {
 }
 
 /// The channels, by name.
-const CHANNELS: [&str; 6] = [
+const CHANNELS: [&str; 8] = [
     "pipe",
     "vmsplice→splice",
     "unix",
     "tcp",
     "ipc bytes",
     "ipc buffers",
+    "ipc bytes (socket)",
+    "ipc buffers (socket)",
 ];
 
 fn ends(channel: &str, size: usize, n: usize) -> Result<Ends, String> {
@@ -250,8 +260,10 @@ fn ends(channel: &str, size: usize, n: usize) -> Result<Ends, String> {
             Ok(stream_ends(w, r, size, n))
         }
         "tcp" => tcp_ends(size, n),
-        "ipc bytes" => ipc_bytes_ends(size, n),
-        "ipc buffers" => ipc_buffers_ends(size, n),
+        "ipc bytes" => ipc_bytes_ends(size, n, true),
+        "ipc buffers" => ipc_buffers_ends(size, n, true),
+        "ipc bytes (socket)" => ipc_bytes_ends(size, n, false),
+        "ipc buffers (socket)" => ipc_buffers_ends(size, n, false),
         other => Err(format!("no channel {other}")),
     }
 }
@@ -295,7 +307,13 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             acc.wrapping_add(read_words(&b, 0))
         })
     };
-    for channel in ["pipe", "ipc bytes", "ipc buffers"] {
+    for channel in [
+        "pipe",
+        "ipc bytes",
+        "ipc buffers",
+        "ipc bytes (socket)",
+        "ipc buffers (socket)",
+    ] {
         let Ends { send, recv } = ends(channel, 3 * PAGE, 4)?;
         let h = std::thread::spawn(recv);
         send()?;
@@ -376,6 +394,15 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             Unit::GBps,
             Target::None,
         ));
+        for face in ["ipc buffers", "ipc bytes"] {
+            rows.push(row(
+                format!("{kib} KiB messages: {face}, rings vs socket"),
+                face,
+                &format!("{face} (socket)"),
+                Unit::GBps,
+                Target::None,
+            ));
+        }
         rows.push(row(
             format!("{kib} KiB messages: CPU, ipc buffers vs pipe"),
             "ipc buffers",
