@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[cfg(not(miri))]
@@ -52,6 +52,24 @@ struct FileEntry {
     /// to the parent, so this process never maps the file again (nor takes
     /// or gives the lease: taking it would steal the parent's notices).
     inherited: bool,
+    /// What the fields above say, for readers that take no lock (see
+    /// [`Leased::held_period`]): the lease period while ferry holds the
+    /// lease, with [`NOT_HELD`] set when it does not.
+    state: Arc<AtomicU64>,
+}
+
+/// The bit of [`FileEntry::state`] that says ferry does not hold the
+/// lease (a writer broke it, or this process inherited it by `fork`).
+const NOT_HELD: u64 = 1 << 63;
+
+impl FileEntry {
+    /// Publishes `leased`, `inherited` and `gen` to [`FileEntry::state`];
+    /// called under the registry's lock after every change to them.
+    fn publish(&self) {
+        let held = self.leased && !self.inherited;
+        let v = if held { self.gen } else { self.gen | NOT_HELD };
+        self.state.store(v, Ordering::Release);
+    }
 }
 
 static REGISTRY: Mutex<BTreeMap<RawFd, FileEntry>> = parking_lot::const_mutex(BTreeMap::new());
@@ -312,6 +330,8 @@ pub(super) struct Leased {
     /// shares the open file description, and so the lease: its copy must
     /// not give the parent's lease up when it drops.
     pid: u32,
+    /// The registry entry's published state ([`FileEntry::state`]).
+    state: Arc<AtomicU64>,
 }
 
 impl Drop for Leased {
@@ -350,6 +370,9 @@ fn on_break(fd: Option<RawFd>) {
         }
         e.leased = false;
         e.gen += 1;
+        // Before the writer goes on: a reader that sees the period it
+        // knew still held read before the writer's bytes could land.
+        e.publish();
         if all {
             lease::release(bfd);
         }
@@ -380,6 +403,7 @@ fn check_unannounced(e: &mut FileEntry, fd: BorrowedFd<'_>) -> bool {
             }
             e.gen += 1;
             e.size = size;
+            e.publish();
             true
         }
         // fstat of an open descriptor does not fail; if it does, keep
@@ -426,6 +450,7 @@ unsafe extern "C" fn fork_child() {
         e.leased = false;
         e.inherited = true;
         e.gen += 1;
+        e.publish();
     }
     if let Some(fds) = FORK_PIPE.lock().take() {
         lease::handshake_done(fds);
@@ -449,6 +474,7 @@ impl Leased {
     pub(super) fn new(fd: OwnedFd) -> io::Result<Arc<Leased>> {
         let mut reg = REGISTRY.lock();
         let size = take(fd.as_fd())?;
+        let state = Arc::new(AtomicU64::new(0));
         reg.insert(
             fd.as_raw_fd(),
             FileEntry {
@@ -457,13 +483,27 @@ impl Leased {
                 size,
                 maps: BTreeMap::new(),
                 inherited: false,
+                state: state.clone(),
             },
         );
         drop(reg);
         Ok(Arc::new(Leased {
             fd,
             pid: std::process::id(),
+            state,
         }))
+    }
+
+    /// The lease period ferry holds the lease in now, if it holds it:
+    /// one atomic load, no lock and no system call. A period seen here
+    /// again later means no writer came in between (the lease thread
+    /// moves it on, and publishes that, before it lets a writer go on);
+    /// the one change a lease does not announce — a read-only open with
+    /// `O_TRUNC` — moves it only when something looks at the file's size
+    /// ([`Leased::lease_period`], [`Link::verify`]).
+    pub(super) fn held_period(&self) -> Option<u64> {
+        let v = self.state.load(Ordering::Acquire);
+        (v & NOT_HELD == 0).then_some(v)
     }
 
     pub(super) fn raw_fd(&self) -> RawFd {
@@ -488,6 +528,7 @@ impl Leased {
         if !e.leased {
             e.size = take(fd)?;
             e.leased = true;
+            e.publish();
         } else {
             check_unannounced(e, fd);
         }

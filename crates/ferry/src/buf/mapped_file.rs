@@ -95,6 +95,21 @@ impl MappedFile {
         self.file.lease_period().map(|(_, size)| size)
     }
 
+    /// The current lease period and the file's size in it (one `fstat`,
+    /// which also finds a read-only `O_TRUNC` open the lease did not
+    /// announce), taking a new lease if a writer broke the last one.
+    pub(crate) fn lease_period(&self) -> io::Result<(u64, u64)> {
+        self.file.lease_period()
+    }
+
+    /// The lease period ferry still holds the lease in, if it does: one
+    /// atomic load. Equal to a period seen before, no writer opened the
+    /// file in between (see `Leased::held_period` for the one change a
+    /// lease does not announce).
+    pub(crate) fn held_period(&self) -> Option<u64> {
+        self.file.held_period()
+    }
+
     /// Maps `range` of the file read-only: one `mmap` and no copy. The
     /// bytes never change while the `Buf` (or any slice of it) lives.
     ///

@@ -6,7 +6,9 @@
 //!
 //! * [`FileCache`] — ⟨file identity, offset⟩ → immutable extents handed
 //!   out as [`Aggregate`](crate::Aggregate)s, never stale, with snapshot
-//!   semantics, IO-Lite's replacement order and a hard byte budget.
+//!   semantics, IO-Lite's replacement order and a hard byte budget;
+//!   [`CachedFile`], a file held open for it whose lookups ask the file
+//!   nothing while ferry's read lease on it holds.
 //! * [`Checksums`] — CRC-32C, the Internet checksum and a strong hash
 //!   (BLAKE3, for HTTP ETags) per slice, computed once and reused; an
 //!   [`Aggregate`](crate::Aggregate)'s CRC-32C and Internet checksum are
@@ -20,4 +22,4 @@ mod checksums_tests;
 mod file_cache;
 
 pub use checksums::{ChecksumStats, Checksums, Damaged, FunctionStats};
-pub use file_cache::{CacheConfig, CacheStats, FileCache, Fill};
+pub use file_cache::{CacheConfig, CacheStats, CachedFile, FileCache, Fill};

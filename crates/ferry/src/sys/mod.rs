@@ -20,6 +20,7 @@ pub(crate) mod sigguard;
 pub(crate) mod transfer;
 pub(crate) mod uring;
 pub(crate) mod vectored;
+pub(crate) mod watch;
 pub(crate) mod zerocopy;
 
 /// The size of a memory page on this machine, in bytes.

@@ -8,6 +8,7 @@ mod support;
 
 mod admission;
 mod file_cache;
+mod handles;
 mod mapped_fill;
 mod non_regular_paths;
 mod rewritten_while_read;

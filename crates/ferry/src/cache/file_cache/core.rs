@@ -40,6 +40,9 @@ use std::sync::Arc;
 /// ⟨file, extent index⟩.
 pub(crate) type Key = (FileId, u64);
 
+/// Consecutive extents of a file that share a shard.
+const RUN: u64 = 16;
+
 /// What a fill produced.
 pub(crate) struct Filled {
     pub buf: Buf,
@@ -122,7 +125,7 @@ enum Victim {
 pub(crate) struct Core {
     shards: Box<[Shard]>,
     mask: usize,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: foldhash::fast::RandomState,
     tick: AtomicU64,
     budget: usize,
     /// The sizes extents are charged at (the pool's slot sizes).
@@ -177,12 +180,52 @@ impl Core {
         }
     }
 
+    /// The shard of `key`: consecutive extents of a file share one, in
+    /// runs of [`RUN`], so that [`hits`](Self::hits) locks once per run.
     fn shard(&self, key: &Key) -> &Shard {
-        &self.shards[self.hasher.hash_one(key) as usize & self.mask]
+        &self.shards[self.hasher.hash_one((key.0, key.1 / RUN)) as usize & self.mask]
     }
 
     fn now(&self) -> u64 {
         self.tick.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The hits among extents `first..=last` of `id` as of `stamp`, in
+    /// order: each is handed to `take` (its index and the cache's `Buf`)
+    /// and counted as a lookup would be, one shard lock per run of
+    /// [`RUN`] extents. Stops at the first that is not a hit (absent,
+    /// another stamp, racy, being filled) and returns its index, or
+    /// `last + 1`: the caller goes on with [`get`](Self::get).
+    pub(crate) fn hits(
+        &self,
+        id: FileId,
+        stamp: Stamp,
+        first: u64,
+        last: u64,
+        mut take: impl FnMut(u64, &Buf),
+    ) -> u64 {
+        let mut idx = first;
+        while idx <= last {
+            let run_end = (idx / RUN)
+                .saturating_mul(RUN)
+                .saturating_add(RUN - 1)
+                .min(last);
+            let mut sh = self.shard(&(id, idx)).0.lock();
+            // The ticks consecutive lookups of these extents would get.
+            let tick = self.tick.fetch_add(run_end - idx + 1, Ordering::Relaxed);
+            for i in idx..=run_end {
+                match sh.map.get_mut(&(id, i)) {
+                    Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
+                        e.last_use = tick + (i - idx);
+                        take(i, &e.buf);
+                        sh.hits += 1;
+                    }
+                    _ => return i,
+                }
+            }
+            idx = run_end + 1;
+        }
+        idx
     }
 
     /// The extent `key` as of `stamp`: from the cache if it holds it under

@@ -8,6 +8,7 @@
 mod config;
 mod core;
 mod fill;
+mod handle;
 mod identity;
 mod open;
 mod shard;
@@ -15,6 +16,7 @@ mod shard;
 mod tests;
 
 pub use config::{CacheConfig, CacheStats, Fill};
+pub use handle::CachedFile;
 
 use self::core::{Core, FillError};
 use self::fill::{named, Extent};
@@ -300,65 +302,28 @@ impl FileCache {
         range: impl RangeBounds<u64>,
     ) -> io::Result<Aggregate> {
         let (start, end) = bounds(&range).map_err(|e| named(path, e))?;
-        let inner = &*self.inner;
-        let e = inner.cfg.extent as u64;
-        'attempt: for attempt in 1..=ATTEMPTS {
+        for attempt in 1..=ATTEMPTS {
             let began = SystemTime::now();
             let meta = file.metadata().map_err(|e| named(path, e))?;
             if !meta.is_file() {
                 return Err(not_regular(path));
             }
             let stamp = Stamp::of(&meta);
-            let end = end.min(stamp.size);
-            if start >= end {
-                return Ok(Aggregate::new());
-            }
-            let (first, last) = (start / e, (end - 1) / e);
-            let mut out =
-                Aggregate::with_capacity(usize::try_from(last - first + 1).unwrap_or(0).min(1024));
-            for idx in first..=last {
-                let off = idx * e;
-                let len = (stamp.size - off).min(e) as usize;
-                let x = Extent {
-                    file,
-                    path,
-                    stamp,
-                    began,
-                    offset: off,
-                    len,
-                };
-                let got = inner.core.get((stamp.id, idx), stamp, len, |cached| {
-                    fill::fill(
-                        &x,
-                        inner.fill_how(file, stamp),
-                        &inner.pool,
-                        inner.cfg.settle,
-                        cached,
-                    )
-                });
-                match got {
-                    Ok(buf) => {
-                        let lo = (start.max(off) - off) as usize;
-                        let hi = (end.min(off + len as u64) - off) as usize;
-                        out.append_buf(buf.slice(lo..hi));
-                    }
-                    Err(FillError::Changed) => continue 'attempt,
-                    Err(FillError::Shrank(_)) if attempt < ATTEMPTS => continue 'attempt,
-                    Err(FillError::Shrank(at)) => {
-                        return Err(named(
-                            path,
-                            io::Error::new(
-                                io::ErrorKind::UnexpectedEof,
-                                format!(
-                                    "the file shrank while it was read: it ended at offset {at}"
-                                ),
-                            ),
-                        ))
-                    }
-                    Err(FillError::Io(e)) => return Err(e),
+            match self.extents(file, path, (start, end), stamp, &|| began) {
+                Ok(out) => return Ok(out),
+                Err(FillError::Changed) => continue,
+                Err(FillError::Shrank(_)) if attempt < ATTEMPTS => continue,
+                Err(FillError::Shrank(at)) => {
+                    return Err(named(
+                        path,
+                        io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!("the file shrank while it was read: it ended at offset {at}"),
+                        ),
+                    ))
                 }
+                Err(FillError::Io(e)) => return Err(e),
             }
-            return Ok(out);
         }
         // Every attempt saw the file change while it read an extent: no
         // consistent view was had, and bytes of two states of the file
@@ -370,6 +335,63 @@ impl FileCache {
                 format!("the file kept changing while it was read ({ATTEMPTS} attempts)"),
             ),
         ))
+    }
+
+    /// The extents of `start..end` (cut to the file's size in `stamp`) of
+    /// `file` as of `stamp`, for a lookup that began at `began()` (asked
+    /// only when an extent must be read).
+    fn extents(
+        &self,
+        file: &File,
+        path: &Path,
+        (start, end): (u64, u64),
+        stamp: Stamp,
+        began: &dyn Fn() -> SystemTime,
+    ) -> Result<Aggregate, FillError> {
+        let inner = &*self.inner;
+        let e = inner.cfg.extent as u64;
+        let end = end.min(stamp.size);
+        if start >= end {
+            return Ok(Aggregate::new());
+        }
+        let (first, last) = (start / e, (end - 1) / e);
+        let mut out =
+            Aggregate::with_capacity(usize::try_from(last - first + 1).unwrap_or(0).min(1024));
+        let cut = |idx: u64, buf: &Buf, out: &mut Aggregate| {
+            let off = idx * e;
+            let len = (stamp.size - off).min(e);
+            let lo = (start.max(off) - off) as usize;
+            let hi = (end.min(off + len) - off) as usize;
+            out.append_buf(buf.slice(lo..hi));
+        };
+        // The hits first, a shard lock per run of extents; then each
+        // other extent on its own.
+        let missed = inner.core.hits(stamp.id, stamp, first, last, |idx, buf| {
+            cut(idx, buf, &mut out)
+        });
+        for idx in missed..=last {
+            let off = idx * e;
+            let len = (stamp.size - off).min(e) as usize;
+            let buf = inner.core.get((stamp.id, idx), stamp, len, |cached| {
+                let x = Extent {
+                    file,
+                    path,
+                    stamp,
+                    began: began(),
+                    offset: off,
+                    len,
+                };
+                fill::fill(
+                    &x,
+                    inner.fill_how(file, stamp),
+                    &inner.pool,
+                    inner.cfg.settle,
+                    cached,
+                )
+            })?;
+            cut(idx, &buf, &mut out);
+        }
+        Ok(out)
     }
 
     /// Writes `data` to the file at `path` at `offset` (through to the

@@ -55,7 +55,7 @@ pub(super) enum Slot {
 
 #[derive(Default)]
 pub(super) struct ShardInner {
-    pub map: HashMap<Key, Slot>,
+    pub map: HashMap<Key, Slot, foldhash::fast::RandomState>,
     /// The shard's ready entries of the main order by last use, oldest
     /// first (last uses are unique: the clock hands each out once).
     order: BTreeMap<u64, Key>,
@@ -193,7 +193,7 @@ impl ShardInner {
 /// (S3-FIFO's ghost queue): one that comes back goes straight to the main
 /// order. At most `cap` keys, the oldest forgotten first.
 pub(super) struct GhostKeys {
-    set: HashSet<Key>,
+    set: HashSet<Key, foldhash::fast::RandomState>,
     fifo: VecDeque<Key>,
     cap: usize,
 }
@@ -201,7 +201,7 @@ pub(super) struct GhostKeys {
 impl GhostKeys {
     pub fn new(cap: usize) -> GhostKeys {
         GhostKeys {
-            set: HashSet::new(),
+            set: HashSet::default(),
             fifo: VecDeque::new(),
             cap: cap.max(1),
         }
