@@ -301,8 +301,9 @@ fn throughput_rows(
     Ok(vec![row(&nq, "quick_cache"), row(&nm, "moka")])
 }
 
-/// The hit path: a cached 1 MiB file handed out as an Aggregate (by path
-/// and from a held `File`) beside quick_cache's `get` of its `Bytes`.
+/// The hit path: a cached 1 MiB file handed out as an Aggregate (by path,
+/// from a held `File`, and from an armed `CachedFile` handle, which asks
+/// the file nothing) beside quick_cache's `get` of its `Bytes`.
 fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
     let err = |e: io::Error| e.to_string();
     let p = dir.join("hit-1m");
@@ -311,17 +312,25 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
     std::thread::sleep(Duration::from_millis(1100));
     let fc = FileCache::new(CacheConfig::default().with_budget(64 << 20)).map_err(err)?;
     let file = File::open(&p).map_err(err)?;
+    let handle = fc.open(&p).map_err(err)?;
+    if !handle.is_armed() {
+        return Err("FileCache::open: the handle is not armed (no lease here?)".into());
+    }
     let q = quick(64 << 20, false);
     ferry_lookup(&fc, &p).map_err(err)?;
     quick_lookup(&q, &p).map_err(err)?;
     let misses = fc.stats().misses;
-    if ferry_lookup(&fc, &p).map_err(err)? != 1 << 20 || fc.stats().misses != misses {
+    if ferry_lookup(&fc, &p).map_err(err)? != 1 << 20
+        || handle.read(..).map_err(err)?.len() != 1 << 20
+        || fc.stats().misses != misses
+    {
         return Err("FileCache: the 1 MiB file is not a hit after one read".into());
     }
     let n = scale.of(300_000);
-    let (nr, nrf, nq) = (
+    let (nr, nrf, nh, nq) = (
         "FileCache::read (path), cached 1 MiB",
         "FileCache::read_file (held File), cached 1 MiB",
+        "CachedFile::read (armed handle), cached 1 MiB",
         "quick_cache get (Bytes clone), cached 1 MiB",
     );
     let mut vs = vec![
@@ -336,6 +345,13 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
             timed(n, || {
                 for _ in 0..n {
                     let _ = black_box(fc.read_file(black_box(&file), &p, ..));
+                }
+            })
+        }),
+        Variant::new(nh, || {
+            timed(n, || {
+                for _ in 0..n {
+                    let _ = black_box(black_box(&handle).read(..));
                 }
             })
         }),
@@ -364,6 +380,10 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
         row(
             "cache hit, 1 MiB file: lookup by held File + Aggregate",
             nrf,
+        ),
+        row(
+            "cache hit, 1 MiB file: lookup by armed CachedFile + Aggregate",
+            nh,
         ),
     ])
 }
