@@ -368,7 +368,20 @@ fn open_std(st: &mut State) {
     } else {
         Backend::Sequential
     };
-    match Stream::from_fd_with(owned, name, backend) {
+    let made = if fd != 2 && is_fifo(fd) && stdio_ipc_asked() {
+        if fd == 0 {
+            // SAFETY: FERRY_STDIO_IPC=1 is this program's word that the
+            // ferry programs of its own user writing its standard input
+            // speak ferry's ipc protocol; `pipe_reader` takes no other
+            // writer (see ferry::ipc's upgrade).
+            unsafe { Stream::pipe_reader(owned, name) }
+        } else {
+            Stream::pipe_writer(owned, name, STDIO_IPC_WAIT)
+        }
+    } else {
+        Stream::from_fd_with(owned, name, backend)
+    };
+    match made {
         Ok(s) => {
             // A C program writing to a pipe whose reader has gone dies of
             // SIGPIPE (unless it ignores or handles it), as with glibc.
@@ -382,6 +395,30 @@ fn open_std(st: &mut State) {
         }
         Err(e) => st.fail = errno_of(&e),
     }
+}
+
+/// How long standard output waits for its pipe's reader to take an ipc
+/// channel before it writes the pipe as it is (`FERRY_STDIO_IPC=1`).
+const STDIO_IPC_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `FERRY_STDIO_IPC=1`: standard input and output that are pipes between
+/// two ferry programs go through an ipc channel (the IO-Lite paper's
+/// pipes between IO-Lite programs): both programs must ask.
+fn stdio_ipc_asked() -> bool {
+    std::env::var_os("FERRY_STDIO_IPC").is_some_and(|v| v == "1")
+}
+
+/// True if `fd` is a pipe (FIFO), keeping errno.
+fn is_fifo(fd: c_int) -> bool {
+    let mut sb = std::mem::MaybeUninit::<libc::stat>::uninit();
+    let saved = errno_value();
+    // SAFETY: fstat fills `sb` when it returns 0.
+    let fifo = unsafe {
+        libc::fstat(fd, sb.as_mut_ptr()) == 0
+            && sb.assume_init().st_mode & libc::S_IFMT == libc::S_IFIFO
+    };
+    set_errno(saved);
+    fifo
 }
 
 /// isatty, keeping errno: a stream that is no terminal must not leave

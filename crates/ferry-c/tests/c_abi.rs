@@ -31,3 +31,5 @@ mod ipc;
 mod programs;
 #[path = "c_abi/real/mod.rs"]
 mod real;
+#[path = "c_abi/stdio_ipc.rs"]
+mod stdio_ipc;

@@ -134,11 +134,13 @@ mod receiver;
 mod ring;
 mod sender;
 mod slot;
+mod upgrade;
 mod wire;
 
 pub use receiver::Receiver;
 pub use sender::{Sender, SenderConfig, SenderStats};
 pub use slot::SlotMut;
+pub(crate) use upgrade::{offer, PipeListener};
 
 use crate::sys::ipc as sys;
 use std::io;

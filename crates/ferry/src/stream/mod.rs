@@ -54,6 +54,7 @@ mod region;
 mod shared;
 #[cfg(test)]
 mod tests;
+mod upgraded;
 
 pub use crate::error::{os_error, StreamError};
 pub use backend::Backend;
@@ -417,6 +418,14 @@ impl Stream {
     /// True if the stream reads by mapping the file (the mapped backend).
     pub fn is_mapped(&self) -> bool {
         self.with_inner(|i| i.is_mapped())
+    }
+
+    /// True if the stream's bytes go through an ipc channel to or from
+    /// another ferry program (a pipe upgraded: [`Stream::pipe_writer`],
+    /// [`Stream::pipe_reader`]). A reader's stream says so from its first
+    /// read, once the writer took the channel, until the channel ends.
+    pub fn on_channel(&self) -> bool {
+        self.with_inner(|i| i.on_channel())
     }
 
     /// The stream's name in error messages: its path, `fd N`, `<memory>`.

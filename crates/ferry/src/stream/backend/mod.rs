@@ -9,16 +9,20 @@
 //! | [`Buffered`] | regular file | `pread` into pool buffers | `pwrite` |
 //! | [`Sequential`] | pipe, socket, tty, device (or asked for) | `read` | `write` |
 //! | [`Memory`] | none (`fmemopen`, `open_memstream`) | copy | copy |
+//! | [`UpgradedReader`] | a pipe whose ferry writer upgraded it | the writer's pool slots, in place | — |
+//! | [`UpgradedWriter`] | a pipe whose ferry reader took the channel | — | copied into the pool |
 
 mod buffered;
 mod mapped;
 mod memory;
 mod sequential;
+mod upgraded;
 
 pub(crate) use buffered::Buffered;
 pub(crate) use mapped::Mapped;
 pub(crate) use memory::Memory;
 pub(crate) use sequential::Sequential;
+pub(crate) use upgraded::{UpgradedReader, UpgradedWriter};
 
 use crate::sys::fileio::FdInfo;
 use crate::Buf;
@@ -172,6 +176,8 @@ pub(crate) enum Io {
     Buffered(Buffered),
     Sequential(Sequential),
     Memory(Memory),
+    UpgradedReader(UpgradedReader),
+    UpgradedWriter(UpgradedWriter),
 }
 
 macro_rules! each {
@@ -181,6 +187,8 @@ macro_rules! each {
             Io::Buffered($m) => $e,
             Io::Sequential($m) => $e,
             Io::Memory($m) => $e,
+            Io::UpgradedReader($m) => $e,
+            Io::UpgradedWriter($m) => $e,
         }
     };
 }
@@ -188,7 +196,7 @@ macro_rules! each {
 impl Module for Io {
     #[inline]
     fn positional(&self) -> bool {
-        !matches!(self, Io::Sequential(_))
+        each!(self, m => m.positional())
     }
 
     fn size(&self) -> io::Result<u64> {
@@ -250,6 +258,16 @@ impl Io {
     #[inline]
     pub(crate) fn is_mapped(&self) -> bool {
         matches!(self, Io::Mapped(m) if m.is_live())
+    }
+
+    /// Whether the bytes come through an ipc channel now (a pipe upgraded
+    /// between two ferry programs).
+    pub(crate) fn on_channel(&self) -> bool {
+        match self {
+            Io::UpgradedReader(r) => r.on_channel(),
+            Io::UpgradedWriter(_) => true,
+            _ => false,
+        }
     }
 
     /// The bytes of a memory stream.

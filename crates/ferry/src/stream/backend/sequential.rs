@@ -26,6 +26,12 @@ impl Sequential {
     }
 }
 
+impl AsFd for Sequential {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 impl Sequential {
     /// How writes are made: guarded unless signals are to be raised.
     fn write_kind(&self) -> WriteKind {

@@ -262,6 +262,11 @@ impl Inner {
         self.io.is_mapped()
     }
 
+    /// True if the bytes go through an ipc channel (an upgraded pipe).
+    pub(crate) fn on_channel(&self) -> bool {
+        self.io.on_channel()
+    }
+
     /// Reports a mapping window of this stream that lost pages because the
     /// file shrank (once per event), and stops using it.
     #[cold]

@@ -47,17 +47,6 @@ impl Inner {
         if self.mode != Mode::Read {
             self.set_mode(Mode::Read)?;
         }
-        if let Some(w) = self.io.window(self.pos, min) {
-            let w = w.map_err(|e| self.err("mapping", e))?;
-            self.retire_read();
-            let slot = self.new_slot(Data::Read {
-                buf: w.buf,
-                off: self.pos,
-                eof: w.eof,
-            });
-            self.set_rcur(slot);
-            return Ok(());
-        }
         let tail: Option<Buf> = if self.io.positional() {
             None
         } else {
@@ -68,6 +57,21 @@ impl Inner {
                 })
         };
         let keep = tail.as_ref().map_or(0, |t| t.len());
+        // A window is the whole read buffer: a sequential source's unread
+        // tail would be lost with it, so only without one.
+        if keep == 0 {
+            if let Some(w) = self.io.window(self.pos, min) {
+                let w = w.map_err(|e| self.err("mapping", e))?;
+                self.retire_read();
+                let slot = self.new_slot(Data::Read {
+                    buf: w.buf,
+                    off: self.pos,
+                    eof: w.eof,
+                });
+                self.set_rcur(slot);
+                return Ok(());
+            }
+        }
         let mut want = min.max(self.bufsize).max(keep.saturating_add(1));
         if want > self.bufsize && self.io.positional() {
             // No more than the file holds (plus a byte to see its end): a

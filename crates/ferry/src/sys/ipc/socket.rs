@@ -273,3 +273,83 @@ impl Wake {
         let _ = rustix::io::read(&self.0, &mut b);
     }
 }
+
+/// The process id and user id of the peer of a connected Unix socket
+/// (`SO_PEERCRED`: as they were when it connected).
+pub(crate) fn peer(sock: BorrowedFd<'_>) -> io::Result<(i32, u32)> {
+    let c = rustix::net::sockopt::socket_peercred(sock)?;
+    Ok((c.pid.as_raw_nonzero().get(), c.uid.as_raw()))
+}
+
+/// This process's effective user id.
+pub(crate) fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// What descriptor `fd` of process `pid` is open on, as
+/// `/proc/PID/fd/FD` reads (`pipe:[INODE]` for a pipe); `None` if it
+/// cannot be read (no such process or descriptor, another user's).
+pub(crate) fn proc_fd_target(pid: i32, fd: i32) -> Option<Vec<u8>> {
+    let path = format!("/proc/{pid}/fd/{fd}");
+    rustix::fs::readlink(path.as_str(), Vec::with_capacity(64))
+        .ok()
+        .map(|c| c.into_bytes())
+}
+
+/// The inode of the pipe `fd` is open on, or `None` if it is no pipe.
+pub(crate) fn pipe_inode(fd: BorrowedFd<'_>) -> Option<u64> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo)
+        .then_some(st.st_ino)
+}
+
+/// Waits until `a` or `b` is readable (or hung up), until `deadline`
+/// (forever if `None`): which of them is.
+pub(crate) fn wait_either(
+    a: BorrowedFd<'_>,
+    b: BorrowedFd<'_>,
+    deadline: Option<Instant>,
+) -> io::Result<(bool, bool)> {
+    use rustix::event::{PollFd, PollFlags};
+    loop {
+        let left = match deadline {
+            Some(d) => {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "nothing came in time",
+                    ));
+                }
+                Some(
+                    rustix::time::Timespec::try_from(d - now).unwrap_or(rustix::time::Timespec {
+                        tv_sec: i64::MAX,
+                        tv_nsec: 0,
+                    }),
+                )
+            }
+            None => None,
+        };
+        let mut p = [
+            PollFd::new(&a, PollFlags::IN),
+            PollFd::new(&b, PollFlags::IN),
+        ];
+        match rustix::event::poll(&mut p, left.as_ref()) {
+            Ok(0) => continue,
+            Ok(_) => {
+                let ready =
+                    |f: PollFlags| f.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR);
+                return Ok((ready(p[0].revents()), ready(p[1].revents())));
+            }
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Raises `SIGPIPE` in this thread, as a `write(2)` to a pipe with no
+/// reader does (the disposition decides: death, a handler, or nothing).
+pub(crate) fn raise_sigpipe() {
+    // SAFETY: raise(3) with a valid signal number has no memory effects.
+    unsafe { libc::raise(libc::SIGPIPE) };
+}
