@@ -376,7 +376,7 @@ fn open_std(st: &mut State) {
             // writer (see ferry::ipc's upgrade).
             unsafe { Stream::pipe_reader(owned, name) }
         } else {
-            Stream::pipe_writer(owned, name, STDIO_IPC_WAIT)
+            Stream::pipe_writer(owned, name, STDOUT_OFFER.lock().take())
         }
     } else {
         Stream::from_fd_with(owned, name, backend)
@@ -397,9 +397,26 @@ fn open_std(st: &mut State) {
     }
 }
 
-/// How long standard output waits for its pipe's reader to take an ipc
-/// channel before it writes the pipe as it is (`FERRY_STDIO_IPC=1`).
-const STDIO_IPC_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+/// Standard output's offer of an ipc channel to its pipe's reader, bound
+/// when the program starts (`FERRY_STDIO_IPC=1`, standard output a pipe),
+/// so that a ferry reader finds it before the first output; taken by
+/// standard output's stream.
+static STDOUT_OFFER: parking_lot::Mutex<Option<ferry::ipc::PipeOffer>> =
+    parking_lot::const_mutex(None);
+
+/// Runs when the library is loaded, before `main`.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static OFFER_AT_START: extern "C" fn() = offer_at_start;
+
+extern "C" fn offer_at_start() {
+    if is_fifo(1) && stdio_ipc_asked() {
+        // SAFETY: descriptor 1 is open (fstat said it is a pipe); it is
+        // only borrowed for the call.
+        let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
+        *STDOUT_OFFER.lock() = ferry::ipc::PipeOffer::bind(out);
+    }
+}
 
 /// `FERRY_STDIO_IPC=1`: standard input and output that are pipes between
 /// two ferry programs go through an ipc channel (the IO-Lite paper's

@@ -5,7 +5,9 @@
 //! vmsplice, Unix and TCP sockets; `iceoryx`: ferry's channel beside
 //! iceoryx2's shared-memory publish/subscribe, by iceoryx2's ping-pong
 //! and by the paper's stream; `apps`: the paper's application runs,
-//! `wc` and `permute | wc`, with and without the cache and the channel).
+//! `wc` and `permute | wc`, with and without the cache and the channel;
+//! `pipeline`: a C producer → consumer on ferry stdio, over a pipe and
+//! over an ipc channel, beside glibc).
 
 mod apps;
 mod cache;
@@ -14,6 +16,7 @@ mod cache_traces;
 mod checksums;
 mod iceoryx;
 mod ipc;
+mod pipeline;
 
 use super::measure::Scale;
 use clap::Args;
@@ -23,7 +26,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, fill, ipc, iceoryx, apps.
+    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -60,6 +63,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "apps",
         "applications: wc over a cached file, permute→wc",
         apps::run,
+    ),
+    (
+        "pipeline",
+        "a C producer → consumer on ferry stdio, over a pipe and over an ipc channel, beside glibc",
+        pipeline::run,
     ),
 ];
 

@@ -1,6 +1,6 @@
 //! Pipes between two C programs on ferry stdio, upgraded to an ipc
 //! channel when both ask (`FERRY_STDIO_IPC=1`): a producer
-//! (tests/c/pipeline/produce.c: printf, fputs, fwrite, putchar) and a
+//! (bench/pipeline/produce.c: printf, fputs, fwrite, putchar) and a
 //! consumer (consume.c: fgets, getc, fread; it prints a count and a hash
 //! of what came, and on standard error whether it mapped a ferry pool).
 //! Each pairing of glibc and ferry builds, with and without the variable,
@@ -24,7 +24,7 @@ struct Builds {
 
 fn compile(name: &str, out: &Path, ferry: bool) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c/pipeline")
+        .join("bench/pipeline")
         .join(name);
     let mut c = Command::new("cc");
     c.args(["-std=gnu11", "-O2", "-Wall", "-Werror"]);

@@ -140,7 +140,8 @@ mod wire;
 pub use receiver::Receiver;
 pub use sender::{Sender, SenderConfig, SenderStats};
 pub use slot::SlotMut;
-pub(crate) use upgrade::{offer, PipeListener};
+pub(crate) use upgrade::take_pipe;
+pub use upgrade::PipeOffer;
 
 use crate::sys::ipc as sys;
 use std::io;

@@ -4,40 +4,60 @@
 //! and the bytes go through a pool the two share.
 //!
 //! ```text
-//!  reader (stdin a pipe)                       writer (stdout the same pipe)
-//!  bind "ferry-stdio-pipe-INODE"  ◄── connect ── (retried for `wait`)
-//!  first read: poll(listener, pipe)              check the peer: same user,
-//!    the pipe first → read the pipe                its fd 0 is this pipe
-//!    a connection → check the peer: same user,   ◄── ACK ──  (within `wait`)
-//!      its fd 1 is this pipe; ACK ──────────►     Sender::new: HELLO (pool)
-//!    Receiver: messages until the writer ends;   messages; BYE at close
-//!    then the pipe, to its end (other writers)
+//!  writer (stdout a pipe)                      reader (stdin the same pipe)
+//!  at start: bind "ferry-stdio-pipe-INODE"
+//!                                   ◄── connect   first read: poll the pipe,
+//!                                                   connecting meanwhile
+//!  first output: a connection waiting?            (a reader blocked in its
+//!    check the peer: same user, its fd 0 is       first read waits for free)
+//!    this pipe; Sender: HELLO (pool) ──────────►  check the peer: same user,
+//!                                   ◄── WAKE       its fd 1 is this pipe;
+//!    the channel, to its close (BYE)               Receiver, then the channel
+//!  none waiting: the pipe                          until it ends, then the pipe
 //! ```
 //!
-//! Both ends decide once, before any byte moves, so no byte is lost or
-//! reordered: a writer that got no ACK in time writes to the pipe, and a
-//! reader that saw the pipe readable first (another writer's bytes, or
-//! its end) reads the pipe. A reader whose handshake fails after its ACK
-//! (the writer went away) goes back to waiting on the pipe.
+//! The writer decides at its first output (its first buffer flushed): a
+//! connection is waiting or it is not; only an output that comes within
+//! 50 ms of the program's start waits that long for a reader started with
+//! it. The reader, which would wait for its first bytes anyway, looks for
+//! the writer meanwhile (a `connect` every millisecond, then at growing
+//! intervals). Nothing is lost
+//! or reordered: the writer writes nothing to the pipe before it decides,
+//! a writer that got no greeting closes the channel (a reader that took
+//! it then finds it ended, and reads the pipe), and a reader reads the
+//! pipe once the channel ends — to its end, whatever other writers put
+//! there.
 //!
 //! The abstract socket name is public to the machine (its network
 //! namespace), so each side checks its peer (`SO_PEERCRED` and
 //! `/proc/PID/fd`): a process of the same user that has this very pipe
 //! open as its standard input (for the writer) or output (for the
-//! reader) — that is, one that could read those bytes, or write them,
-//! through the pipe anyway. Anyone else who took the name or connected
-//! to it is left alone, and the pipe is used.
+//! reader) — one that could read those bytes, or write them, through the
+//! pipe anyway. Anyone else who took the name or connected to it is left
+//! alone, and the pipe is used.
 
 use super::{sys, Receiver, Sender, SenderConfig, Socket};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-/// What the reader sends when it takes the channel.
-const ACK: &[u8] = b"FYSTDIO1";
+/// How long a writer waits for a reader's greeting after its HELLO.
+const GREETING_WAIT: Duration = Duration::from_secs(2);
 
-/// How long a reader waits for the writer's pool after its ACK.
+/// How long a reader waits for the writer's pool once connected.
 const HELLO_WAIT: Duration = Duration::from_secs(5);
+
+/// A reader tries to connect every millisecond for this long, then at
+/// intervals doubling up to [`RETRY_MAX`].
+const RETRY_EAGER: Duration = Duration::from_millis(200);
+const RETRY_FIRST: Duration = Duration::from_millis(1);
+const RETRY_MAX: Duration = Duration::from_millis(100);
+
+/// A writer whose first output comes this soon after its offer was bound
+/// waits until then for a reader to connect: a reader started with it
+/// (the two sides of a shell pipeline) has had the time to start and
+/// connect. Later output waits for nothing.
+const GRACE: Duration = Duration::from_millis(50);
 
 fn name(ino: u64) -> String {
     format!("ferry-stdio-pipe-{ino}")
@@ -53,101 +73,127 @@ fn peer_holds(sock: BorrowedFd<'_>, ino: u64, fd: i32) -> bool {
         && sys::proc_fd_target(pid, fd).is_some_and(|t| t == format!("pipe:[{ino}]").as_bytes())
 }
 
-/// The writer's side: if `pipe` (this process's standard output) is a
-/// pipe whose reader is a ferry program listening for it (within
-/// `wait`), the sender of a channel to it; else `None`, and the pipe is
-/// to be written as it is.
-pub(crate) fn offer(
-    pipe: BorrowedFd<'_>,
-    wait: Duration,
-    config: SenderConfig,
-) -> io::Result<Option<Sender>> {
+/// The writer's offer of a channel for its standard output pipe: a name
+/// the pipe's reader connects to, bound when the program starts (before
+/// its first output).
+///
+/// ```
+/// // Standard output is no pipe here, or no reader asks: no offer, or
+/// // an offer nobody takes. Either way the stream writes the pipe.
+/// use std::os::fd::AsFd;
+/// let offer = ferry::ipc::PipeOffer::bind(std::io::stdout().as_fd());
+/// # drop(offer);
+/// ```
+#[derive(Debug)]
+pub struct PipeOffer {
+    listener: OwnedFd,
+    ino: u64,
+    bound: Instant,
+}
+
+impl PipeOffer {
+    /// Offers a channel for `pipe` (this process's standard output, a
+    /// pipe); `None` if it is no pipe, or another writer of it offers one
+    /// already.
+    pub fn bind(pipe: BorrowedFd<'_>) -> Option<PipeOffer> {
+        let ino = sys::pipe_inode(pipe)?;
+        let listener = sys::listen_abstract(&name(ino)).ok()?;
+        Some(PipeOffer {
+            listener,
+            ino,
+            bound: Instant::now(),
+        })
+    }
+
+    /// At the first output: the sender of a channel to the pipe's reader
+    /// if one connected and greets the pool, else `None` (write the pipe).
+    /// Waits for a reader to connect only within [`GRACE`] of the offer.
+    pub(crate) fn take(self, config: SenderConfig) -> Option<Sender> {
+        let grace = (self.bound + GRACE).saturating_duration_since(Instant::now());
+        while let Ok(sock) = sys::accept(
+            self.listener.as_fd(),
+            Some(grace.max(Duration::from_millis(1))),
+        ) {
+            if !peer_holds(sock.as_fd(), self.ino, 0) {
+                continue;
+            }
+            let Ok(mut tx) = Sender::new(Socket(sock), config.clone()) else {
+                continue;
+            };
+            if tx.wait_greeting(Instant::now() + GREETING_WAIT) {
+                return Some(tx);
+            }
+            // No greeting: the reader took the pipe. The channel closes
+            // with `tx`, nothing sent on it.
+            tx.abort();
+        }
+        None
+    }
+}
+
+/// The reader's side, at its first read: waits until the pipe is
+/// readable (bytes from a writer that did not upgrade, or its end: `None`,
+/// read the pipe) or a ferry writer of it hands over its pool (its
+/// receiver), connecting to the writer's offer meanwhile.
+///
+/// # Safety
+///
+/// As [`Receiver::new`]: the caller vouches that a process of its own
+/// user that writes its standard input pipe is a ferry program, which
+/// keeps the protocol. (Such a process may read and write this one's
+/// memory through `ptrace` or `/proc` anyway.)
+pub(crate) unsafe fn take_pipe(pipe: BorrowedFd<'_>) -> io::Result<Option<Receiver>> {
     let Some(ino) = sys::pipe_inode(pipe) else {
         return Ok(None);
     };
-    let deadline = Instant::now() + wait;
-    let sock = loop {
-        match sys::connect_abstract(&name(ino)) {
-            Ok(s) => break s,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-            Err(_) => return Ok(None),
-        }
-    };
-    if !peer_holds(sock.as_fd(), ino, 0) {
-        return Ok(None);
-    }
-    let mut ack = [0u8; 16];
+    let mut retry = Duration::ZERO;
+    let began = Instant::now();
+    let mut sock: Option<OwnedFd> = None;
+    let mut trying = true;
     loop {
-        match sys::recv_packet(sock.as_fd(), &mut ack) {
-            Ok(sys::Received::Packet {
-                len,
-                truncated: false,
-                fds,
-            }) if fds.is_empty() && &ack[..len] == ACK => break,
-            Ok(sys::Received::Empty) => {
-                if sys::wait(sock.as_fd(), true, false, Some(deadline)).is_err() {
-                    return Ok(None);
+        if sock.is_none() && trying {
+            match sys::connect_abstract(&name(ino)) {
+                Ok(s) if peer_holds(s.as_fd(), ino, 1) => sock = Some(s),
+                // Someone else has the name: the writer offers nothing.
+                Ok(_) => trying = false,
+                Err(_) => {}
+            }
+        }
+        let wait = match (&sock, trying) {
+            (None, true) => {
+                retry = if began.elapsed() < RETRY_EAGER {
+                    RETRY_FIRST
+                } else {
+                    (retry * 2).clamp(RETRY_FIRST, RETRY_MAX)
+                };
+                Some(Instant::now() + retry)
+            }
+            _ => None,
+        };
+        let (piped, offered) = match &sock {
+            Some(s) => {
+                let (p, o) = sys::wait_either(pipe, s.as_fd(), None)?;
+                (p, o)
+            }
+            None => match sys::wait_either(pipe, pipe, wait) {
+                Ok((p, _)) => (p, false),
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => (false, false),
+                Err(e) => return Err(e),
+            },
+        };
+        if piped {
+            return Ok(None);
+        }
+        if offered {
+            let s = sock.take().expect("offered on a socket");
+            trying = false;
+            // SAFETY: the caller's promise, for the peer just checked.
+            if let Ok(rx) = unsafe { Receiver::new(Socket(s), Some(HELLO_WAIT)) } {
+                if rx.greet().is_ok() {
+                    return Ok(Some(rx));
                 }
             }
-            _ => return Ok(None),
-        }
-    }
-    // The reader took the channel; if the pool cannot be made, closing
-    // the socket sends it back to the pipe.
-    Ok(Sender::new(Socket(sock), config).ok())
-}
-
-/// The reader's side, bound before its first read: listening for the
-/// writer of its standard input pipe.
-pub(crate) struct PipeListener {
-    listener: OwnedFd,
-    ino: u64,
-}
-
-impl PipeListener {
-    /// Listens for the writer of `pipe` (this process's standard input);
-    /// `None` if it is no pipe or another process listens for it already.
-    pub(crate) fn bind(pipe: BorrowedFd<'_>) -> Option<PipeListener> {
-        let ino = sys::pipe_inode(pipe)?;
-        let listener = sys::listen_abstract(&name(ino)).ok()?;
-        Some(PipeListener { listener, ino })
-    }
-
-    /// Waits until the pipe is readable (bytes from a writer that did not
-    /// upgrade, or its end: `None`, read the pipe) or a ferry writer of it
-    /// takes the channel (its receiver).
-    ///
-    /// # Safety
-    ///
-    /// As [`Receiver::new`]: the caller vouches that a process of its own
-    /// user that writes its standard input pipe is a ferry program, which
-    /// keeps the protocol. (Such a process may read and write this one's
-    /// memory through `ptrace` or `/proc` anyway.)
-    pub(crate) unsafe fn accept(self, pipe: BorrowedFd<'_>) -> io::Result<Option<Receiver>> {
-        loop {
-            let (writer, piped) = sys::wait_either(self.listener.as_fd(), pipe, None)?;
-            if piped {
-                return Ok(None);
-            }
-            if !writer {
-                continue;
-            }
-            let Ok(sock) = sys::accept(self.listener.as_fd(), Some(Duration::from_millis(10)))
-            else {
-                continue;
-            };
-            if !peer_holds(sock.as_fd(), self.ino, 1) {
-                continue;
-            }
-            if !matches!(sys::send_packet(sock.as_fd(), ACK, &[]), Ok(true)) {
-                continue;
-            }
-            // SAFETY: the caller's promise, for the peer just checked.
-            match unsafe { Receiver::new(Socket(sock), Some(HELLO_WAIT)) } {
-                Ok(rx) => return Ok(Some(rx)),
-                // The writer went away after all: back to the pipe.
-                Err(_) => continue,
-            }
+            // The writer went away, or wrote the pipe after all: read it.
         }
     }
 }

@@ -4,55 +4,59 @@
 use super::backend::{Io, Sequential, UpgradedReader, UpgradedWriter};
 use super::engine::Inner;
 use super::Stream;
-use crate::ipc::{offer, PipeListener, SenderConfig};
+use crate::ipc::{PipeOffer, SenderConfig};
 use crate::sys::fileio;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::Duration;
 
 fn named(what: &str, name: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{what} {name}: {e}"))
 }
 
 impl Stream {
-    /// A stream that writes `fd` (a pipe, typically standard output): if
-    /// the pipe's reader is a ferry program that listens for its writer
-    /// ([`Stream::pipe_reader`]) and takes the channel within `wait`, the
-    /// bytes go to it through an ipc pool (copied into the pool, read in
-    /// place there, no system call per buffer while both are awake);
-    /// otherwise — another reader, no answer in time, `fd` no pipe — the
-    /// stream writes `fd` as [`Stream::from_fd_with`] with
+    /// A stream that writes `fd` (a pipe, typically standard output),
+    /// through an ipc channel if `offer` (bound for `fd` when the program
+    /// started, [`PipeOffer::bind`]) was taken: if the pipe's reader is a
+    /// ferry program reading it with [`Stream::pipe_reader`] and has
+    /// connected by the stream's first write (its first buffer flushed),
+    /// the bytes go to it through a pool (copied into
+    /// the pool, read in place there, no system call per buffer while both
+    /// are awake); otherwise — another reader, a reader not there yet, no
+    /// offer, `fd` no pipe — the stream writes `fd` as
+    /// [`Stream::from_fd_with`] with
     /// [`Backend::Sequential`](crate::stream::Backend::Sequential) does.
-    /// [`Stream::on_channel`] tells which. Closing the stream ends the
-    /// channel in order; the reader then reads the pipe (whatever another
-    /// writer puts there).
+    /// [`Stream::on_channel`] tells which. It never waits for a reader
+    /// that has not connected. Closing the stream ends the channel in
+    /// order; the reader then reads the pipe (whatever another writer puts
+    /// there).
     ///
-    /// The decision is made here, once, before any byte is written, so
-    /// nothing is lost or reordered whichever way it goes. A writer
-    /// whose reader does not answer waits `wait` first.
+    /// The decision is made once, before any byte is written, so nothing
+    /// is lost or reordered whichever way it goes.
     ///
     /// ```no_run
     /// # fn main() -> std::io::Result<()> {
     /// use std::io::Write;
     /// use std::os::fd::AsFd;
+    /// // At start-up, before any output:
+    /// let offer = ferry::ipc::PipeOffer::bind(std::io::stdout().as_fd());
+    /// // ... later, the first output:
     /// let out = std::io::stdout().as_fd().try_clone_to_owned()?;
-    /// let mut s = ferry::Stream::pipe_writer(out, "standard output", std::time::Duration::from_millis(100))?;
+    /// let mut s = ferry::Stream::pipe_writer(out, "standard output", offer)?;
     /// writeln!(s, "through the pool if the reader is a ferry program")?;
     /// s.close()
     /// # }
     /// ```
-    pub fn pipe_writer(fd: OwnedFd, name: &str, wait: Duration) -> io::Result<Stream> {
+    pub fn pipe_writer(fd: OwnedFd, name: &str, offer: Option<PipeOffer>) -> io::Result<Stream> {
         let file = File::from(fd);
         let info = fileio::fd_info(file.as_fd()).map_err(|e| named("opening", name, e))?;
         let config = SenderConfig {
             timeout: None,
             ..SenderConfig::default()
         };
-        let tx = offer(file.as_fd(), wait, config).map_err(|e| named("opening", name, e))?;
         let pipe = Sequential::new(file, info);
-        let io = match tx {
-            Some(tx) => Io::UpgradedWriter(UpgradedWriter::new(pipe, tx)),
+        let io = match offer {
+            Some(o) => Io::UpgradedWriter(UpgradedWriter::new(pipe, o, config)),
             None => Io::Sequential(pipe),
         };
         Ok(Stream::from_inner(Inner::new(
@@ -64,14 +68,15 @@ impl Stream {
         )))
     }
 
-    /// A stream that reads `fd` (a pipe, typically standard input) and
-    /// listens for its writer: if a ferry program writing the pipe
-    /// ([`Stream::pipe_writer`]) asks before the pipe has bytes or its
-    /// end, the stream reads that writer's pool slots in place until the
-    /// writer closes (or dies), then the pipe to its end. Otherwise, or if
-    /// `fd` is no pipe or another reader listens for it already, it reads
-    /// `fd` as a sequential stream does. The first read waits for the one
-    /// or the other.
+    /// A stream that reads `fd` (a pipe, typically standard input), from
+    /// its writer's pool if the writer offers one: at the first read,
+    /// while it waits for the pipe's first bytes, it connects to the
+    /// writer's offer ([`PipeOffer`]); if a ferry program writing the pipe
+    /// ([`Stream::pipe_writer`]) hands over its pool before the pipe has
+    /// bytes or its end, the stream reads that writer's pool slots in place
+    /// until the writer closes (or dies), then the pipe to its end.
+    /// Otherwise, or if `fd` is no pipe, it reads `fd` as a sequential
+    /// stream does.
     ///
     /// # Safety
     ///
@@ -85,12 +90,8 @@ impl Stream {
     pub unsafe fn pipe_reader(fd: OwnedFd, name: &str) -> io::Result<Stream> {
         let file = File::from(fd);
         let info = fileio::fd_info(file.as_fd()).map_err(|e| named("opening", name, e))?;
-        let listener = PipeListener::bind(file.as_fd());
         let pipe = Sequential::new(file, info);
-        let io = match listener {
-            Some(l) => Io::UpgradedReader(UpgradedReader::new(pipe, l)),
-            None => Io::Sequential(pipe),
-        };
+        let io = Io::UpgradedReader(UpgradedReader::new(pipe));
         Ok(Stream::from_inner(Inner::new(
             io,
             name.into(),

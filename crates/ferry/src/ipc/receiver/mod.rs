@@ -302,6 +302,20 @@ impl Receiver {
         self.timeout = timeout;
     }
 
+    /// Greets the sender (a WAKE packet): this end mapped the pool and
+    /// takes the channel (a pipe's upgrade waits for it).
+    pub(crate) fn greet(&self) -> io::Result<()> {
+        let mut packet = Vec::with_capacity(wire::HEADER);
+        wire::encode_wake(&mut packet);
+        match sys::send_packet(self.shared.sock.as_fd(), &packet, &[])? {
+            true => Ok(()),
+            false => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "ipc: no room for a greeting",
+            )),
+        }
+    }
+
     /// Bytes per slot of the sender's pool.
     pub fn slot_size(&self) -> usize {
         self.shared.slot_size

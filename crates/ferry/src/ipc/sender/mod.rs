@@ -272,6 +272,30 @@ impl Sender {
         self.send_encoded(&[], deadline)
     }
 
+    /// Before any message: waits until `deadline` for the receiver's
+    /// greeting ([`Receiver::greet`](super::Receiver::greet), a WAKE
+    /// packet), which says it mapped the pool and takes the channel.
+    /// False if it did not come in time, or the receiver went away.
+    pub(crate) fn wait_greeting(&mut self, deadline: Instant) -> bool {
+        loop {
+            match sys::recv_packet(self.sock.as_fd(), &mut self.inbox) {
+                Ok(Received::Packet {
+                    len,
+                    truncated: false,
+                    fds,
+                }) if fds.is_empty() => {
+                    return matches!(wire::decode(&self.inbox[..len]), Ok(Packet::Wake));
+                }
+                Ok(Received::Empty) => {
+                    if sys::wait(self.sock.as_fd(), true, false, Some(deadline)).is_err() {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// Bytes per slot.
     pub fn slot_size(&self) -> usize {
         self.shared.slot_size

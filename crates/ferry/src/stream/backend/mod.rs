@@ -10,7 +10,7 @@
 //! | [`Sequential`] | pipe, socket, tty, device (or asked for) | `read` | `write` |
 //! | [`Memory`] | none (`fmemopen`, `open_memstream`) | copy | copy |
 //! | [`UpgradedReader`] | a pipe whose ferry writer upgraded it | the writer's pool slots, in place | — |
-//! | [`UpgradedWriter`] | a pipe whose ferry reader took the channel | — | copied into the pool |
+//! | [`UpgradedWriter`] | a pipe offered to a ferry reader | — | copied into the pool (if taken by the first write), else `write` |
 
 mod buffered;
 mod mapped;
@@ -265,7 +265,7 @@ impl Io {
     pub(crate) fn on_channel(&self) -> bool {
         match self {
             Io::UpgradedReader(r) => r.on_channel(),
-            Io::UpgradedWriter(_) => true,
+            Io::UpgradedWriter(w) => w.on_channel(),
             _ => false,
         }
     }

@@ -6,7 +6,7 @@
 //! may follow), and both name it as their descriptor.
 
 use super::{Module, Sequential, Window};
-use crate::ipc::{PipeListener, Receiver, Sender};
+use crate::ipc::{take_pipe, PipeOffer, Receiver, Sender, SenderConfig};
 use crate::Aggregate;
 use std::io;
 use std::mem::MaybeUninit;
@@ -14,7 +14,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 enum ReadState {
     /// Not yet decided: waiting for the first read.
-    Listening(PipeListener),
+    Undecided,
     /// The channel, and the unread rest of its current message.
     Channel(Box<Receiver>, Aggregate),
     /// The pipe, as a sequential module reads it.
@@ -28,10 +28,10 @@ pub(crate) struct UpgradedReader {
 }
 
 impl UpgradedReader {
-    pub(crate) fn new(pipe: Sequential, listener: PipeListener) -> UpgradedReader {
+    pub(crate) fn new(pipe: Sequential) -> UpgradedReader {
         UpgradedReader {
             pipe,
-            state: ReadState::Listening(listener),
+            state: ReadState::Undecided,
         }
     }
 
@@ -47,15 +47,12 @@ impl UpgradedReader {
     /// Decides at the first read; then the next piece of the channel
     /// (`None` once it ended, or on the pipe).
     fn next_piece(&mut self) -> io::Result<Option<crate::Buf>> {
-        if let ReadState::Listening(_) = self.state {
-            let ReadState::Listening(l) = std::mem::replace(&mut self.state, ReadState::Pipe)
-            else {
-                unreachable!("matched above")
-            };
+        if let ReadState::Undecided = self.state {
+            self.state = ReadState::Pipe;
             // SAFETY: `Stream::pipe_reader` was made by a caller that vouched
-            // for a ferry program of its own user writing its pipe; the
-            // listener takes only such a peer.
-            if let Some(rx) = unsafe { l.accept(self.fd())? } {
+            // for a ferry program of its own user writing its pipe;
+            // `take_pipe` takes only such a peer.
+            if let Some(rx) = unsafe { take_pipe(self.fd())? } {
                 self.state = ReadState::Channel(Box::new(rx), Aggregate::new());
             }
         }
@@ -164,20 +161,35 @@ impl Module for UpgradedReader {
     }
 }
 
-/// The writing end: every buffer the stream writes goes to the reader
-/// through the channel (copied into the pool).
+/// The writing end: the channel if the reader took the offer by the first
+/// write (the first buffer flushed), else the pipe.
 pub(crate) struct UpgradedWriter {
     pipe: Sequential,
+    offer: Option<(PipeOffer, SenderConfig)>,
     tx: Option<Box<Sender>>,
     signals: bool,
 }
 
 impl UpgradedWriter {
-    pub(crate) fn new(pipe: Sequential, tx: Sender) -> UpgradedWriter {
+    pub(crate) fn new(pipe: Sequential, offer: PipeOffer, config: SenderConfig) -> UpgradedWriter {
         UpgradedWriter {
             pipe,
-            tx: Some(Box::new(tx)),
+            offer: Some((offer, config)),
+            tx: None,
             signals: false,
+        }
+    }
+
+    /// Whether the bytes go through the channel (decided at the first
+    /// write).
+    pub(crate) fn on_channel(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// At the first write: takes the channel if the reader connected.
+    fn decide(&mut self) {
+        if let Some((offer, config)) = self.offer.take() {
+            self.tx = offer.take(config).map(Box::new);
         }
     }
 }
@@ -199,9 +211,10 @@ impl Module for UpgradedWriter {
         Err(io::Error::from_raw_os_error(libc::EBADF))
     }
 
-    fn write(&mut self, _off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
+    fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
+        self.decide();
         let Some(tx) = self.tx.as_mut() else {
-            return (0, Some(io::Error::from_raw_os_error(libc::EBADF)));
+            return self.pipe.write(off, bytes);
         };
         let mut done = 0;
         while done < bytes.len() {
@@ -225,8 +238,9 @@ impl Module for UpgradedWriter {
     }
 
     /// The channel closes in order: the reader gets every byte, then
-    /// goes on with the pipe.
+    /// goes on with the pipe. (An offer never taken just goes.)
     fn finish(&mut self, _pos: u64) -> io::Result<()> {
+        self.offer = None;
         match self.tx.take() {
             Some(tx) => (*tx).close(),
             None => Ok(()),
@@ -240,5 +254,9 @@ impl Module for UpgradedWriter {
     fn raise_signals(&mut self) {
         self.signals = true;
         self.pipe.raise_signals();
+    }
+
+    fn set_pipe_size(&self, bytes: usize) -> io::Result<usize> {
+        self.pipe.set_pipe_size(bytes)
     }
 }
