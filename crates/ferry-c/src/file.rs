@@ -410,12 +410,14 @@ static STDOUT_OFFER: parking_lot::Mutex<Option<ferry::ipc::PipeOffer>> =
 static OFFER_AT_START: extern "C" fn() = offer_at_start;
 
 extern "C" fn offer_at_start() {
-    if is_fifo(1) && stdio_ipc_asked() {
-        // SAFETY: descriptor 1 is open (fstat said it is a pipe); it is
-        // only borrowed for the call.
-        let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
-        *STDOUT_OFFER.lock() = ferry::ipc::PipeOffer::bind(out);
-    }
+    crate::ffi::ffi_guard((), 0, || {
+        if is_fifo(1) && stdio_ipc_asked() {
+            // SAFETY: descriptor 1 is open (fstat said it is a pipe); it
+            // is only borrowed for the call.
+            let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
+            *STDOUT_OFFER.lock() = ferry::ipc::PipeOffer::bind(out);
+        }
+    })
 }
 
 /// `FERRY_STDIO_IPC=1`: standard input and output that are pipes between
