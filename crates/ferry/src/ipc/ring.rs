@@ -487,6 +487,11 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 8 } else { 256 },
+            ..ProptestConfig::default()
+        })]
+
         /// Any sequence of pushes and pops through a small ring (the
         /// indices wrapping many times) against a queue of the same
         /// capacity.
