@@ -487,10 +487,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 8 } else { 256 },
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(crate::test_support::proptest_config(256))]
 
         /// Any sequence of pushes and pops through a small ring (the
         /// indices wrapping many times) against a queue of the same
