@@ -184,7 +184,7 @@ fn wrong(p: &Path, got: usize, want: usize) -> String {
 }
 
 /// The untimed pass: every cache's hits on `t`, one thread.
-fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 5], String> {
+fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 6], String> {
     let err = |e: io::Error| e.to_string();
     let fc = FileCache::new(CacheConfig::default().with_budget(budget)).map_err(err)?;
     let fa = FileCache::new(
@@ -193,8 +193,17 @@ fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 5], String> 
             .with_admission_queue(true),
     )
     .map_err(err)?;
+    // The queue, and files over an eighth of the budget served uncached
+    // (quick_cache's shards here hold an eighth of its budget each).
+    let fl = FileCache::new(
+        CacheConfig::default()
+            .with_budget(budget)
+            .with_admission_queue(true)
+            .with_largest_file(Some(budget as u64 / 8)),
+    )
+    .map_err(err)?;
     let (q, qf, m) = (quick(budget, false), quick(budget, true), moka(budget));
-    let mut h = [Hits::default(); 5];
+    let mut h = [Hits::default(); 6];
     for &i in &t.lookups {
         let (p, size) = (&f.paths[i as usize], f.sizes[i as usize]);
         let before = fc.stats().misses;
@@ -205,6 +214,12 @@ fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 5], String> 
         h[4].add(size, fa.stats().misses == before);
         if got_a != size {
             return Err(wrong(p, got_a, size));
+        }
+        let before = fl.stats().misses;
+        let got_l = ferry_lookup(&fl, p).map_err(err)?;
+        h[5].add(size, fl.stats().misses == before);
+        if got_l != size {
+            return Err(wrong(p, got_l, size));
         }
         for (k, (got2, hit)) in [
             quick_lookup(&q, p).map_err(err)?,
@@ -422,8 +437,8 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         budget as f64 / 1048576.0
     );
     eprintln!("  hit ratio (by count / by bytes), one thread:");
-    eprintln!("| trace | FileCache | FileCache, admission queue | quick_cache | quick_cache, FileCache's charge | moka | within 1 point of quick_cache (count): FileCache / with the queue |");
-    eprintln!("|---|---|---|---|---|---|---|");
+    eprintln!("| trace | FileCache | FileCache, admission queue | FileCache, queue, files ≤ B/8 | quick_cache | quick_cache, FileCache's charge | moka | within 1 point of quick_cache (count): FileCache / with the queue / queue, ≤ B/8 |");
+    eprintln!("|---|---|---|---|---|---|---|---|");
     for t in &ts {
         let h = hit_ratios(&f, t, budget)?;
         let within = |x: &Hits| {
@@ -434,15 +449,17 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             }
         };
         eprintln!(
-            "| {} | {} | {} | {} | {} | {} | {} / {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} |",
             t.name,
             h[0].show(),
             h[4].show(),
+            h[5].show(),
             h[1].show(),
             h[2].show(),
             h[3].show(),
             within(&h[0]),
-            within(&h[4])
+            within(&h[4]),
+            within(&h[5])
         );
     }
     let mut rows = hit_path_rows(&dir.0, runs, scale)?;

@@ -65,3 +65,45 @@ fn a_scan_does_not_flush_the_hot_files_with_the_admission_queue() {
 fn a_scan_flushes_the_hot_files_without_the_admission_queue() {
     assert_eq!(hot_hits_after_a_scan(false), 0);
 }
+
+/// `CacheConfig::largest_file`: a file over the limit is read whole for
+/// each lookup and never cached (its bytes counted as uncached), while a
+/// file within it is cached and hit; without the limit both are cached.
+#[test]
+#[cfg_attr(miri, ignore = "files")]
+fn files_over_the_largest_size_are_served_but_not_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small");
+    let large = dir.path().join("large");
+    std::fs::write(&small, vec![1u8; 2 * EXTENT]).unwrap();
+    let big: Vec<u8> = (0..5 * EXTENT).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&large, &big).unwrap();
+    std::thread::sleep(SETTLE * 2);
+    for limit in [Some(4 * EXTENT as u64), None] {
+        let c = FileCache::new(
+            CacheConfig::default()
+                .with_budget(64 * EXTENT)
+                .with_extent(EXTENT)
+                .with_settle(SETTLE)
+                .with_largest_file(limit),
+        )
+        .unwrap();
+        for _ in 0..3 {
+            assert_eq!(c.read(&large, ..).unwrap().copy_to_vec(), big);
+            assert_eq!(c.read(&small, ..).unwrap().len(), 2 * EXTENT);
+        }
+        let st = c.stats();
+        match limit {
+            Some(_) => {
+                assert_eq!(st.uncached_bytes, 3 * big.len() as u64, "{st:?}");
+                assert_eq!(st.entries, 2, "only the small file's extents: {st:?}");
+                assert_eq!(st.hits, 4, "{st:?}");
+            }
+            None => {
+                assert_eq!(st.uncached_bytes, 0, "{st:?}");
+                assert_eq!(st.entries, 7, "{st:?}");
+                assert_eq!(st.hits, 14, "{st:?}");
+            }
+        }
+    }
+}

@@ -89,6 +89,12 @@ pub struct CacheConfig {
     /// set. Entries readers hold go last in both queues. Default off:
     /// IO-Lite's order alone.
     pub admission_queue: bool,
+    /// Files larger than this many bytes are read for their readers but
+    /// not cached (as web caches cap an object's size, and `quick_cache`
+    /// refuses an item heavier than its shard's share): one large file
+    /// then cannot push out many small ones. Default `None`: every file
+    /// is cached, as in IO-Lite.
+    pub largest_file: Option<u64>,
 }
 
 impl Default for CacheConfig {
@@ -100,6 +106,7 @@ impl Default for CacheConfig {
             fill: Fill::Read,
             shards: None,
             admission_queue: false,
+            largest_file: None,
         }
     }
 }
@@ -169,6 +176,17 @@ impl CacheConfig {
     /// ```
     pub fn with_admission_queue(mut self, on: bool) -> CacheConfig {
         self.admission_queue = on;
+        self
+    }
+
+    /// Sets the size above which a file is served but not cached.
+    ///
+    /// ```
+    /// let c = ferry::cache::CacheConfig::default().with_largest_file(Some(1 << 20));
+    /// assert_eq!(c.largest_file, Some(1 << 20));
+    /// ```
+    pub fn with_largest_file(mut self, bytes: Option<u64>) -> CacheConfig {
+        self.largest_file = bytes;
         self
     }
 }

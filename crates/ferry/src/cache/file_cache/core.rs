@@ -128,6 +128,8 @@ pub(crate) struct Core {
     hasher: foldhash::fast::RandomState,
     tick: AtomicU64,
     budget: usize,
+    /// Files larger than this are not cached (`CacheConfig::largest_file`).
+    largest_file: u64,
     /// The sizes extents are charged at (the pool's slot sizes).
     classes: Box<[usize]>,
     acct: Mutex<Acct>,
@@ -138,7 +140,13 @@ impl Core {
     /// keeps within `budget` bytes, charging an extent the first of
     /// `classes` (ascending) that holds it; with an admission queue if
     /// `admission`.
-    pub(crate) fn new(budget: usize, shards: usize, classes: &[usize], admission: bool) -> Core {
+    pub(crate) fn new(
+        budget: usize,
+        shards: usize,
+        classes: &[usize],
+        admission: bool,
+        largest_file: Option<u64>,
+    ) -> Core {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
         // Ghost keys: about as many as the main order holds extents of
         // the smallest charge, within limits.
@@ -150,6 +158,7 @@ impl Core {
             hasher: Default::default(),
             tick: AtomicU64::new(1),
             budget,
+            largest_file: largest_file.unwrap_or(u64::MAX),
             classes: classes.into(),
             acct: Mutex::new(Acct {
                 held: 0,
@@ -275,7 +284,8 @@ impl Core {
         };
         let charge = self.charge(len);
         let had_old = old.is_some();
-        let reserved = self.reserve(charge);
+        // A file over the size limit is its readers' alone.
+        let reserved = stamp.size <= self.largest_file && self.reserve(charge);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fill(reserved)));
         let mut acct = self.acct.lock();
         let mut sh = shard.0.lock();

@@ -231,7 +231,13 @@ impl FileCache {
             .unwrap_or_else(|| 4 * std::thread::available_parallelism().map_or(1, |n| n.get()));
         Ok(FileCache {
             inner: Arc::new(Inner {
-                core: Core::new(cfg.budget, shards, pool.classes(), cfg.admission_queue),
+                core: Core::new(
+                    cfg.budget,
+                    shards,
+                    pool.classes(),
+                    cfg.admission_queue,
+                    cfg.largest_file,
+                ),
                 pool,
                 cfg,
                 mapped: Mutex::new(HashMap::new()),

@@ -276,7 +276,7 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..80),
     ) {
         let budget = budget_pages * PAGE;
-        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE], admission);
+        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE], admission, None);
         let mut m = Model { budget, admission, ..Model::default() };
         // (model buffer id, the Buf, its bytes)
         let mut readers: Vec<(u64, Buf)> = vec![];
@@ -337,7 +337,7 @@ proptest! {
 #[test]
 #[cfg_attr(miri, ignore = "threads and sleeps: slow under Miri")]
 fn concurrent_misses_on_one_extent_read_it_once() {
-    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE], false));
+    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE], false, None));
     let reads = Arc::new(AtomicUsize::new(0));
     let start = Arc::new(Barrier::new(8));
     let threads: Vec<_> = (0..8)
@@ -373,7 +373,7 @@ fn concurrent_misses_on_one_extent_read_it_once() {
 /// and the budget gets its bytes back.
 #[test]
 fn a_failed_fill_is_not_cached() {
-    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE], false);
+    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE], false, None);
     let r = core.get(key(1), stamp(1, 1), 10, |_| {
         Err(FillError::Io(std::io::Error::other("disk on fire")))
     });
@@ -459,7 +459,7 @@ fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
 #[test]
 fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
     let n: u64 = if cfg!(miri) { 12 } else { 400 };
-    let core = Core::new(n as usize * PAGE, 8, &[PAGE], false);
+    let core = Core::new(n as usize * PAGE, 8, &[PAGE], false, None);
     let page = |k: u64| match core.get(key(k), stamp(k, 1), PAGE, |_| {
         Ok(Filled {
             buf: Buf::from(vec![k as u8; PAGE]),
