@@ -18,6 +18,9 @@
 //!  word 48  tx waiting for a release   sender   1: it sleeps, ring the doorbell
 //!  word 56  tx waiting for room        sender   (the same, for room on tx)
 //!  word 64  rx stopped     receiver     1: it reads no more (dropped)
+//!  word 72  rx drained     receiver     1: and took its last entries: what
+//!                                       is left on tx (tail..head) is the
+//!                                       sender's to take back
 //!  word 128 tx entries (tx_cap × 4 words), then release entries (rel_cap × 4)
 //!
 //!  entry   w0 kind u8 | flags u8 << 8 | slot u32 << 32
@@ -56,6 +59,7 @@ pub(super) const REL_TAIL: usize = 5 * LINE;
 pub(super) const TX_WAITING: usize = 6 * LINE;
 pub(super) const TX_WAITING_ROOM: usize = 7 * LINE;
 pub(super) const RX_STOPPED: usize = 8 * LINE;
+pub(super) const RX_DRAINED: usize = 9 * LINE;
 const ENTRIES: usize = 16 * LINE;
 const ENTRY_WORDS: usize = 4;
 const MAGIC: u64 = u64::from_le_bytes(*b"FYIPRING");
@@ -294,6 +298,11 @@ impl Consumer {
         }
     }
 
+    /// Entries the ring holds at most.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.cap
+    }
+
     /// Entries waiting.
     pub(crate) fn waiting(&self, w: &[AtomicU64]) -> io::Result<u64> {
         let head = w[self.head_w].load(Ordering::Acquire);
@@ -344,6 +353,28 @@ pub(crate) fn wake_needed(w: &[AtomicU64], flag: usize) -> bool {
 pub(crate) fn raise(w: &[AtomicU64], flag: usize) {
     w[flag].store(1, Ordering::Release);
     fence(Ordering::SeqCst);
+}
+
+/// The producer's view of entries the consumer will never take (it said
+/// so, `RX_DRAINED`): those from its tail to this producer's head, read
+/// back from the ring, each checked for form (a peer may have rewritten
+/// them); `None` if the tail the consumer published is out of range.
+pub(crate) fn stranded(p: &Producer, w: &[AtomicU64]) -> Option<Vec<Entry>> {
+    let tail = w[p.tail_w].load(Ordering::Acquire);
+    let n = p.head.wrapping_sub(tail);
+    if n > p.cap {
+        return None;
+    }
+    let mut out = Vec::new();
+    for i in 0..n {
+        let at = p.base + (tail.wrapping_add(i) & (p.cap - 1)) as usize * ENTRY_WORDS;
+        let mut e = [0u64; ENTRY_WORDS];
+        for (v, word) in e.iter_mut().zip(&w[at..at + ENTRY_WORDS]) {
+            *v = word.load(Ordering::Relaxed);
+        }
+        out.extend(Entry::decode(e).ok());
+    }
+    Some(out)
 }
 
 /// Whether the peer raised `flag`.

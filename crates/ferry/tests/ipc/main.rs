@@ -96,4 +96,5 @@ mod model;
 mod processes;
 mod rings;
 mod sent_from_the_pool;
+mod stopped_receiver;
 mod waiting;

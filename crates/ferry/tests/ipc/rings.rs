@@ -275,21 +275,27 @@ fn ipc_hostile_ring_receivers_are_errors_for_the_sender() {
     }
 }
 
-const TX_HEAD: usize = 8;
-const TX_TAIL: usize = 16;
+pub(crate) const TX_HEAD: usize = 8;
+pub(crate) const TX_TAIL: usize = 16;
 const REL_HEAD: usize = 32;
-const ENTRIES: usize = 128;
-const TX_CAP: u64 = 256;
-const REL_CAP: u64 = 64;
+pub(crate) const ENTRIES: usize = 128;
+pub(crate) const TX_CAP: u64 = 256;
+pub(crate) const REL_CAP: u64 = 64;
 
 /// A control block mapped read-write in this process.
-struct Control {
+pub(crate) struct Control {
     ptr: *mut AtomicU64,
     words: usize,
 }
 
+// SAFETY: the mapping is only ever accessed through atomics, from any
+// thread, and is never unmapped while the test's process lives.
+unsafe impl Send for Control {}
+// SAFETY: as above.
+unsafe impl Sync for Control {}
+
 impl Control {
-    fn map(fd: &OwnedFd, words: usize) -> Control {
+    pub(crate) fn map(fd: &OwnedFd, words: usize) -> Control {
         // SAFETY: a new shared mapping of the whole memfd (at least
         // `words` words, as the caller sized or checked it); it aliases
         // no Rust object and is accessed only through atomics.
@@ -316,11 +322,11 @@ impl Control {
         unsafe { std::slice::from_raw_parts(self.ptr, self.words) }
     }
 
-    fn set(&self, w: usize, v: u64) {
+    pub(crate) fn set(&self, w: usize, v: u64) {
         self.words()[w].store(v, Ordering::SeqCst);
     }
 
-    fn get(&self, w: usize) -> u64 {
+    pub(crate) fn get(&self, w: usize) -> u64 {
         self.words()[w].load(Ordering::SeqCst)
     }
 
@@ -348,7 +354,7 @@ fn stdin_line() {
 }
 
 /// Sends HELLO with `fds` attached.
-fn send_with_fds(s: &OwnedFd, bytes: &[u8], fds: &[&OwnedFd]) {
+pub(crate) fn send_with_fds(s: &OwnedFd, bytes: &[u8], fds: &[&OwnedFd]) {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = SendAncillaryBuffer::new(&mut space);

@@ -295,12 +295,22 @@ impl Receiver {
         if self.broken.is_some() {
             return;
         }
-        while let Ok(Some(e)) = self.rx().tx.pop(w) {
+        // At most one ring's worth: a sender that keeps publishing cannot
+        // keep the drop here.
+        let cap = self.rx().tx.capacity();
+        for _ in 0..cap {
+            let Ok(Some(e)) = self.rx().tx.pop(w) else {
+                break;
+            };
             if let Entry::Buf { desc, .. } = e {
                 if self.lend(desc).is_err() {
                     break;
                 }
             }
         }
+        // Whatever the sender publishes from now on is its own to take
+        // back (it checked `RX_STOPPED` before, this after).
+        ring::raise(w, ring::RX_DRAINED);
+        let _ = wake_sender(&shared, w, ring::TX_WAITING);
     }
 }

@@ -558,6 +558,7 @@ impl Sender {
             // own: at most as many as the release ring holds, so that it
             // never fills.
             while self.refs_out >= limit {
+                self.check()?;
                 self.flush_descs(batch, false)?;
                 let deadline = self.deadline();
                 self.ring_wait(ring::Want::Release, deadline)?;

@@ -27,6 +27,8 @@ pub(super) struct Rings {
     pumps: u32,
     /// Releases taken off the ring, not yet counted (kept to reuse).
     scratch: Vec<Desc>,
+    /// The entries the receiver left on tx when it stopped were taken back.
+    reclaimed: bool,
 }
 
 impl Rings {
@@ -39,6 +41,7 @@ impl Rings {
             rel,
             pumps: 0,
             scratch: Vec::with_capacity(wire::MAX_BATCH),
+            reclaimed: false,
         }
     }
 
@@ -72,6 +75,14 @@ impl Sender {
     /// Takes in the releases on the ring, and what the socket has if
     /// `look` (or every [`LOOK_EVERY`] calls).
     pub(super) fn ring_pump(&mut self, look: bool) -> io::Result<()> {
+        if self.receiver_gone {
+            // Its end closed: every reference it held is back already
+            // (`peer_gone`), and a release it put on the ring just before
+            // it went counts nothing any more.
+            let r = self.rings();
+            while let Ok(Some(_)) = r.rel.pop(&r.words) {}
+            return Ok(());
+        }
         loop {
             let r = self.rings();
             let mut got = std::mem::take(&mut r.scratch);
@@ -99,12 +110,41 @@ impl Sender {
                 break;
             }
         }
+        self.reclaim();
         let r = self.rings();
         r.pumps = r.pumps.wrapping_add(1);
         if look || r.pumps.is_multiple_of(LOOK_EVERY) {
             self.pump_socket()?;
         }
         Ok(())
+    }
+
+    /// Once the receiver stopped and took its last entries (`RX_DRAINED`),
+    /// the references of the entries it left on tx — a message published
+    /// while it was stopping — are this side's again: it will never lend
+    /// them. (Sends fail from the moment this side saw it stop, so no
+    /// entry comes after.)
+    fn reclaim(&mut self) {
+        let r = self.rings();
+        if r.reclaimed || !ring::raised(&r.words, ring::RX_DRAINED) {
+            return;
+        }
+        r.reclaimed = true;
+        let Some(left) = ring::stranded(&r.tx, &r.words) else {
+            return;
+        };
+        let mut st = self.shared.lock();
+        for e in left {
+            if let Entry::Buf { desc, .. } = e {
+                let Some(s) = st.get_mut(desc.slot as usize) else {
+                    continue;
+                };
+                if s.generation == desc.generation && s.remote > 0 {
+                    s.remote -= 1;
+                    self.refs_out = self.refs_out.saturating_sub(1);
+                }
+            }
+        }
     }
 
     /// Rings the receiver's doorbell if it sleeps.
@@ -143,11 +183,13 @@ impl Sender {
         };
         let r = self.rings();
         ring::announce_wait(&r.words, flag);
+        // A receiver that stopped may still give references back (its
+        // `Buf`s going): a wait for a release waits for one, or for its
+        // end, or the deadline. Room on tx it will never make.
         let ready = match want {
             Want::Release => r.rel.waiting(&r.words).map(|n| n > 0),
-            Want::Room => r.tx.room(&r.words).map(|n| n > 0),
+            Want::Room => r.tx.room(&r.words).map(|n| n > 0 || r.receiver_stopped()),
         };
-        let ready = ready.map(|b| b || r.receiver_stopped());
         let slept = match ready {
             Ok(false) => {
                 let woken = matches!(want, Want::Release).then_some(&self.shared.wake);
