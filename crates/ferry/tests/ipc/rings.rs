@@ -369,17 +369,21 @@ pub(crate) fn send_with_fds(s: &OwnedFd, bytes: &[u8], fds: &[&OwnedFd]) {
     .unwrap();
 }
 
+/// A memfd of `len` bytes sealed with `seals` (a pool or control block
+/// made by hand).
+pub(crate) fn memfd(name: &str, len: u64, seals: rustix::fs::SealFlags) -> OwnedFd {
+    use rustix::fs::MemfdFlags;
+    let fd =
+        rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).unwrap();
+    rustix::fs::ftruncate(&fd, len).unwrap();
+    rustix::fs::fcntl_add_seals(&fd, seals).unwrap();
+    fd
+}
+
 /// The peer: a sender that writes the rings as `case` says.
 pub(crate) fn hostile_ring_sender(name: &str, case: &str, say: impl Fn(&str)) {
-    use rustix::fs::{MemfdFlags, SealFlags};
+    use rustix::fs::SealFlags;
     let s: OwnedFd = ipc::connect(name).unwrap().into();
-    let memfd = |n: &str, len: u64, seals: SealFlags| {
-        let fd =
-            rustix::fs::memfd_create(n, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).unwrap();
-        rustix::fs::ftruncate(&fd, len).unwrap();
-        rustix::fs::fcntl_add_seals(&fd, seals).unwrap();
-        fd
-    };
     let (slot_size, slots) = (4096u64, 4u64);
     let pool = memfd(
         "hostile",

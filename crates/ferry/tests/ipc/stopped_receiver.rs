@@ -4,7 +4,7 @@
 //! a message published while the receiver stopped gives its slot back, and
 //! a sender that keeps publishing cannot hold a receiver's drop.
 
-use crate::rings::{send_with_fds, Control, ENTRIES, REL_CAP, TX_CAP, TX_HEAD, TX_TAIL};
+use crate::rings::{memfd, send_with_fds, Control, ENTRIES, REL_CAP, TX_CAP, TX_HEAD, TX_TAIL};
 use crate::{channel, serial, Transport};
 use ferry::ipc::{self, Receiver};
 use std::io;
@@ -150,15 +150,8 @@ fn a_message_published_while_the_receiver_stopped_gives_its_slot_back() {
 #[test]
 #[cfg_attr(miri, ignore = "memfd and sockets")]
 fn a_sender_that_keeps_publishing_cannot_hold_a_receivers_drop() {
-    use rustix::fs::{MemfdFlags, SealFlags};
+    use rustix::fs::SealFlags;
     let _g = serial();
-    let memfd = |n: &str, len: u64, seals: SealFlags| {
-        let fd =
-            rustix::fs::memfd_create(n, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING).unwrap();
-        rustix::fs::ftruncate(&fd, len).unwrap();
-        rustix::fs::fcntl_add_seals(&fd, seals).unwrap();
-        fd
-    };
     for _ in 0..5 {
         let (a, b) = ipc::pair().unwrap();
         let a: OwnedFd = a.into();

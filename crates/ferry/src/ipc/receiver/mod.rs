@@ -87,12 +87,7 @@ impl Shared {
                     st.releases.drain(..n);
                 }
                 Ok(false) => return,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-                    ) =>
-                {
+                Err(e) if sys::peer_gone(&e) => {
                     // The sender is gone: nobody to give them back to.
                     st.sender_gone = true;
                     st.releases.clear();

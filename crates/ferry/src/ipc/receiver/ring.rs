@@ -62,7 +62,7 @@ fn wake_sender(shared: &Shared, w: &SharedWords, flag: usize) -> bool {
     // those. Only a closed one means it is gone.
     !matches!(
         sys::send_packet(shared.sock.as_fd(), &packet, &[]),
-        Err(e) if matches!(e.kind(), io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset)
+        Err(e) if sys::peer_gone(&e)
     )
 }
 

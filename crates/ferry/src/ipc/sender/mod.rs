@@ -660,12 +660,7 @@ impl Sender {
                     return Ok(());
                 }
                 Ok(false) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-                    ) =>
-                {
+                Err(e) if sys::peer_gone(&e) => {
                     // The receiver reads no more. It may still hold
                     // buffers (it stopped reading, or its end is shared
                     // with another process): their slots come back with

@@ -158,12 +158,7 @@ impl Sender {
             // The socket is full of packets the receiver has not read:
             // it wakes for those.
             Ok(false) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-                ) =>
-            {
+            Err(e) if sys::peer_gone(&e) => {
                 self.receiver_stopped = true;
             }
             Err(e) => return Err(self.fail(e)),

@@ -85,24 +85,7 @@ pub(crate) fn wait_or_woken(
         flags |= PollFlags::OUT;
     }
     loop {
-        let left = match deadline {
-            Some(d) => {
-                let now = Instant::now();
-                if now >= d {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the peer did not answer in time",
-                    ));
-                }
-                Some(
-                    rustix::time::Timespec::try_from(d - now).unwrap_or(rustix::time::Timespec {
-                        tv_sec: i64::MAX,
-                        tv_nsec: 0,
-                    }),
-                )
-            }
-            None => None,
-        };
+        let left = time_left(deadline, "the peer did not answer in time")?;
         let mut p = [PollFd::new(&fd, flags)];
         let mut both;
         let p: &mut [PollFd<'_>] = match woken {
@@ -312,24 +295,7 @@ pub(crate) fn wait_either(
 ) -> io::Result<(bool, bool)> {
     use rustix::event::{PollFd, PollFlags};
     loop {
-        let left = match deadline {
-            Some(d) => {
-                let now = Instant::now();
-                if now >= d {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "nothing came in time",
-                    ));
-                }
-                Some(
-                    rustix::time::Timespec::try_from(d - now).unwrap_or(rustix::time::Timespec {
-                        tv_sec: i64::MAX,
-                        tv_nsec: 0,
-                    }),
-                )
-            }
-            None => None,
-        };
+        let left = time_left(deadline, "nothing came in time")?;
         let mut p = [
             PollFd::new(&a, PollFlags::IN),
             PollFd::new(&b, PollFlags::IN),
@@ -352,4 +318,31 @@ pub(crate) fn wait_either(
 pub(crate) fn raise_sigpipe() {
     // SAFETY: raise(3) with a valid signal number has no memory effects.
     unsafe { libc::raise(libc::SIGPIPE) };
+}
+
+/// What is left of `deadline` as poll(2)'s timeout (`None`: forever);
+/// `TimedOut`, saying `what`, once it passed.
+fn time_left(deadline: Option<Instant>, what: &str) -> io::Result<Option<rustix::time::Timespec>> {
+    let Some(d) = deadline else {
+        return Ok(None);
+    };
+    let now = Instant::now();
+    if now >= d {
+        return Err(io::Error::new(io::ErrorKind::TimedOut, what.to_string()));
+    }
+    Ok(Some(rustix::time::Timespec::try_from(d - now).unwrap_or(
+        rustix::time::Timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 0,
+        },
+    )))
+}
+
+/// An error that means the peer's end is closed or no longer reads
+/// (`EPIPE`, `ECONNRESET`), as against one that may pass.
+pub(crate) fn peer_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+    )
 }
