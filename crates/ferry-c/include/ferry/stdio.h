@@ -17,6 +17,16 @@
  * As glibc: line-buffered terminals, unbuffered stderr, every stream
  * flushed at exit, errno values as glibc's.
  *
+ * Pipes between two ferry programs: run both with FERRY_STDIO_IPC=1 and
+ * a standard output that is a pipe read by a ferry program's standard
+ * input moves its bytes through an ipc channel (a shared pool the reader
+ * reads in place) instead of the pipe; to anyone else it is still a pipe.
+ * The writer offers the channel when it starts and takes it at its first
+ * flush if the reader connected by then (an output within 50 ms of start
+ * waits that long for it); a reader that is not a ferry program, or one
+ * that asked nothing, reads the pipe as always. Each end checks that its
+ * peer is a process of the same user holding that pipe.
+ *
  * Needs glibc 2.32 or later (<sys/single_threaded.h>). A FILE * from this
  * header is a ferry stream, not a glibc FILE: pass it only to code that
  * was compiled with this header too. A library compiled against plain
