@@ -86,8 +86,10 @@ pub struct CacheConfig {
     /// as in `quick_cache`): an extent not used again before it reaches
     /// the queue's end leaves the cache without pushing out the main
     /// order's, so a scan through many files once does not flush the hot
-    /// set. Entries readers hold go last in both queues. Default off:
-    /// IO-Lite's order alone.
+    /// set. In the main order, an entry used again since it was last
+    /// passed over (up to three uses counted) is passed over once per use
+    /// when its turn to go comes (S3-FIFO's main queue). Entries readers
+    /// hold go last in both queues. Default off: IO-Lite's order alone.
     pub admission_queue: bool,
     /// Files larger than this many bytes are read for their readers but
     /// not cached (as web caches cap an object's size, and `quick_cache`

@@ -43,6 +43,10 @@ pub(crate) type Key = (FileId, u64);
 /// Consecutive extents of a file that share a shard.
 const RUN: u64 = 16;
 
+/// Entries used again that one reservation passes over at most before it
+/// evicts regardless (hits on other threads cannot keep it going).
+const SPARES: u32 = 64;
+
 /// What a fill produced.
 pub(crate) struct Filled {
     pub buf: Buf,
@@ -69,6 +73,8 @@ struct Acct {
     promoted: u64,
     /// With an admission queue: extents that left it unused.
     ghost_keys: Option<GhostKeys>,
+    /// Entries the reservation under way may still pass over.
+    spares: u32,
 }
 
 impl Acct {
@@ -168,6 +174,7 @@ impl Core {
                 uncached: 0,
                 promoted: 0,
                 ghost_keys: admission.then(|| GhostKeys::new(ghost_cap)),
+                spares: 0,
             }),
         }
     }
@@ -226,6 +233,7 @@ impl Core {
                 match sh.map.get_mut(&(id, i)) {
                     Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
                         e.last_use = tick + (i - idx);
+                        e.uses = (e.uses + 1).min(3);
                         take(i, &e.buf);
                         sh.hits += 1;
                     }
@@ -258,6 +266,7 @@ impl Core {
                     // The order learns of it at the next eviction
                     // (`ShardInner::candidate`).
                     e.last_use = tick;
+                    e.uses = (e.uses + 1).min(3);
                     let buf = e.buf.clone();
                     sh.hits += 1;
                     return Ok(buf);
@@ -328,6 +337,7 @@ impl Core {
                         placed: 0,
                         charge,
                         probation,
+                        uses: 0,
                     };
                     sh.put(key, entry);
                 } else {
@@ -382,6 +392,7 @@ impl Core {
     fn reserve(&self, charge: usize) -> bool {
         let mut acct = self.acct.lock();
         acct.sweep();
+        acct.spares = SPARES;
         loop {
             if acct.held.saturating_add(charge) <= self.budget {
                 acct.held += charge;
@@ -454,6 +465,15 @@ impl Core {
                 }
             } else if e.probation.is_some() || e.last_use != at {
                 continue;
+            } else if admission && e.uses > 0 && acct.spares > 0 {
+                // Used again since it was last passed over: another lap.
+                acct.spares -= 1;
+                let now = self.now();
+                if let Some(Slot::Ready(e)) = sh.map.get_mut(&key) {
+                    e.uses -= 1;
+                    e.last_use = now;
+                }
+                return Some(Victim::Promoted);
             }
             let e = sh.take(&key, None).expect("matched above");
             acct.evictions += 1;
@@ -503,6 +523,7 @@ impl Core {
                         placed: 0,
                         charge,
                         probation,
+                        uses: 0,
                     },
                 );
                 true

@@ -23,6 +23,10 @@ pub(super) struct Entry {
     /// put there, its place in the shard's `probation`; None in the main
     /// order.
     pub probation: Option<u64>,
+    /// Hits since it was put in the main order or last spared (at most
+    /// 3): with the admission queue, an entry used again is passed over
+    /// once per use when its turn to go comes (S3-FIFO's main queue).
+    pub uses: u8,
 }
 
 #[derive(Default)]

@@ -11,6 +11,8 @@ use std::sync::{Arc, Barrier};
 
 const PAGE: usize = 4096;
 const KEYS: u64 = 6;
+/// Entries one reservation passes over at most (the core's `SPARES`).
+const SPARES: u32 = 64;
 
 fn key(k: u64) -> (FileId, u64) {
     (FileId { dev: 0, ino: k }, 0)
@@ -54,8 +56,9 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// A model entry: (key, version, buffer id, settled, last use, charge,
-/// time it came into the admission queue if it is there).
-type ModelEntry = (u64, u32, u64, bool, u64, usize, Option<u64>);
+/// time it came into the admission queue if it is there, hits since it
+/// was last passed over, at most 3).
+type ModelEntry = (u64, u32, u64, bool, u64, usize, Option<u64>, u8);
 
 /// The reference: a list of entries, IO-Lite's order computed by sorting
 /// (and, with the admission queue, S3-FIFO's small queue by entry time).
@@ -114,6 +117,7 @@ impl Model {
 
     fn reserve(&mut self, c: usize) -> bool {
         self.sweep();
+        let mut spares = SPARES;
         loop {
             if self.held + c <= self.budget {
                 self.held += c;
@@ -143,6 +147,17 @@ impl Model {
                     continue;
                 }
                 self.ghost_keys.push(e.0);
+            }
+            if let Some(i) = victim.filter(|_| !from_small && self.admission && spares > 0) {
+                if self.entries[i].7 > 0 {
+                    // Used again since it was last passed over.
+                    spares -= 1;
+                    let t = self.tick();
+                    let e = &mut self.entries[i];
+                    e.7 -= 1;
+                    e.4 = t;
+                    continue;
+                }
             }
             let referenced = match victim {
                 Some(i) => {
@@ -191,6 +206,7 @@ impl Model {
         if let Some(e) = self.entries.iter_mut().find(|e| e.0 == k) {
             if e.1 == v && e.3 {
                 e.4 = t;
+                e.7 = (e.7 + 1).min(3);
                 self.hits += 1;
                 return e.2;
             }
@@ -212,7 +228,7 @@ impl Model {
             if reserved {
                 self.held -= c;
             }
-            self.entries.push((k, v, o.2, true, t, o.5, None));
+            self.entries.push((k, v, o.2, true, t, o.5, None, 0));
             return o.2;
         }
         if let Some(o) = old {
@@ -223,7 +239,7 @@ impl Model {
         let id = self.next_id;
         if reserved {
             let probation = if had_old { None } else { self.admit(k, t) };
-            self.entries.push((k, v, id, true, t, c, probation));
+            self.entries.push((k, v, id, true, t, c, probation, 0));
         } else {
             self.uncached += bytes.len() as u64;
         }
@@ -244,7 +260,7 @@ impl Model {
         if self.reserve(c) {
             let t = self.tick();
             let probation = self.admit(k, t);
-            self.entries.push((k, v, id, false, t, c, probation));
+            self.entries.push((k, v, id, false, t, c, probation, 0));
         }
         id
     }
