@@ -42,9 +42,14 @@ use std::time::SystemTime;
 ///   overflows.
 /// * **The file, not the path.** A handle reads the file it opened, as a
 ///   `File` does: another file renamed over the path is not this one. The
-///   rename disarms the handle (the old file's link count changed), and
-///   [`is_armed`](Self::is_armed) tells the caller to open the path again
-///   (as nginx's `open_file_cache` revalidates).
+///   rename disarms the handle a moment later, through the watch (the old
+///   file's link count changed), and [`is_armed`](Self::is_armed) then
+///   tells the caller to open the path again. A swap that leaves the file
+///   untouched — a symbolic link or a parent directory renamed to point
+///   elsewhere — is not seen at all: a caller that follows paths across
+///   such swaps opens them again itself (nginx's `open_file_cache` does so
+///   on a timer). A child made by a raw `clone` that skips the `fork`
+///   handlers keeps its handles armed: open them again there.
 ///
 /// A handle cannot be armed where no lease can be had: the file open for
 /// writing somewhere (`EAGAIN`), the caller neither its owner nor holding
