@@ -26,11 +26,12 @@
  * waits that long for it); a reader that is not a ferry program, or one
  * that asked nothing, reads the pipe as always. Each end checks that its
  * peer is a process of the same user holding that pipe.
- * Known limit: while on the channel the reader does not read the pipe, so
- * a writer whose descriptor 1 is also written directly (write(1, ...),
- * dprintf, a system() or popen child) sees those bytes come after its
- * stream's, and a child that fills the pipe waits for good. Do not ask
- * for the channel in such a program.
+ * Bytes written to descriptor 1 beside the stream (write(1, ...), dprintf,
+ * a system() or popen child) still go through the pipe: the reader reads
+ * the pipe whenever the channel holds nothing older, and the writer, at
+ * its next flush after such bytes, leaves the channel for the pipe, so
+ * the output keeps the order glibc gives it and no child waits on a full
+ * pipe.
  *
  * Needs glibc 2.32 or later (<sys/single_threaded.h>). A FILE * from this
  * header is a ferry stream, not a glibc FILE: pass it only to code that

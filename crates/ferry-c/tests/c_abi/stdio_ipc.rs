@@ -20,12 +20,13 @@ struct Builds {
     _dir: tempfile::TempDir,
     produce: [PathBuf; 2],
     consume: [PathBuf; 2],
+    beside: [PathBuf; 2],
 }
 
-fn compile(name: &str, out: &Path, ferry: bool) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/pipeline")
-        .join(name);
+/// Compiles `src` (under the crate) to `out`, for ferry or glibc.
+fn compile(src: &str, out: &Path, ferry: bool) {
+    let name = src;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
     let mut c = Command::new("cc");
     c.args(["-std=gnu11", "-O2", "-Wall", "-Werror"]);
     c.arg("-o").arg(out).arg(&src);
@@ -53,11 +54,13 @@ fn builds() -> &'static Builds {
         let b = Builds {
             produce: [path("produce-glibc"), path("produce-ferry")],
             consume: [path("consume-glibc"), path("consume-ferry")],
+            beside: [path("beside-glibc"), path("beside-ferry")],
             _dir: dir,
         };
         for (i, ferry) in [false, true].into_iter().enumerate() {
-            compile("produce.c", &b.produce[i], ferry);
-            compile("consume.c", &b.consume[i], ferry);
+            compile("bench/pipeline/produce.c", &b.produce[i], ferry);
+            compile("bench/pipeline/consume.c", &b.consume[i], ferry);
+            compile("tests/c/pipe_beside.c", &b.beside[i], ferry);
         }
         b
     })
@@ -220,6 +223,30 @@ fn a_producer_whose_consumer_left_dies_of_sigpipe() {
         );
         let st = wait_with_deadline(p, Vec::new(), DEADLINE).status;
         assert_eq!(st.signal(), Some(SIGPIPE), "{i}: {st:?}");
+    }
+}
+
+/// A producer that writes its standard output beside its stream too — a
+/// child run by `system()` (a shell command, or a ferry program that
+/// asks for the channel itself) and its own `write(2)` — keeps the order
+/// glibc | glibc gives, and a child that writes more than a pipe holds is
+/// never left waiting: the consumer reads the pipe beside the channel.
+#[test]
+fn bytes_written_beside_the_channel_keep_their_order_and_never_wait() {
+    let b = builds();
+    let child = format!("'{}' 3000 7", b.produce[1].display());
+    for (cmd, rounds, lines) in [
+        ("seq 1 100000", "3", "2000"),
+        ("", "50", "100"),
+        (child.as_str(), "2", "500"),
+        ("printf 'x%.0s' $(seq 1 5000)", "4", "20000"),
+    ] {
+        let args = [cmd, rounds, lines];
+        let want = pipeline(&b.beside[0], &args, &b.consume[0], (false, false));
+        let got = pipeline(&b.beside[1], &args, &b.consume[1], (true, true));
+        assert_eq!(got.stdout, want.stdout, "beside {args:?}");
+        assert!(got.producer_ok && want.producer_ok, "beside {args:?}");
+        assert!(got.channel, "the channel was not taken for {args:?}");
     }
 }
 

@@ -137,6 +137,7 @@ mod slot;
 mod upgrade;
 mod wire;
 
+pub(crate) use receiver::Got;
 pub use receiver::Receiver;
 pub use sender::{Sender, SenderConfig, SenderStats};
 pub use slot::SlotMut;

@@ -21,12 +21,23 @@
 //! 50 ms of the program's start waits that long for a reader started with
 //! it. The reader, which would wait for its first bytes anyway, looks for
 //! the writer meanwhile (a `connect` every millisecond, then at growing
-//! intervals). Nothing is lost
-//! or reordered: the writer writes nothing to the pipe before it decides,
-//! a writer that got no greeting closes the channel (a reader that took
-//! it then finds it ended, and reads the pipe), and a reader reads the
-//! pipe once the channel ends — to its end, whatever other writers put
-//! there.
+//! intervals). Nothing is lost or reordered: the writer writes nothing to
+//! the pipe before it decides, a writer that got no greeting closes the
+//! channel (a reader that took it then finds it ended, and reads the
+//! pipe), and a reader reads the pipe once the channel ends — to its end,
+//! whatever other writers put there.
+//!
+//! While the channel lasts, the pipe stays a pipe for everyone else: a
+//! child the writer runs, or the writer's own `write(2)` on the
+//! descriptor, puts bytes there. The reader watches the pipe beside the
+//! channel and reads it whenever every message published before its
+//! bytes came was taken (`Receiver::recv_beside` looks at the ring again
+//! after it saw the pipe readable); the writer looks at the pipe
+//! (`FIONREAD`) before each write to the channel, and if bytes wait there
+//! it closes the channel and writes the pipe from then on, behind them.
+//! So bytes keep the order of the writes that made them, as through the
+//! pipe alone, and a child writing more than the pipe holds is never
+//! left waiting for a reader that watches only the channel.
 //!
 //! The abstract socket name is public to the machine (its network
 //! namespace), so each side checks its peer (`SO_PEERCRED` and
@@ -58,6 +69,9 @@ const RETRY_MAX: Duration = Duration::from_millis(100);
 /// (the two sides of a shell pipeline) has had the time to start and
 /// connect. Later output waits for nothing.
 const GRACE: Duration = Duration::from_millis(50);
+
+/// Connections a writer looks at, at most, for its reader's.
+const MAX_CALLERS: usize = 16;
 
 fn name(ino: u64) -> String {
     format!("ferry-stdio-pipe-{ino}")
@@ -109,11 +123,17 @@ impl PipeOffer {
     /// if one connected and greets the pool, else `None` (write the pipe).
     /// Waits for a reader to connect only within [`GRACE`] of the offer.
     pub(crate) fn take(self, config: SenderConfig) -> Option<Sender> {
-        let grace = (self.bound + GRACE).saturating_duration_since(Instant::now());
-        while let Ok(sock) = sys::accept(
-            self.listener.as_fd(),
-            Some(grace.max(Duration::from_millis(1))),
-        ) {
+        let until = self.bound + GRACE;
+        // Connections from anyone else are dropped unanswered; a flood of
+        // them holds the first output no longer than the grace (or a few
+        // looks past it).
+        for _ in 0..MAX_CALLERS {
+            let wait = until
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            let Ok(sock) = sys::accept(self.listener.as_fd(), Some(wait)) else {
+                return None;
+            };
             if !peer_holds(sock.as_fd(), self.ino, 0) {
                 continue;
             }
@@ -126,6 +146,7 @@ impl PipeOffer {
             // No greeting: the reader took the pipe. The channel closes
             // with `tx`, nothing sent on it.
             tx.abort();
+            return None;
         }
         None
     }
@@ -172,11 +193,11 @@ pub(crate) unsafe fn take_pipe(pipe: BorrowedFd<'_>) -> io::Result<Option<Receiv
         };
         let (piped, offered) = match &sock {
             Some(s) => {
-                let (p, o) = sys::wait_either(pipe, s.as_fd(), None)?;
+                let (p, _, o) = sys::wait_beside(pipe, true, false, Some(s.as_fd()), None)?;
                 (p, o)
             }
-            None => match sys::wait_either(pipe, pipe, wait) {
-                Ok((p, _)) => (p, false),
+            None => match sys::wait_beside(pipe, true, false, None, wait) {
+                Ok((p, _, _)) => (p, false),
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => (false, false),
                 Err(e) => return Err(e),
             },

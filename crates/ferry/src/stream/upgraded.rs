@@ -32,7 +32,11 @@ impl Stream {
     /// there).
     ///
     /// The decision is made once, before any byte is written, so nothing
-    /// is lost or reordered whichever way it goes.
+    /// is lost or reordered whichever way it goes. Bytes written to the
+    /// pipe beside the stream (another descriptor on it, a child) keep
+    /// their order too: at a write that finds such bytes waiting in the
+    /// pipe, the stream closes the channel and writes the pipe from then
+    /// on.
     ///
     /// ```no_run
     /// # fn main() -> std::io::Result<()> {
@@ -74,7 +78,10 @@ impl Stream {
     /// writer's offer ([`PipeOffer`]); if a ferry program writing the pipe
     /// ([`Stream::pipe_writer`]) hands over its pool before the pipe has
     /// bytes or its end, the stream reads that writer's pool slots in place
-    /// until the writer closes (or dies), then the pipe to its end.
+    /// until the writer closes (or dies), then the pipe to its end. While
+    /// the channel lasts, bytes that come through the pipe (written beside
+    /// the writer's stream) are read as soon as every message published
+    /// before them was.
     /// Otherwise, or if `fd` is no pipe, it reads `fd` as a sequential
     /// stream does.
     ///

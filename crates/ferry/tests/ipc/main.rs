@@ -93,6 +93,7 @@ fn channel(
 mod closing;
 mod cut_short;
 mod model;
+mod pipe_offer;
 mod processes;
 mod rings;
 mod sent_from_the_pool;

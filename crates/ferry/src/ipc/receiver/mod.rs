@@ -100,6 +100,17 @@ impl Shared {
     }
 }
 
+/// What [`Receiver::recv_beside`] found.
+pub(crate) enum Got {
+    /// The next message.
+    Message(Aggregate),
+    /// The sender closed in order: no more messages.
+    Finished,
+    /// The other descriptor is readable, and every message published
+    /// before it was has been taken.
+    Beside,
+}
+
 /// The owner behind each received `Buf`: gives its reference back.
 struct Lent {
     shared: Arc<Shared>,
@@ -324,17 +335,35 @@ impl Receiver {
     /// (`TimedOut`) leaves the channel usable, even in the middle of a
     /// message: the next call goes on with it.
     pub fn recv(&mut self) -> io::Result<Option<Aggregate>> {
+        match self.recv_beside(None)? {
+            Got::Message(m) => Ok(Some(m)),
+            Got::Finished => Ok(None),
+            // Only when watching another descriptor.
+            Got::Beside => Err(io::Error::other("ipc: woken by no descriptor")),
+        }
+    }
+
+    /// [`recv`](Self::recv), also watching `beside` for input: between
+    /// two messages, once every message already published was taken,
+    /// `Got::Beside` if `beside` is readable (or hung up). What was
+    /// published before bytes were written there comes first (an upgraded
+    /// pipe's reader keeps the order of the writer's messages and the
+    /// pipe's bytes).
+    pub(crate) fn recv_beside(&mut self, beside: Option<BorrowedFd<'_>>) -> io::Result<Got> {
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
         }
         if self.finished {
-            return Ok(None);
+            return Ok(Got::Finished);
         }
         let deadline = self.timeout.map(|t| Instant::now() + t);
         if self.ring.is_some() {
-            let r = self.ring_recv(deadline);
+            let r = self.ring_recv(deadline, beside);
             return self.settle(r);
         }
+        // Set when `beside` was seen readable: the socket is looked at
+        // once more before it is said.
+        let mut beside_ready = false;
         loop {
             let releasing = {
                 let mut st = self.shared.lock();
@@ -343,10 +372,19 @@ impl Receiver {
             };
             let got = sys::recv_packet(self.shared.sock.as_fd(), &mut self.inbox);
             let r = match got {
+                Ok(Received::Empty) if beside_ready && !self.in_message => return Ok(Got::Beside),
                 Ok(Received::Empty) => {
                     // Releases stuck on a full socket go as soon as it
                     // has room: the sender may wait for them.
-                    sys::wait(self.shared.sock.as_fd(), true, releasing, deadline)?;
+                    let watch = beside.filter(|_| !self.in_message);
+                    let (_, _, b) = sys::wait_beside(
+                        self.shared.sock.as_fd(),
+                        true,
+                        releasing,
+                        watch,
+                        deadline,
+                    )?;
+                    beside_ready = b;
                     continue;
                 }
                 Ok(Received::Closed) => Err(gone()),
@@ -366,9 +404,9 @@ impl Receiver {
             match r {
                 Ok(true) => {
                     self.in_message = false;
-                    return Ok(Some(std::mem::take(&mut self.partial)));
+                    return Ok(Got::Message(std::mem::take(&mut self.partial)));
                 }
-                Ok(false) if self.finished => return Ok(None),
+                Ok(false) if self.finished => return Ok(Got::Finished),
                 // A peer that keeps sending never keeps this call past
                 // its deadline.
                 Ok(false) if deadline.is_some_and(|d| Instant::now() >= d) => {
@@ -385,7 +423,7 @@ impl Receiver {
 
     /// What a receive ends with: a failure other than a timeout breaks
     /// the channel, and a sender that went away holds nothing here.
-    fn settle(&mut self, r: io::Result<Option<Aggregate>>) -> io::Result<Option<Aggregate>> {
+    fn settle(&mut self, r: io::Result<Got>) -> io::Result<Got> {
         if let Err(e) = &r {
             if e.kind() != io::ErrorKind::TimedOut {
                 self.broken = Some((e.kind(), e.to_string()));

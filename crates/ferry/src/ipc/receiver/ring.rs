@@ -9,13 +9,12 @@
 //! so that even a receiver polling with a zero timeout sees a sender
 //! that died.
 
-use super::{gone, protocol, Receiver, Shared, State};
+use super::{gone, protocol, Got, Receiver, Shared, State};
 use crate::ipc::ring::{self, Consumer, Entry};
 use crate::ipc::wire::{self, Packet};
 use crate::sys::ipc::{self as sys, Received, SharedWords};
-use crate::Aggregate;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 /// Entries taken between two looks at the clock (a sender that streams
@@ -140,11 +139,18 @@ impl Receiver {
             .expect("ring operations only on a channel with rings")
     }
 
-    /// The next whole message from the ring (see the module doc).
-    pub(super) fn ring_recv(&mut self, deadline: Option<Instant>) -> io::Result<Option<Aggregate>> {
+    /// The next whole message from the ring (see the module doc), or
+    /// `Got::Beside` once `beside` was seen readable and the ring was
+    /// looked at after that and found empty.
+    pub(super) fn ring_recv(
+        &mut self,
+        deadline: Option<Instant>,
+        beside: Option<BorrowedFd<'_>>,
+    ) -> io::Result<Got> {
         let spin = self.rx().spin;
         let spin_until = (!spin.is_zero()).then(|| Instant::now() + spin);
         let mut taken = 0u32;
+        let mut beside_ready = false;
         loop {
             let releasing = {
                 let mut st = self.shared.lock();
@@ -167,10 +173,10 @@ impl Receiver {
                 if ended || self.finished {
                     self.room_taken();
                     if self.finished {
-                        return Ok(None);
+                        return Ok(Got::Finished);
                     }
                     self.in_message = false;
-                    return Ok(Some(std::mem::take(&mut self.partial)));
+                    return Ok(Got::Message(std::mem::take(&mut self.partial)));
                 }
                 taken = taken.wrapping_add(1);
                 if taken.is_multiple_of(CLOCK_EVERY)
@@ -189,6 +195,9 @@ impl Receiver {
             if self.rx().sender_closed {
                 return Err(gone());
             }
+            if beside_ready && !self.in_message {
+                return Ok(Got::Beside);
+            }
             if spin_until.is_some_and(|t| Instant::now() < t) {
                 // Only the ring's head, a while, between two looks at the
                 // clock and at the releases.
@@ -204,7 +213,9 @@ impl Receiver {
                 }
                 continue;
             }
-            let slept = self.sleep(deadline, releasing);
+            // Within a message only its rest is awaited.
+            let watch = beside.filter(|_| !self.in_message);
+            let slept = self.sleep(deadline, releasing, watch);
             match slept {
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                     self.drain_socket()?;
@@ -213,7 +224,7 @@ impl Receiver {
                     }
                 }
                 other => {
-                    other?;
+                    beside_ready = other?;
                     self.drain_socket()?;
                 }
             }
@@ -221,9 +232,15 @@ impl Receiver {
     }
 
     /// Says this side waits, looks at the ring once more, and sleeps until
-    /// the socket is readable (a doorbell, the end) or `deadline` (or a
-    /// moment, when releases wait for room on their ring).
-    fn sleep(&mut self, deadline: Option<Instant>, releasing: bool) -> io::Result<()> {
+    /// the socket is readable (a doorbell, the end), `beside` is, or
+    /// `deadline` (or a moment, when releases wait for room on their
+    /// ring): whether `beside` is readable.
+    fn sleep(
+        &mut self,
+        deadline: Option<Instant>,
+        releasing: bool,
+        beside: Option<BorrowedFd<'_>>,
+    ) -> io::Result<bool> {
         let shared = self.shared.clone();
         let w = shared.control.as_ref().expect("a channel with rings");
         ring::announce_wait(w, ring::RX_WAITING);
@@ -234,18 +251,18 @@ impl Receiver {
                     (Some(d), true) => Some(d.min(Instant::now() + RETRY_RELEASES)),
                     (None, true) => Some(Instant::now() + RETRY_RELEASES),
                 };
-                match sys::wait(shared.sock.as_fd(), true, false, until) {
+                match sys::wait_beside(shared.sock.as_fd(), true, false, beside, until) {
                     Err(e)
                         if e.kind() == io::ErrorKind::TimedOut
                             && releasing
                             && deadline.is_none_or(|d| Instant::now() < d) =>
                     {
-                        Ok(())
+                        Ok(false)
                     }
-                    r => r.map(|_| ()),
+                    r => r.map(|(_, _, b)| b),
                 }
             }
-            r => r.map(|_| ()),
+            r => r.map(|_| false),
         };
         ring::end_wait(w, ring::RX_WAITING);
         r

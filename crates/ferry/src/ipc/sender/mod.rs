@@ -383,11 +383,11 @@ impl Sender {
                     .map_err(|e| self.fail(e))?;
                 continue;
             }
-            sys::wait_or_woken(
+            sys::wait_beside(
                 self.sock.as_fd(),
                 true,
                 false,
-                Some(&self.shared.wake),
+                Some(self.shared.wake.fd()),
                 deadline,
             )
             .map_err(|e| self.fail(e))?;

@@ -187,8 +187,8 @@ impl Sender {
         };
         let slept = match ready {
             Ok(false) => {
-                let woken = matches!(want, Want::Release).then_some(&self.shared.wake);
-                sys::wait_or_woken(self.sock.as_fd(), true, false, woken, deadline).map(|_| ())
+                let woken = matches!(want, Want::Release).then(|| self.shared.wake.fd());
+                sys::wait_beside(self.sock.as_fd(), true, false, woken, deadline).map(|_| ())
             }
             other => other.map(|_| ()),
         };

@@ -6,7 +6,8 @@
 //! may follow), and both name it as their descriptor.
 
 use super::{Module, Sequential, Window};
-use crate::ipc::{take_pipe, PipeOffer, Receiver, Sender, SenderConfig};
+use crate::ipc::{take_pipe, Got, PipeOffer, Receiver, Sender, SenderConfig};
+use crate::sys::ipc as sys;
 use crate::Aggregate;
 use std::io;
 use std::mem::MaybeUninit;
@@ -15,13 +16,45 @@ use std::os::fd::{AsFd, BorrowedFd};
 enum ReadState {
     /// Not yet decided: waiting for the first read.
     Undecided,
-    /// The channel, and the unread rest of its current message.
-    Channel(Box<Receiver>, Aggregate),
+    /// The channel, and the pipe beside it.
+    Channel(Box<Channel>),
     /// The pipe, as a sequential module reads it.
     Pipe,
 }
 
+/// The reader's side of a channel, while it lasts.
+struct Channel {
+    rx: Receiver,
+    /// The unread rest of the current message.
+    current: Aggregate,
+    /// Bytes came through the pipe (from another writer, or the writer's
+    /// own `write(2)` beside its stream): they are read, while there are
+    /// any, before the next message.
+    pipe_turn: bool,
+    /// The pipe ended while the channel lasts (its writers all closed
+    /// it): it is watched no more.
+    pipe_ended: bool,
+}
+
+/// What comes next on the channel.
+enum Next {
+    /// A piece of the current message.
+    Piece(crate::Buf),
+    /// The pipe's turn: bytes wait there.
+    Pipe,
+    /// The channel ended; the pipe is read from now on.
+    Ended,
+}
+
 /// The reading end: the channel if the writer upgraded, then the pipe.
+///
+/// While the channel lasts the pipe is watched beside it: bytes another
+/// process (a child writing the same standard output, say) or the
+/// writer itself puts in the pipe are read as soon as every message
+/// published before them was (so that a writer of the pipe is never held
+/// by a reader waiting on the channel). The writer leaves the channel
+/// for the pipe as soon as it sees unread bytes there at a write, so
+/// that its own later bytes come after them.
 pub(crate) struct UpgradedReader {
     pipe: Sequential,
     state: ReadState,
@@ -44,50 +77,148 @@ impl UpgradedReader {
         matches!(self.state, ReadState::Channel(..))
     }
 
-    /// Decides at the first read; then the next piece of the channel
-    /// (`None` once it ended, or on the pipe).
-    fn next_piece(&mut self) -> io::Result<Option<crate::Buf>> {
+    /// Decides at the first read; then what comes next.
+    fn next(&mut self) -> io::Result<Next> {
         if let ReadState::Undecided = self.state {
             self.state = ReadState::Pipe;
             // SAFETY: `Stream::pipe_reader` was made by a caller that vouched
             // for a ferry program of its own user writing its pipe;
             // `take_pipe` takes only such a peer.
             if let Some(rx) = unsafe { take_pipe(self.fd())? } {
-                self.state = ReadState::Channel(Box::new(rx), Aggregate::new());
+                self.state = ReadState::Channel(Box::new(Channel {
+                    rx,
+                    current: Aggregate::new(),
+                    pipe_turn: false,
+                    pipe_ended: false,
+                }));
             }
         }
-        let ReadState::Channel(rx, current) = &mut self.state else {
-            return Ok(None);
+        let pipe = self.pipe.as_fd();
+        let ReadState::Channel(ch) = &mut self.state else {
+            return Ok(Next::Ended);
         };
+        if ch.pipe_turn {
+            return Ok(Next::Pipe);
+        }
         loop {
-            let next = current.bufs().next().cloned();
+            let next = ch.current.bufs().next().cloned();
             if let Some(b) = next {
-                current.advance(b.len());
+                ch.current.advance(b.len());
                 if !b.is_empty() {
-                    return Ok(Some(b));
+                    return Ok(Next::Piece(b));
                 }
                 continue;
             }
-            match rx.recv() {
-                Ok(Some(m)) => *current = m,
+            let watch = (!ch.pipe_ended).then_some(pipe);
+            match ch.rx.recv_beside(watch) {
+                Ok(Got::Message(m)) => ch.current = m,
+                Ok(Got::Beside) => {
+                    ch.pipe_turn = true;
+                    return Ok(Next::Pipe);
+                }
                 // The writer closed, or went away: its bytes are all here.
                 // What follows comes through the pipe.
-                Ok(None) => break,
+                Ok(Got::Finished) => break,
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
                 Err(e) => return Err(e),
             }
         }
         self.state = ReadState::Pipe;
-        Ok(None)
+        Ok(Next::Ended)
+    }
+
+    /// The pipe's turn: one read that does not wait. `None` once the
+    /// pipe holds nothing more for now (back to the channel).
+    fn read_pipe_now<D: Dest + ?Sized>(&mut self, buf: &mut D) -> io::Result<Option<usize>> {
+        let got = buf.read_nowait(self.pipe.as_fd())?;
+        let ReadState::Channel(ch) = &mut self.state else {
+            return Ok(got);
+        };
+        match got {
+            Some(n) if n > 0 => Ok(Some(n)),
+            // Its end (all its writers closed it; the channel's writer
+            // still holds the channel) or nothing now: the channel again.
+            ended => {
+                ch.pipe_ended |= ended == Some(0);
+                ch.pipe_turn = false;
+                Ok(None)
+            }
+        }
     }
 
     /// Puts the unread part of `b` back in front of the current message.
     fn unread(&mut self, b: crate::Buf) {
-        if let ReadState::Channel(_, current) = &mut self.state {
+        if let ReadState::Channel(ch) = &mut self.state {
             let mut m = Aggregate::from(b);
-            m.append(std::mem::take(current));
-            *current = m;
+            m.append(std::mem::take(&mut ch.current));
+            ch.current = m;
         }
+    }
+
+    /// One read into `buf` (not empty): a piece of the channel, or of the
+    /// pipe beside it, or (once the channel ended) of the pipe.
+    fn read_into<D: Dest + ?Sized>(&mut self, off: u64, buf: &mut D) -> io::Result<usize> {
+        loop {
+            match self.next()? {
+                Next::Piece(b) => {
+                    let n = buf.fill_from(&b);
+                    if n < b.len() {
+                        self.unread(b.slice(n..));
+                    }
+                    return Ok(n);
+                }
+                Next::Pipe => {
+                    if let Some(n) = self.read_pipe_now(buf)? {
+                        return Ok(n);
+                    }
+                }
+                Next::Ended => return buf.read_pipe(&mut self.pipe, off),
+            }
+        }
+    }
+}
+
+/// A read's destination, initialized or not.
+trait Dest {
+    /// Copies what fits of `src` to the front: how much.
+    fn fill_from(&mut self, src: &[u8]) -> usize;
+    /// [`sys::read_nowait`] into it.
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>>;
+    /// The pipe's own read into it.
+    fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize>;
+}
+
+impl Dest for [u8] {
+    fn fill_from(&mut self, src: &[u8]) -> usize {
+        let n = src.len().min(self.len());
+        self[..n].copy_from_slice(&src[..n]);
+        n
+    }
+
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>> {
+        sys::read_nowait(fd, self)
+    }
+
+    fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize> {
+        pipe.read(off, self)
+    }
+}
+
+impl Dest for [MaybeUninit<u8>] {
+    fn fill_from(&mut self, src: &[u8]) -> usize {
+        let n = src.len().min(self.len());
+        for (d, s) in self[..n].iter_mut().zip(&src[..n]) {
+            d.write(*s);
+        }
+        n
+    }
+
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>> {
+        sys::read_nowait_uninit(fd, self)
+    }
+
+    fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize> {
+        pipe.read_uninit(off, self)
     }
 }
 
@@ -104,36 +235,14 @@ impl Module for UpgradedReader {
         if buf.is_empty() {
             return Ok(0);
         }
-        match self.next_piece()? {
-            Some(b) => {
-                let n = b.len().min(buf.len());
-                buf[..n].copy_from_slice(&b[..n]);
-                if n < b.len() {
-                    self.unread(b.slice(n..));
-                }
-                Ok(n)
-            }
-            None => self.pipe.read(off, buf),
-        }
+        self.read_into(off, buf)
     }
 
     fn read_uninit(&mut self, off: u64, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
-        match self.next_piece()? {
-            Some(b) => {
-                let n = b.len().min(buf.len());
-                for (d, s) in buf[..n].iter_mut().zip(&b[..n]) {
-                    d.write(*s);
-                }
-                if n < b.len() {
-                    self.unread(b.slice(n..));
-                }
-                Ok(n)
-            }
-            None => self.pipe.read_uninit(off, buf),
-        }
+        self.read_into(off, buf)
     }
 
     fn write(&mut self, _off: Option<u64>, _bytes: &[u8]) -> (usize, Option<io::Error>) {
@@ -147,9 +256,10 @@ impl Module for UpgradedReader {
     /// A piece of the channel holding at least `min` bytes is the read
     /// buffer itself: the writer's pool slot, read in place.
     fn window(&mut self, _pos: u64, min: usize) -> Option<io::Result<Window>> {
-        let b = match self.next_piece() {
-            Ok(Some(b)) => b,
-            Ok(None) => return None,
+        let b = match self.next() {
+            Ok(Next::Piece(b)) => b,
+            // The pipe's bytes are read (copied), as after the channel.
+            Ok(Next::Pipe | Next::Ended) => return None,
             Err(e) => return Some(Err(e)),
         };
         if b.len() >= min.max(1) {
@@ -186,6 +296,26 @@ impl UpgradedWriter {
         self.tx.is_some()
     }
 
+    /// Whether bytes wait unread in the pipe (written beside the channel).
+    fn pipe_has_bytes(&self) -> bool {
+        // A pipe that cannot say: as if it held some (the pipe is always
+        // right).
+        !matches!(sys::pipe_unread(self.pipe.as_fd()), Ok(0))
+    }
+
+    /// A channel failure as the pipe's: a reader gone is `EPIPE` (and
+    /// `SIGPIPE` where the stream raises signals), as `write(2)` on the
+    /// pipe would have done.
+    fn pipe_error(&self, e: io::Error) -> io::Error {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return e;
+        }
+        if self.signals {
+            sys::raise_sigpipe();
+        }
+        io::Error::from_raw_os_error(libc::EPIPE)
+    }
+
     /// At the first write: takes the channel if the reader connected.
     fn decide(&mut self) {
         if let Some((offer, config)) = self.offer.take() {
@@ -213,6 +343,18 @@ impl Module for UpgradedWriter {
 
     fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
         self.decide();
+        if self.tx.is_some() && self.pipe_has_bytes() {
+            // Someone wrote the pipe beside the channel (this process's own
+            // `write(2)`, or a child's): what this stream writes from now
+            // on goes after those bytes, through the pipe. The channel
+            // closes in order first, so the reader takes every message
+            // (and what is in the pipe after them) before these bytes.
+            if let Some(tx) = self.tx.take() {
+                if let Err(e) = (*tx).close() {
+                    return (0, Some(self.pipe_error(e)));
+                }
+            }
+        }
         let Some(tx) = self.tx.as_mut() else {
             return self.pipe.write(off, bytes);
         };
@@ -220,18 +362,7 @@ impl Module for UpgradedWriter {
         while done < bytes.len() {
             match io::Write::write(&mut **tx, &bytes[done..]) {
                 Ok(n) => done += n,
-                Err(e) => {
-                    let e = if e.kind() == io::ErrorKind::BrokenPipe {
-                        // What `write(2)` on the pipe would have done.
-                        if self.signals {
-                            crate::sys::ipc::raise_sigpipe();
-                        }
-                        io::Error::from_raw_os_error(libc::EPIPE)
-                    } else {
-                        e
-                    };
-                    return (done, Some(e));
-                }
+                Err(e) => return (done, Some(self.pipe_error(e))),
             }
         }
         (done, None)

@@ -1,6 +1,7 @@
 //! The system calls behind `ipc`: sealed memfd pools, their mappings,
-//! the control block both ends share, and (in `socket`) the
-//! `SOCK_SEQPACKET` Unix sockets that carry packets and descriptors.
+//! the control block both ends share, (in `socket`) the
+//! `SOCK_SEQPACKET` Unix sockets that carry packets and descriptors, and
+//! (in `pipe`) the pipe an upgraded channel stands beside.
 //!
 //! A pool is a memfd (no name in any file system: nothing is left behind
 //! when its last holder dies, whatever the death). The sender maps it
@@ -20,8 +21,10 @@
 //! only as atomic words, so that whatever the other process writes there,
 //! and whenever, this one reads a value, never undefined behaviour.
 
+mod pipe;
 mod socket;
 
+pub(crate) use pipe::*;
 pub(crate) use socket::*;
 
 use rustix::fs::{MemfdFlags, SealFlags};

@@ -9,7 +9,7 @@ use rustix::net::{
 use std::io;
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 /// A connected pair of `SOCK_SEQPACKET` Unix sockets (close-on-exec).
 pub(crate) fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -64,18 +64,19 @@ pub(crate) fn wait(
     write: bool,
     deadline: Option<Instant>,
 ) -> io::Result<(bool, bool)> {
-    wait_or_woken(fd, read, write, None, deadline)
+    wait_beside(fd, read, write, None, deadline).map(|(r, w, _)| (r, w))
 }
 
-/// [`wait`], but also returns (as neither readable nor writable) when the
-/// [`Wake`] `woken` is signalled.
-pub(crate) fn wait_or_woken(
+/// [`wait`], also watching `beside` for input (or its hang-up): the
+/// third flag says it is readable. A [`Wake`] goes there as
+/// [`Wake::fd`].
+pub(crate) fn wait_beside(
     fd: BorrowedFd<'_>,
     read: bool,
     write: bool,
-    woken: Option<&Wake>,
+    beside: Option<BorrowedFd<'_>>,
     deadline: Option<Instant>,
-) -> io::Result<(bool, bool)> {
+) -> io::Result<(bool, bool, bool)> {
     use rustix::event::{PollFd, PollFlags};
     let mut flags = PollFlags::empty();
     if read {
@@ -84,25 +85,28 @@ pub(crate) fn wait_or_woken(
     if write {
         flags |= PollFlags::OUT;
     }
+    let ready = |f: PollFlags| f.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR);
     loop {
         let left = time_left(deadline, "the peer did not answer in time")?;
-        let mut p = [PollFd::new(&fd, flags)];
+        let mut one = [PollFd::new(&fd, flags)];
         let mut both;
-        let p: &mut [PollFd<'_>] = match woken {
-            Some(w) => {
-                both = [PollFd::new(&fd, flags), PollFd::new(&w.0, PollFlags::IN)];
+        let p: &mut [PollFd<'_>] = match &beside {
+            Some(b) => {
+                both = [PollFd::new(&fd, flags), PollFd::new(b, PollFlags::IN)];
                 &mut both
             }
-            None => &mut p,
+            None => &mut one,
         };
         match rustix::event::poll(p, left.as_ref()) {
             Ok(0) => continue,
             Ok(_) => {
                 let r = p[0].revents();
                 let hup = r.intersects(PollFlags::HUP | PollFlags::ERR);
+                let other = p.get(1).is_some_and(|b| ready(b.revents()));
                 return Ok((
                     r.contains(PollFlags::IN) || hup,
                     r.contains(PollFlags::OUT) || hup,
+                    other,
                 ));
             }
             Err(rustix::io::Errno::INTR) => continue,
@@ -232,7 +236,7 @@ pub(crate) fn shutdown_read(sock: BorrowedFd<'_>) -> io::Result<()> {
 }
 
 /// A wake-up call within this process (an eventfd): [`Wake::signal`]
-/// makes a [`wait_or_woken`] on it return.
+/// makes a [`wait_beside`] on [`Wake::fd`] return.
 pub(crate) struct Wake(OwnedFd);
 
 impl Wake {
@@ -242,6 +246,11 @@ impl Wake {
             0,
             EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK,
         )?))
+    }
+
+    /// What a waiter polls.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
     }
 
     /// Wakes the waiter (or the next one to wait, until cleared).
@@ -277,47 +286,6 @@ pub(crate) fn proc_fd_target(pid: i32, fd: i32) -> Option<Vec<u8>> {
     rustix::fs::readlink(path.as_str(), Vec::with_capacity(64))
         .ok()
         .map(|c| c.into_bytes())
-}
-
-/// The inode of the pipe `fd` is open on, or `None` if it is no pipe.
-pub(crate) fn pipe_inode(fd: BorrowedFd<'_>) -> Option<u64> {
-    let st = rustix::fs::fstat(fd).ok()?;
-    (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo)
-        .then_some(st.st_ino)
-}
-
-/// Waits until `a` or `b` is readable (or hung up), until `deadline`
-/// (forever if `None`): which of them is.
-pub(crate) fn wait_either(
-    a: BorrowedFd<'_>,
-    b: BorrowedFd<'_>,
-    deadline: Option<Instant>,
-) -> io::Result<(bool, bool)> {
-    use rustix::event::{PollFd, PollFlags};
-    loop {
-        let left = time_left(deadline, "nothing came in time")?;
-        let mut p = [
-            PollFd::new(&a, PollFlags::IN),
-            PollFd::new(&b, PollFlags::IN),
-        ];
-        match rustix::event::poll(&mut p, left.as_ref()) {
-            Ok(0) => continue,
-            Ok(_) => {
-                let ready =
-                    |f: PollFlags| f.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR);
-                return Ok((ready(p[0].revents()), ready(p[1].revents())));
-            }
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
-/// Raises `SIGPIPE` in this thread, as a `write(2)` to a pipe with no
-/// reader does (the disposition decides: death, a handler, or nothing).
-pub(crate) fn raise_sigpipe() {
-    // SAFETY: raise(3) with a valid signal number has no memory effects.
-    unsafe { libc::raise(libc::SIGPIPE) };
 }
 
 /// What is left of `deadline` as poll(2)'s timeout (`None`: forever);
