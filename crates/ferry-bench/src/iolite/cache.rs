@@ -35,6 +35,7 @@ use std::fs::File;
 use std::hint::black_box;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const EXTENT: usize = 256 << 10;
@@ -49,33 +50,28 @@ impl Drop for Scratch {
 }
 
 /// quick_cache's weigher: the file's length, or what FileCache charges
-/// for it (a pool slot per 256 KiB extent, the last one a power of two of
-/// at least 4 KiB).
-#[derive(Clone, Copy)]
+/// for it (a pool slot per 256 KiB extent: `FileCache::charge` of each).
+#[derive(Clone)]
 struct Weigh {
-    as_file_cache: bool,
+    as_file_cache: Option<Arc<FileCache>>,
 }
 
 impl quick_cache::Weighter<PathBuf, Bytes> for Weigh {
     fn weight(&self, _: &PathBuf, v: &Bytes) -> u64 {
         let len = v.len().max(1);
-        if !self.as_file_cache {
+        let Some(c) = &self.as_file_cache else {
             return len as u64;
-        }
-        let rest = len % EXTENT;
-        let last = if rest == 0 {
-            0
-        } else {
-            rest.next_power_of_two().max(4096)
         };
-        ((len - rest) + last) as u64
+        let rest = len % EXTENT;
+        let last = if rest == 0 { 0 } else { c.charge(rest) };
+        ((len / EXTENT) * c.charge(EXTENT) + last) as u64
     }
 }
 
 type Quick = quick_cache::sync::Cache<PathBuf, Bytes, Weigh>;
 type Moka = moka::sync::Cache<PathBuf, Bytes>;
 
-fn quick(budget: usize, as_file_cache: bool) -> Quick {
+fn quick(budget: usize, as_file_cache: Option<Arc<FileCache>>) -> Quick {
     Quick::with_weighter(1024, budget as u64, Weigh { as_file_cache })
 }
 
@@ -202,7 +198,18 @@ fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<[Hits; 6], String> 
             .with_largest_file(Some(budget as u64 / 8)),
     )
     .map_err(err)?;
-    let (q, qf, m) = (quick(budget, false), quick(budget, true), moka(budget));
+    let (q, qf, m) = (
+        quick(budget, None),
+        // Charged as a FileCache of the same shape charges (one kept
+        // only for its charges).
+        quick(
+            budget,
+            Some(Arc::new(
+                FileCache::new(CacheConfig::default().with_budget(budget)).map_err(err)?,
+            )),
+        ),
+        moka(budget),
+    );
     let mut h = [Hits::default(); 6];
     for &i in &t.lookups {
         let (p, size) = (&f.paths[i as usize], f.sizes[i as usize]);
@@ -293,7 +300,7 @@ fn throughput_rows(
             run_trace(f, t, threads, &|p| ferry_lookup(&c, p))
         }),
         Variant::new(nq.clone(), || {
-            let c = quick(budget, false);
+            let c = quick(budget, None);
             run_trace(f, t, threads, &|p| quick_lookup(&c, p).map(|x| x.0))
         }),
         Variant::new(nm.clone(), || {
@@ -331,7 +338,7 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
     if !handle.is_armed() {
         return Err("FileCache::open: the handle is not armed (no lease here?)".into());
     }
-    let q = quick(64 << 20, false);
+    let q = quick(64 << 20, None);
     ferry_lookup(&fc, &p).map_err(err)?;
     quick_lookup(&q, &p).map_err(err)?;
     let misses = fc.stats().misses;

@@ -154,8 +154,9 @@ impl Core {
         largest_file: Option<u64>,
     ) -> Core {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
-        // Ghost keys: about as many as the main order holds extents of
-        // the smallest charge, within limits.
+        // Ghost keys: at most as many as the main order could hold
+        // extents of the smallest charge, within limits (and at most as
+        // many as it holds: `GhostKeys::remember`).
         let smallest = classes.first().copied().unwrap_or(4096).max(1);
         let ghost_cap = (budget / smallest).clamp(256, 1 << 18);
         Core {
@@ -425,9 +426,11 @@ impl Core {
             let mut main: Option<(bool, u64, usize, Key)> = None;
             let mut small: Option<(bool, u64, usize, Key)> = None;
             let mut small_held = 0;
+            let mut main_len = 0;
             let admission = acct.ghost_keys.is_some();
             for (i, shard) in self.shards.iter().enumerate() {
                 let mut sh = shard.0.lock();
+                main_len += sh.main_len();
                 if let Some((r, u, k)) = sh.candidate() {
                     if main.is_none_or(|(br, bu, _, _)| (r, u) < (br, bu)) {
                         main = Some((r, u, i, k));
@@ -461,7 +464,7 @@ impl Core {
                     return Some(Victim::Promoted);
                 }
                 if let Some(g) = &mut acct.ghost_keys {
-                    g.remember(key);
+                    g.remember(key, main_len);
                 }
             } else if e.probation.is_some() || e.last_use != at {
                 continue;

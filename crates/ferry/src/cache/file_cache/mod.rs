@@ -5,6 +5,7 @@
 //! The rules it keeps — never stale, snapshots, memory — are in
 //! [`FileCache`]'s documentation.
 
+mod budget;
 mod config;
 mod core;
 mod fill;
@@ -212,13 +213,7 @@ impl FileCache {
                     format!("file cache: extent size {} is out of range", cfg.extent),
                 )
             })?;
-        let mut classes = vec![];
-        let mut c = 4096usize;
-        while c < cfg.extent {
-            classes.push(c);
-            c *= 2;
-        }
-        classes.push(cfg.extent);
+        let classes = budget::size_classes(cfg.extent);
         let pool = Pool::new(
             PoolConfig::default()
                 .with_classes(classes)
@@ -512,39 +507,6 @@ impl FileCache {
             self.inner.core.replace(key, stamp, buf);
         }
         Ok(())
-    }
-
-    /// What the cache did and holds.
-    ///
-    /// ```
-    /// # fn main() -> std::io::Result<()> {
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("f");
-    /// std::fs::write(&path, vec![7u8; 10_000])?;
-    /// let cache = ferry::cache::FileCache::new(Default::default())?;
-    /// let held = cache.read(&path, ..)?;
-    /// let s = cache.stats();
-    /// assert_eq!(s.misses, 1);
-    /// assert!(s.bytes_held >= 10_000 && s.bytes_held <= s.budget);
-    /// assert_eq!(s.bytes_shared, s.bytes_held); // `held` shares it
-    /// drop(held);
-    /// assert_eq!(cache.stats().bytes_shared, 0);
-    /// # Ok(()) }
-    /// ```
-    pub fn stats(&self) -> CacheStats {
-        let s = self.inner.core.stats();
-        CacheStats {
-            hits: s.hits,
-            misses: s.misses,
-            evictions: s.evictions,
-            replaced: s.replaced,
-            promoted: s.promoted,
-            uncached_bytes: s.uncached,
-            entries: s.entries,
-            bytes_held: s.held,
-            bytes_shared: s.shared,
-            budget: self.inner.core.budget(),
-        }
     }
 }
 

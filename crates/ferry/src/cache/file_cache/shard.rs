@@ -104,6 +104,11 @@ impl ShardInner {
         }
     }
 
+    /// Ready entries in the main order.
+    pub fn main_len(&self) -> usize {
+        self.order.len()
+    }
+
     /// Ready entries listed (both queues), for a consistency check.
     pub fn listed(&self) -> usize {
         self.order.len() + self.probation.len()
@@ -196,6 +201,9 @@ impl ShardInner {
 /// Keys of extents that left the admission queue without a second use
 /// (S3-FIFO's ghost queue): one that comes back goes straight to the main
 /// order. At most `cap` keys, the oldest forgotten first.
+/// Ghost keys kept however few entries the main order holds.
+const MIN_GHOSTS: usize = 16;
+
 pub(super) struct GhostKeys {
     set: HashSet<Key, foldhash::fast::RandomState>,
     fifo: VecDeque<Key>,
@@ -211,11 +219,15 @@ impl GhostKeys {
         }
     }
 
-    pub fn remember(&mut self, key: Key) {
+    /// Remembers `key`, keeping as many keys as the main order holds
+    /// entries (`keep`; S3-FIFO's ghost queue), at least [`MIN_GHOSTS`]
+    /// and at most the cap it was made with.
+    pub fn remember(&mut self, key: Key, keep: usize) {
         if self.set.insert(key) {
             self.fifo.push_back(key);
         }
-        while self.fifo.len() > self.cap {
+        let cap = keep.clamp(MIN_GHOSTS, self.cap.max(MIN_GHOSTS));
+        while self.fifo.len() > cap {
             if let Some(old) = self.fifo.pop_front() {
                 self.set.remove(&old);
             }
