@@ -108,8 +108,9 @@ const MAPPED_FILES: usize = 64;
 /// [`CacheConfig::budget`] bounds every byte the cache has read that is
 /// still alive — cached extents and the ones it evicted or replaced while a
 /// reader still held them — each at the size of the pool slot that holds
-/// it (powers of two from 4 KiB up to the extent size; the pool keeps
-/// its slots within the same budget). When a miss finds no room
+/// it (page multiples at most a quarter apart, from 4 KiB up to the
+/// extent size: [`FileCache::charge`]; the pool keeps its slots within
+/// the same budget). When a miss finds no room
 /// even after eviction (readers hold the budget), the extent is read for
 /// that reader alone and not cached ([`CacheStats::uncached_bytes`]). So
 /// memory stays within the budget plus what readers themselves hold, and
