@@ -31,7 +31,12 @@
  * the pipe whenever the channel holds nothing older, and the writer, at
  * its next flush after such bytes, leaves the channel for the pipe, so
  * the output keeps the order glibc gives it and no child waits on a full
- * pipe.
+ * pipe. A child forked from the writer writes the pipe. A reader whose
+ * descriptor 0 is also read beside its stream (read(0, ...), a child
+ * that reads standard input) finds the pipe empty while the channel
+ * lasts: once the reader has taken nothing from the channel for a
+ * second, the writer leaves it for the pipe. As with glibc, what the
+ * reader's stream had taken in is read only through the stream.
  *
  * Needs glibc 2.32 or later (<sys/single_threaded.h>). A FILE * from this
  * header is a ferry stream, not a glibc FILE: pass it only to code that

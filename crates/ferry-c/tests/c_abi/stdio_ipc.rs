@@ -21,6 +21,8 @@ struct Builds {
     produce: [PathBuf; 2],
     consume: [PathBuf; 2],
     beside: [PathBuf; 2],
+    slow_reader: [PathBuf; 2],
+    stdin_beside: [PathBuf; 2],
 }
 
 /// Compiles `src` (under the crate) to `out`, for ferry or glibc.
@@ -55,12 +57,16 @@ fn builds() -> &'static Builds {
             produce: [path("produce-glibc"), path("produce-ferry")],
             consume: [path("consume-glibc"), path("consume-ferry")],
             beside: [path("beside-glibc"), path("beside-ferry")],
+            slow_reader: [path("slow-glibc"), path("slow-ferry")],
+            stdin_beside: [path("stdin-beside-glibc"), path("stdin-beside-ferry")],
             _dir: dir,
         };
         for (i, ferry) in [false, true].into_iter().enumerate() {
             compile("bench/pipeline/produce.c", &b.produce[i], ferry);
             compile("bench/pipeline/consume.c", &b.consume[i], ferry);
             compile("tests/c/pipe_beside.c", &b.beside[i], ferry);
+            compile("tests/c/slow_reader.c", &b.slow_reader[i], ferry);
+            compile("tests/c/stdin_beside.c", &b.stdin_beside[i], ferry);
         }
         b
     })
@@ -74,7 +80,13 @@ struct Run {
 
 /// `producer ARGS | consumer` through a pipe made here, each with
 /// `FERRY_STDIO_IPC=1` if asked.
-fn pipeline(producer: &Path, args: &[&str], consumer: &Path, ask: (bool, bool)) -> Run {
+fn pipeline(
+    producer: &Path,
+    args: &[&str],
+    consumer: &Path,
+    ask: (bool, bool),
+    consumer_args: &[&str],
+) -> Run {
     let env = |c: &mut Command, on: bool| {
         if on {
             c.env("FERRY_STDIO_IPC", "1");
@@ -87,7 +99,8 @@ fn pipeline(producer: &Path, args: &[&str], consumer: &Path, ask: (bool, bool)) 
     env(&mut p, ask.0);
     let mut p = p.spawn().unwrap();
     let mut c = Command::new(consumer);
-    c.stdin(p.stdout.take().unwrap())
+    c.args(consumer_args)
+        .stdin(p.stdout.take().unwrap())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     env(&mut c, ask.1);
@@ -110,13 +123,13 @@ fn pipeline(producer: &Path, args: &[&str], consumer: &Path, ask: (bool, bool)) 
 fn every_pairing_prints_what_glibc_prints_and_only_ferry_pairs_that_ask_take_the_channel() {
     let b = builds();
     for args in [&["3000", "1"][..], &["1", "2"], &["40000", "3"]] {
-        let want = pipeline(&b.produce[0], args, &b.consume[0], (false, false));
+        let want = pipeline(&b.produce[0], args, &b.consume[0], (false, false), &[]);
         assert!(want.producer_ok && !want.channel);
         assert!(want.stdout.starts_with("bytes "), "{}", want.stdout);
         for p in 0..2 {
             for c in 0..2 {
                 for ask in [(false, false), (true, true), (true, false), (false, true)] {
-                    let got = pipeline(&b.produce[p], args, &b.consume[c], ask);
+                    let got = pipeline(&b.produce[p], args, &b.consume[c], ask, &[]);
                     let what = format!("{args:?} producer {p} consumer {c} asked {ask:?}");
                     assert_eq!(got.stdout, want.stdout, "{what}");
                     assert!(got.producer_ok, "{what}");
@@ -242,12 +255,79 @@ fn bytes_written_beside_the_channel_keep_their_order_and_never_wait() {
         ("printf 'x%.0s' $(seq 1 5000)", "4", "20000"),
     ] {
         let args = [cmd, rounds, lines];
-        let want = pipeline(&b.beside[0], &args, &b.consume[0], (false, false));
-        let got = pipeline(&b.beside[1], &args, &b.consume[1], (true, true));
+        let want = pipeline(&b.beside[0], &args, &b.consume[0], (false, false), &[]);
+        let got = pipeline(&b.beside[1], &args, &b.consume[1], (true, true), &[]);
         assert_eq!(got.stdout, want.stdout, "beside {args:?}");
         assert!(got.producer_ok && want.producer_ok, "beside {args:?}");
         assert!(got.channel, "the channel was not taken for {args:?}");
     }
+}
+
+/// A reader that empties the pipe, then is busy a while, as its writer
+/// flushes a line into the channel and writes the next beside it: the
+/// flushed line still comes first (the reader counts what waits in the
+/// pipe, then looks at the channel, then reads no more than it counted).
+#[test]
+fn a_busy_reader_takes_the_channel_before_later_pipe_bytes() {
+    let b = builds();
+    for (rounds, lines, pause_writer, pause_reader) in
+        [("6", "1", "1000", "10000"), ("4", "3", "2000", "20000")]
+    {
+        let args = ["", rounds, lines, pause_writer];
+        let want = pipeline(
+            &b.beside[0],
+            &args,
+            &b.slow_reader[0],
+            (false, false),
+            &[pause_reader, "w"],
+        );
+        let got = pipeline(
+            &b.beside[1],
+            &args,
+            &b.slow_reader[1],
+            (true, true),
+            &[pause_reader, "w"],
+        );
+        assert_eq!(got.stdout, want.stdout, "rounds {rounds}");
+        assert!(got.channel, "the channel was not taken");
+    }
+}
+
+/// A writer on the channel that forks children printing by stdio: the
+/// children write the pipe (the channel stays the parent's, untouched by
+/// their exit), and the output is glibc's, line for line.
+#[test]
+fn a_forked_writer_child_writes_the_pipe_and_leaves_the_channel_to_its_parent() {
+    let b = builds();
+    for (rounds, fork_lines) in [("5", "1"), ("3", "20000")] {
+        let args = ["", rounds, "10", "0", fork_lines];
+        let want = pipeline(&b.beside[0], &args, &b.consume[0], (false, false), &[]);
+        let got = pipeline(&b.beside[1], &args, &b.consume[1], (true, true), &[]);
+        assert_eq!(got.stdout, want.stdout, "forks of {fork_lines} lines");
+        assert!(got.producer_ok && want.producer_ok);
+        assert!(got.channel, "the channel was not taken");
+    }
+}
+
+/// A reader whose standard input is also read beside its stream (a child
+/// it runs reads descriptor 0, where the channel leaves nothing) is not
+/// left waiting: its writer, finding the channel not read, goes on
+/// through the pipe, and both end.
+#[test]
+fn a_reader_whose_descriptor_0_is_read_beside_its_stream_is_not_left_waiting() {
+    let b = builds();
+    let args = ["", "1", "400000"];
+    let got = pipeline(&b.beside[1], &args, &b.stdin_beside[1], (true, true), &[]);
+    assert!(got.producer_ok);
+    let lines: u64 = got
+        .stdout
+        .trim()
+        .strip_prefix("lines ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", got.stdout));
+    // 400 000 lines and two more; head took at most 100 bytes beside
+    // the stream, the stream at most what it had taken in.
+    assert!(lines > 1 && lines <= 400_002, "{lines}");
 }
 
 /// Linux's number for SIGPIPE.
@@ -320,7 +400,13 @@ fn a_process_that_took_the_name_gets_nothing() {
     assert!(p.wait().unwrap().success());
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let connections = squatter.join().unwrap();
-    let want = pipeline(&b.produce[0], &["3000", "5"], &b.consume[0], (false, false));
+    let want = pipeline(
+        &b.produce[0],
+        &["3000", "5"],
+        &b.consume[0],
+        (false, false),
+        &[],
+    );
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), want.stdout);
     assert!(String::from_utf8_lossy(&out.stderr).contains("channel no"));

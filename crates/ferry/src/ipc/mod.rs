@@ -80,6 +80,14 @@
 //!   next call. A receiver whose sender died gets `UnexpectedEof`, and
 //!   the `Buf`s it holds stay readable. Releases that find the socket
 //!   full wait, and go as soon as it has room.
+//! * **A forked child leaves the channel alone.** Both ends belong to the
+//!   process that made them: in a child forked from it (seen through
+//!   `pthread_atfork`), sends and receives fail with `Unsupported`, and
+//!   dropping the ends or a received `Buf` does nothing to the channel —
+//!   no BYE, no shutdown, no release of a slot the parent still reads.
+//!   (A child made by a raw `clone` that skips the fork handlers is not
+//!   seen. A [`SlotMut`] held across a fork is writable in both
+//!   processes, as any shared mapping is: do not write it in the child.)
 //!
 //! # Rings, or packets
 //!

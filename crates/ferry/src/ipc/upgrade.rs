@@ -37,7 +37,14 @@
 //! it closes the channel and writes the pipe from then on, behind them.
 //! So bytes keep the order of the writes that made them, as through the
 //! pipe alone, and a child writing more than the pipe holds is never
-//! left waiting for a reader that watches only the channel.
+//! left waiting for a reader that watches only the channel. (The reader
+//! counts the pipe's bytes before it looks at the channel, and reads no
+//! more than it counted: `stream::backend::upgraded` has the argument.)
+//! A writer whose reader takes nothing from the channel for a second —
+//! it may be reading its descriptor 0 beside its stream, which the
+//! channel leaves empty — drops the channel (the reader takes every whole
+//! message, then its end) and goes on through the pipe. A child forked
+//! from either side leaves the channel to its parent and uses the pipe.
 //!
 //! The abstract socket name is public to the machine (its network
 //! namespace), so each side checks its peer (`SO_PEERCRED` and

@@ -10,6 +10,12 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
+/// A writer whose reader takes nothing from the channel for this long
+/// leaves the channel for the pipe: the reader may be reading the pipe
+/// itself (its own `read(0)`, or a child it runs that reads its standard
+/// input), where the channel leaves nothing.
+const READER_TAKES_NOTHING: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn named(what: &str, name: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{what} {name}: {e}"))
 }
@@ -55,7 +61,7 @@ impl Stream {
         let file = File::from(fd);
         let info = fileio::fd_info(file.as_fd()).map_err(|e| named("opening", name, e))?;
         let config = SenderConfig {
-            timeout: None,
+            timeout: Some(READER_TAKES_NOTHING),
             ..SenderConfig::default()
         };
         let pipe = Sequential::new(file, info);

@@ -10,6 +10,7 @@
 
 pub(crate) mod channel;
 pub(crate) mod fileio;
+pub(crate) mod fork;
 pub(crate) mod ipc;
 pub(crate) mod lease;
 pub(crate) mod map;

@@ -92,6 +92,7 @@ fn channel(
 
 mod closing;
 mod cut_short;
+mod forked;
 mod model;
 mod pipe_offer;
 mod processes;

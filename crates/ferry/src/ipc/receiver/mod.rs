@@ -64,6 +64,16 @@ pub(crate) struct Shared {
     state: Mutex<State>,
     /// The control block, on a channel with rings.
     control: Option<SharedWords>,
+    /// The fork generation it was made in (`sys::fork`): in a forked
+    /// child, neither a drop nor a release touches the channel.
+    born: u64,
+}
+
+impl Shared {
+    /// Whether this is a forked child's copy of the end.
+    fn forked(&self) -> bool {
+        crate::sys::fork::generation() != self.born
+    }
 }
 
 impl Shared {
@@ -138,6 +148,12 @@ impl FileOwner for Lent {
 
 impl Drop for Lent {
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // The parent holds the same reference: a release from here
+            // would let the sender write the slot under the parent's
+            // `Buf`.
+            return;
+        }
         let mut st = self.shared.lock();
         let h = &mut st.held[self.slot as usize];
         h.refs -= 1;
@@ -290,6 +306,7 @@ impl Receiver {
                     release_ring,
                 }),
                 control,
+                born: crate::sys::fork::generation(),
             }),
             timeout: None,
             broken: None,
@@ -350,6 +367,9 @@ impl Receiver {
     /// pipe's reader keeps the order of the writer's messages and the
     /// pipe's bytes).
     pub(crate) fn recv_beside(&mut self, beside: Option<BorrowedFd<'_>>) -> io::Result<Got> {
+        if self.shared.forked() {
+            return Err(crate::ipc::sender::forked());
+        }
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
         }
@@ -418,6 +438,24 @@ impl Receiver {
                 Ok(false) => {}
                 Err(e) => return self.settle(Err(e)),
             }
+        }
+    }
+
+    /// Whether this is a forked child's copy of the end (it does nothing
+    /// to the channel: the parent's it is).
+    pub(crate) fn forked(&self) -> bool {
+        self.shared.forked()
+    }
+
+    /// Whether something waits to be taken — a message begun, a ring
+    /// entry, a packet — without waiting or taking it.
+    pub(crate) fn has_waiting(&self) -> io::Result<bool> {
+        if self.in_message || self.finished || self.broken.is_some() {
+            return Ok(true);
+        }
+        match (&self.ring, &self.shared.control) {
+            (Some(r), Some(w)) => r.waiting(w),
+            _ => sys::socket_unread(self.shared.sock.as_fd()),
         }
     }
 
@@ -530,6 +568,11 @@ impl Drop for Receiver {
     /// fails with `BrokenPipe`) and gives back every reference it queued
     /// here; the `Buf`s still alive release theirs as they go.
     fn drop(&mut self) {
+        if self.shared.forked() {
+            // A shutdown or a release from here would end the parent's
+            // channel, or free slots it still reads.
+            return;
+        }
         let shared = self.shared.clone();
         let sock = shared.sock.as_fd();
         // First the shutdown: nothing can be queued after what is read

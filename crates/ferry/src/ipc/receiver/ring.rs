@@ -47,6 +47,11 @@ impl Rx {
             sender_closed: false,
         }
     }
+
+    /// Whether an entry (or the sender's end) waits to be taken.
+    pub(super) fn waiting(&self, w: &SharedWords) -> io::Result<bool> {
+        Ok(self.sender_closed || self.tx.waiting(w)? > 0)
+    }
 }
 
 /// Sends a WAKE on `sock` if the sender sleeps on `flag`; `false` if the

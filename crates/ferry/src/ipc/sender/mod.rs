@@ -122,6 +122,9 @@ pub struct Sender {
     inbox: Vec<u8>,
     /// The rings, on a channel that has them.
     ring: Option<ring::Rings>,
+    /// The fork generation it was made in (`sys::fork`): in a forked
+    /// child it does nothing to the channel.
+    born: u64,
     /// References sent and not yet released, over all slots.
     refs_out: u64,
     /// Slots in the pool.
@@ -155,6 +158,7 @@ impl Sender {
             None
         };
         let mut s = Sender {
+            born: crate::sys::fork::generation(),
             sock: sock.0,
             shared: Arc::new(Shared {
                 map,
@@ -325,6 +329,9 @@ impl Sender {
     /// A free slot, without waiting: `None` if every slot is written,
     /// held here, or held by the receiver.
     pub fn try_alloc(&mut self) -> io::Result<Option<SlotMut>> {
+        if self.forked() {
+            return Err(forked());
+        }
         self.pump()?;
         let mut st = self.shared.lock();
         for (i, s) in st.iter_mut().enumerate() {
@@ -612,11 +619,20 @@ impl Sender {
         })
     }
 
+    /// Whether this is a forked child's copy of the end (it does nothing
+    /// to the channel: the parent's it is).
+    pub(crate) fn forked(&self) -> bool {
+        crate::sys::fork::generation() != self.born
+    }
+
     fn deadline(&self) -> Option<Instant> {
         self.timeout.map(|t| Instant::now() + t)
     }
 
     fn check(&mut self) -> io::Result<()> {
+        if self.forked() {
+            return Err(forked());
+        }
         if let Some((kind, msg)) = &self.broken {
             return Err(io::Error::new(*kind, msg.clone()));
         }
@@ -747,6 +763,11 @@ impl Sender {
 
 impl Drop for Sender {
     fn drop(&mut self) {
+        if self.forked() {
+            // The channel is the parent's: a BYE from here would end it
+            // there.
+            return;
+        }
         // A receiver that does not read must not keep a drop waiting.
         let deadline = Instant::now() + self.timeout.map_or(BYE_ON_DROP, |t| t.min(BYE_ON_DROP));
         let _ = self.bye(Some(deadline));
@@ -757,6 +778,14 @@ fn protocol(msg: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!("ipc: the receiver sent {msg}"),
+    )
+}
+
+/// What an end used in a forked child of the process that made it says.
+pub(crate) fn forked() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "ipc: this end of the channel belongs to the process that made it, not to a child forked from it",
     )
 }
 

@@ -40,8 +40,9 @@ struct Channel {
 enum Next {
     /// A piece of the current message.
     Piece(crate::Buf),
-    /// The pipe's turn: bytes wait there.
-    Pipe,
+    /// The pipe's turn: this many bytes wait there, all of them written
+    /// before anything the channel has not yet shown.
+    Pipe(usize),
     /// The channel ended; the pipe is read from now on.
     Ended,
 }
@@ -55,6 +56,14 @@ enum Next {
 /// by a reader waiting on the channel). The writer leaves the channel
 /// for the pipe as soon as it sees unread bytes there at a write, so
 /// that its own later bytes come after them.
+///
+/// The order, read by read: the bytes waiting in the pipe are counted
+/// (`FIONREAD`), then the channel is looked at; if it shows nothing, at
+/// most the bytes counted are read from the pipe. A message the channel
+/// did not show was published after the count, so after those bytes were
+/// written; a message it shows goes first — it was published before
+/// them, or (the writer looks at the pipe before each message and leaves
+/// the channel when bytes wait there) while they were being written.
 pub(crate) struct UpgradedReader {
     pipe: Sequential,
     state: ReadState,
@@ -97,8 +106,14 @@ impl UpgradedReader {
         let ReadState::Channel(ch) = &mut self.state else {
             return Ok(Next::Ended);
         };
-        if ch.pipe_turn {
-            return Ok(Next::Pipe);
+        if ch.rx.forked() {
+            // A child forked from the reader: the channel (and every
+            // piece of it, whose releases are the parent's to give) stays
+            // the parent's. The child reads the pipe.
+            if let ReadState::Channel(ch) = std::mem::replace(&mut self.state, ReadState::Pipe) {
+                std::mem::forget(ch);
+            }
+            return Ok(Next::Ended);
         }
         loop {
             let next = ch.current.bufs().next().cloned();
@@ -109,13 +124,21 @@ impl UpgradedReader {
                 }
                 continue;
             }
+            if ch.pipe_turn {
+                let n = sys::pipe_unread(pipe)?;
+                if n > 0 && !ch.rx.has_waiting()? {
+                    return Ok(Next::Pipe(usize::try_from(n).unwrap_or(usize::MAX)));
+                }
+                if n == 0 && sys::pipe_ended(pipe)? {
+                    // All its writers closed it while the channel lasts.
+                    ch.pipe_ended = true;
+                }
+                ch.pipe_turn = false;
+            }
             let watch = (!ch.pipe_ended).then_some(pipe);
             match ch.rx.recv_beside(watch) {
                 Ok(Got::Message(m)) => ch.current = m,
-                Ok(Got::Beside) => {
-                    ch.pipe_turn = true;
-                    return Ok(Next::Pipe);
-                }
+                Ok(Got::Beside) => ch.pipe_turn = true,
                 // The writer closed, or went away: its bytes are all here.
                 // What follows comes through the pipe.
                 Ok(Got::Finished) => break,
@@ -127,20 +150,20 @@ impl UpgradedReader {
         Ok(Next::Ended)
     }
 
-    /// The pipe's turn: one read that does not wait. `None` once the
-    /// pipe holds nothing more for now (back to the channel).
-    fn read_pipe_now<D: Dest + ?Sized>(&mut self, buf: &mut D) -> io::Result<Option<usize>> {
-        let got = buf.read_nowait(self.pipe.as_fd())?;
-        let ReadState::Channel(ch) = &mut self.state else {
-            return Ok(got);
-        };
+    /// The pipe's turn: one read of at most `n` bytes that does not wait.
+    /// `None` if nothing was there after all (another reader took it).
+    fn read_pipe_now<D: Dest + ?Sized>(
+        &mut self,
+        buf: &mut D,
+        n: usize,
+    ) -> io::Result<Option<usize>> {
+        let got = buf.read_nowait(self.pipe.as_fd(), n)?;
         match got {
-            Some(n) if n > 0 => Ok(Some(n)),
-            // Its end (all its writers closed it; the channel's writer
-            // still holds the channel) or nothing now: the channel again.
-            ended => {
-                ch.pipe_ended |= ended == Some(0);
-                ch.pipe_turn = false;
+            Some(k) if k > 0 => Ok(Some(k)),
+            _ => {
+                if let ReadState::Channel(ch) = &mut self.state {
+                    ch.pipe_turn = false;
+                }
                 Ok(None)
             }
         }
@@ -167,9 +190,9 @@ impl UpgradedReader {
                     }
                     return Ok(n);
                 }
-                Next::Pipe => {
-                    if let Some(n) = self.read_pipe_now(buf)? {
-                        return Ok(n);
+                Next::Pipe(n) => {
+                    if let Some(k) = self.read_pipe_now(buf, n)? {
+                        return Ok(k);
                     }
                 }
                 Next::Ended => return buf.read_pipe(&mut self.pipe, off),
@@ -182,8 +205,8 @@ impl UpgradedReader {
 trait Dest {
     /// Copies what fits of `src` to the front: how much.
     fn fill_from(&mut self, src: &[u8]) -> usize;
-    /// [`sys::read_nowait`] into it.
-    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>>;
+    /// [`sys::read_nowait`] into its first `max` bytes at most.
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>, max: usize) -> io::Result<Option<usize>>;
     /// The pipe's own read into it.
     fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize>;
 }
@@ -195,8 +218,9 @@ impl Dest for [u8] {
         n
     }
 
-    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>> {
-        sys::read_nowait(fd, self)
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>, max: usize) -> io::Result<Option<usize>> {
+        let n = max.min(self.len());
+        sys::read_nowait(fd, &mut self[..n])
     }
 
     fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize> {
@@ -213,8 +237,9 @@ impl Dest for [MaybeUninit<u8>] {
         n
     }
 
-    fn read_nowait(&mut self, fd: BorrowedFd<'_>) -> io::Result<Option<usize>> {
-        sys::read_nowait_uninit(fd, self)
+    fn read_nowait(&mut self, fd: BorrowedFd<'_>, max: usize) -> io::Result<Option<usize>> {
+        let n = max.min(self.len());
+        sys::read_nowait_uninit(fd, &mut self[..n])
     }
 
     fn read_pipe(&mut self, pipe: &mut Sequential, off: u64) -> io::Result<usize> {
@@ -259,7 +284,7 @@ impl Module for UpgradedReader {
         let b = match self.next() {
             Ok(Next::Piece(b)) => b,
             // The pipe's bytes are read (copied), as after the channel.
-            Ok(Next::Pipe | Next::Ended) => return None,
+            Ok(Next::Pipe(_) | Next::Ended) => return None,
             Err(e) => return Some(Err(e)),
         };
         if b.len() >= min.max(1) {
@@ -294,6 +319,19 @@ impl UpgradedWriter {
     /// write).
     pub(crate) fn on_channel(&self) -> bool {
         self.tx.is_some()
+    }
+
+    /// In a child forked from the writer, the channel stays the
+    /// parent's: the child's copy of the sender is let go of untouched
+    /// (a BYE or a message from here would break the parent's), and the
+    /// child writes the pipe — where the reader, watching the pipe beside
+    /// the channel, finds its bytes in order.
+    fn leave_if_forked(&mut self) {
+        if self.tx.as_ref().is_some_and(|tx| tx.forked()) {
+            if let Some(tx) = self.tx.take() {
+                std::mem::forget(tx);
+            }
+        }
     }
 
     /// Whether bytes wait unread in the pipe (written beside the channel).
@@ -343,16 +381,17 @@ impl Module for UpgradedWriter {
 
     fn write(&mut self, off: Option<u64>, bytes: &[u8]) -> (usize, Option<io::Error>) {
         self.decide();
+        self.leave_if_forked();
         if self.tx.is_some() && self.pipe_has_bytes() {
             // Someone wrote the pipe beside the channel (this process's own
             // `write(2)`, or a child's): what this stream writes from now
             // on goes after those bytes, through the pipe. The channel
-            // closes in order first, so the reader takes every message
-            // (and what is in the pipe after them) before these bytes.
+            // closes in order first (or, if the reader takes nothing for
+            // the sender's timeout, is dropped: the reader then takes what
+            // it holds and goes on with the pipe), so the reader takes
+            // every message before these bytes.
             if let Some(tx) = self.tx.take() {
-                if let Err(e) = (*tx).close() {
-                    return (0, Some(self.pipe_error(e)));
-                }
+                let _ = (*tx).close();
             }
         }
         let Some(tx) = self.tx.as_mut() else {
@@ -362,6 +401,18 @@ impl Module for UpgradedWriter {
         while done < bytes.len() {
             match io::Write::write(&mut **tx, &bytes[done..]) {
                 Ok(n) => done += n,
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    // The reader took nothing for a while: it may be reading
+                    // the pipe itself (its own `read(0)`, a child it runs),
+                    // which the channel leaves empty. Leave the channel (the
+                    // reader gets every whole message, then its end) and go
+                    // on through the pipe, as `write(2)` would have.
+                    if let Some(tx) = self.tx.take() {
+                        (*tx).abort();
+                    }
+                    let (n, e) = self.pipe.write(off, &bytes[done..]);
+                    return (done + n, e);
+                }
                 Err(e) => return (done, Some(self.pipe_error(e))),
             }
         }
@@ -372,8 +423,12 @@ impl Module for UpgradedWriter {
     /// goes on with the pipe. (An offer never taken just goes.)
     fn finish(&mut self, _pos: u64) -> io::Result<()> {
         self.offer = None;
-        match self.tx.take() {
-            Some(tx) => (*tx).close(),
+        self.leave_if_forked();
+        match self.tx.take().map(|tx| (*tx).close()) {
+            // No room for the BYE in time: the socket closes all the same,
+            // and the reader takes every whole message before that end.
+            Some(Err(e)) if e.kind() == io::ErrorKind::TimedOut => Ok(()),
+            Some(r) => r,
             None => Ok(()),
         }
     }

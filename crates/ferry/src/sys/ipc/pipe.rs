@@ -78,6 +78,16 @@ fn read_fionread(fd: BorrowedFd<'_>, buf: &mut [MaybeUninit<u8>]) -> io::Result<
     Ok(Some(got))
 }
 
+/// Whether the pipe `fd` is at its end: every writer closed it and
+/// nothing is left to read (`poll` without waiting).
+pub(crate) fn pipe_ended(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags};
+    let mut p = [PollFd::new(&fd, PollFlags::IN)];
+    rustix::event::poll(&mut p, Some(&rustix::time::Timespec::default()))?;
+    let r = p[0].revents();
+    Ok(r.contains(PollFlags::HUP) && !r.contains(PollFlags::IN))
+}
+
 /// Raises `SIGPIPE` in this thread, as a `write(2)` to a pipe with no
 /// reader does (the disposition decides: death, a handler, or nothing).
 pub(crate) fn raise_sigpipe() {
@@ -106,7 +116,12 @@ mod tests {
         let got: Vec<u8> = b[..3].iter().map(|x| unsafe { x.assume_init() }).collect();
         assert_eq!(got, b"abc");
         drop(w);
-        assert_eq!(read_nowait_uninit(r.as_fd(), &mut b).unwrap(), Some(0));
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while read_nowait_uninit(r.as_fd(), &mut b).unwrap() != Some(0) {
+            // A forked child of another test may hold the write end a moment.
+            assert!(std::time::Instant::now() < until, "the pipe never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     #[test]
@@ -119,7 +134,30 @@ mod tests {
         assert_eq!(read_fionread(r.as_fd(), &mut b).unwrap(), Some(2));
         assert_eq!(read_fionread(r.as_fd(), &mut b).unwrap(), None);
         drop(w);
-        assert_eq!(read_fionread(r.as_fd(), &mut b).unwrap(), Some(0));
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while read_fionread(r.as_fd(), &mut b).unwrap() != Some(0) {
+            // A forked child of another test may hold the write end a moment.
+            assert!(std::time::Instant::now() < until, "the pipe never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_pipe_ends_when_its_writers_are_gone_and_it_is_empty() {
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        assert!(!pipe_ended(r.as_fd()).unwrap());
+        rustix::io::write(&w, b"x").unwrap();
+        drop(w);
+        assert!(!pipe_ended(r.as_fd()).unwrap());
+        let mut b = [0u8; 4];
+        assert_eq!(read_nowait(r.as_fd(), &mut b).unwrap(), Some(1));
+        // A child another test forks meanwhile holds a copy of the write
+        // end until it execs or exits: wait for it (bounded).
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !pipe_ended(r.as_fd()).unwrap() {
+            assert!(std::time::Instant::now() < until, "the pipe never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     #[test]

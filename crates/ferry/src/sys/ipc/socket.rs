@@ -228,6 +228,15 @@ fn hung_up(sock: BorrowedFd<'_>) -> bool {
     }
 }
 
+/// Whether a packet (or the end) waits on `sock`: `poll` without
+/// waiting.
+pub(crate) fn socket_unread(sock: BorrowedFd<'_>) -> io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags};
+    let mut p = [PollFd::new(&sock, PollFlags::IN)];
+    let n = rustix::event::poll(&mut p, Some(&rustix::time::Timespec::default()))?;
+    Ok(n > 0)
+}
+
 /// Shuts down reading on `sock`: the peer's sends fail with `EPIPE`
 /// from now on, while packets already queued here can still be read and
 /// this end can still send.

@@ -1,0 +1,57 @@
+//! Both ends of a channel in a child forked from the process that made
+//! them: the child's copies are the parent's channel, so what the child
+//! drops (a received `Buf`, the receiver, the sender) and what it tries
+//! to send or receive leaves the parent's channel as it was.
+
+use super::*;
+
+/// Forks; the child runs `f` and leaves with its status (0 when `f`
+/// returns true); returns whether the child said true.
+fn in_child(f: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the child runs only `f` (drops and calls into this test's
+    // own objects, whose locks no other thread holds) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(false);
+        // SAFETY: ends the child without the parent's exit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just made.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+on_both_transports! {
+    fn a_forked_child_leaves_the_parents_channel_as_it_was(t: Transport) {
+        let _one = serial();
+        let (mut tx, mut rx) = channel(4096, 4, t);
+        tx.send_bytes(&[7u8; 4096]).unwrap();
+        let held = rx.recv().unwrap().unwrap();
+        let free = tx.free_slots().unwrap();
+        let child_ok = in_child(|| {
+            // Everything the child does to its copies fails or does
+            // nothing; then it drops them all.
+            let sent = tx.send_bytes(b"from the child").is_err();
+            let got = rx.recv().is_err();
+            // SAFETY: the child owns its copies of the three (the fork
+            // copied them); it drops each once and `_exit`s without
+            // dropping the originals.
+            unsafe {
+                drop(std::ptr::read(&held));
+                drop(std::ptr::read(&rx));
+                drop(std::ptr::read(&tx));
+            }
+            sent && got
+        });
+        assert!(child_ok, "the child could use the parent's channel");
+        // The slot the parent holds is still the parent's: not released
+        // by the child's drop of its copy.
+        assert_eq!(tx.free_slots().unwrap(), free);
+        // The channel goes on: no BYE, no shutdown from the child.
+        tx.send_bytes(b"after the fork").unwrap();
+        assert_eq!(rx.recv().unwrap().unwrap().copy_to_vec(), b"after the fork");
+        assert_eq!(held.copy_to_vec(), vec![7u8; 4096]);
+    }
+}
