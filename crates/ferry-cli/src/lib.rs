@@ -32,6 +32,7 @@ Tools (GNU-compatible; `ferry TOOL --help`):
   diff   compare files line by line (normal, -u, -c, -y; -r)
   grep   print lines that match patterns
   pipe   move bytes between files, pipes and sockets (socat-like)
+  serve  serve a directory over HTTP/1.1 (cached files, sendfile, ranges)
   sort   sort lines of text (and fixed-size binary records)
   ttcp   test TCP throughput and CPU per GiB (read-write, exchange, splice, sendfile)
   wc     count lines, words, characters and bytes

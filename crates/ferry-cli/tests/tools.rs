@@ -44,6 +44,8 @@ mod longopts;
 mod pipe;
 #[path = "tools/pipe_ipc.rs"]
 mod pipe_ipc;
+#[path = "tools/serve.rs"]
+mod serve;
 #[path = "tools/shared_stdout.rs"]
 mod shared_stdout;
 #[path = "tools/sort.rs"]

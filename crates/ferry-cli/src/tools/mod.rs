@@ -15,6 +15,7 @@ mod locale;
 mod longopts;
 mod output;
 mod pipe;
+mod serve;
 mod sort;
 mod ttcp;
 mod wc;
@@ -23,7 +24,7 @@ pub use diff::diff_normal;
 
 /// The tools, by name.
 pub const TOOLS: &[&str] = &[
-    "cat", "cmp", "cp", "cut", "diff", "grep", "pipe", "sort", "ttcp", "wc",
+    "cat", "cmp", "cp", "cut", "diff", "grep", "pipe", "serve", "sort", "ttcp", "wc",
 ];
 
 /// Runs tool `name` with `args` (not including the name); returns the exit
@@ -56,6 +57,7 @@ pub fn run_as(name: &str, shown: &str, args: Vec<std::ffi::OsString>) -> i32 {
         "diff" => diff::main(&ctx, args, &typed),
         "grep" => grep::main(&ctx, args),
         "pipe" => pipe::main(&ctx, args),
+        "serve" => serve::main(&ctx, args),
         "sort" => sort::main(&ctx, args),
         "ttcp" => ttcp::main(&ctx, args),
         "wc" => wc::main(&ctx, args),

@@ -1,0 +1,148 @@
+//! `ferry serve [DIR]`: the HTTP server (`ferry_serve`). The CLI parses
+//! the options, says where it serves, and turns SIGINT and SIGTERM into a
+//! graceful stop; the server is the library's.
+
+use super::common::{self, Tool};
+use std::ffi::OsString;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const HELP: &str = "Usage: ferry serve [OPTION]... [DIR]
+Serve the files of DIR (the current directory by default) over HTTP/1.1:
+GET and HEAD, keep-alive and pipelining, ETag and Last-Modified with 304
+answers, byte ranges (206, multipart/byteranges, 416), index.html.
+Small files are sent from ferry's file cache with the response head in
+one gathered write; large ones by sendfile, never copied into the server.
+
+Options:
+  -l, --listen ADDR:PORT   listen on ADDR:PORT (repeatable; default
+                             127.0.0.1:8080; a port of 0 takes a free one)
+  -w, --workers N          N worker threads, one event loop each (default:
+                             one per CPU)
+      --list               list directories that have no index.html
+      --follow-symlinks    follow symbolic links that lead out of DIR
+                             (by default they are refused with 403)
+      --cache-size BYTES   bytes the file cache may hold (default 64 MiB;
+                             suffixes K, M, G)
+      --help               display this help and exit
+      --version            output version information and exit
+
+SIGINT and SIGTERM stop the server: it accepts no more connections and
+lets the responses under way finish.
+";
+
+pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
+    use lexopt::prelude::*;
+    let mut listen: Vec<SocketAddr> = Vec::new();
+    let mut dir: Option<OsString> = None;
+    let mut cfg = ferry_serve::Config::new(".");
+    let mut p = lexopt::Parser::from_args(args);
+    loop {
+        let arg = common::next_arg!(t, p, HELP, 2);
+        let value = |p: &mut lexopt::Parser| -> Result<String, i32> {
+            p.value()
+                .map(|v| v.to_string_lossy().into_owned())
+                .map_err(|e| {
+                    t.bad_option(e);
+                    2
+                })
+        };
+        match arg {
+            Short('l') | Long("listen") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match v.to_socket_addrs() {
+                    Ok(addrs) => listen.extend(addrs.take(1)),
+                    Err(e) => {
+                        t.usage_error(format_args!(
+                            "invalid address {}: {e}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Short('w') | Long("workers") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match v.parse::<usize>() {
+                    Ok(n) if (1..=1024).contains(&n) => cfg.workers = n,
+                    _ => {
+                        t.usage_error(format_args!(
+                            "invalid number of workers: {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Long("cache-size") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match crate::size::parse_size(&v) {
+                    Ok(n) if n > 0 => cfg.cache_bytes = usize::try_from(n).unwrap_or(usize::MAX),
+                    _ => {
+                        t.usage_error(format_args!(
+                            "invalid cache size: {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Long("list") => cfg.list = true,
+            Long("follow-symlinks") => cfg.follow_symlinks = true,
+            Value(v) if dir.is_none() => dir = Some(v),
+            Value(v) => {
+                t.usage_error(format_args!(
+                    "extra operand {}",
+                    common::quote_always(&v.to_string_lossy())
+                ));
+                return 2;
+            }
+            other => {
+                t.bad_option(other.unexpected());
+                return 2;
+            }
+        }
+    }
+    if let Some(d) = dir {
+        cfg.root = d.into();
+    }
+    if !listen.is_empty() {
+        cfg.listen = listen;
+    }
+    let root = cfg.root.clone();
+    let server = match ferry_serve::Server::start(cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            t.error(format_args!("{e}"));
+            return 1;
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+            t.error(format_args!("cannot handle signal {sig}: {e}"));
+            server.shutdown();
+            return 1;
+        }
+    }
+    for a in server.local_addrs() {
+        eprintln!("ferry serve: serving {} on http://{a}/", root.display());
+    }
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("ferry serve: stopping");
+    server.shutdown();
+    0
+}

@@ -1,0 +1,440 @@
+//! Static files: a request's target opened below the served directory,
+//! its validators (`ETag`, `Last-Modified`), the conditionals and ranges,
+//! and the body — cached extents for small files (sent with the head in
+//! one gathered write), the open file for large ones (`sendfile`).
+
+use crate::listing;
+use crate::ranges::{self, Ranges};
+use crate::request::{Method, Request};
+use crate::response::{self, Body, Response};
+use crate::site::Site;
+use crate::status::Status;
+use crate::target::{self, Target};
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Files up to this size are served from the file cache (their bytes in
+/// memory, sent with the head by one `writev`); larger ones by
+/// `sendfile` from the file.
+pub(crate) const CACHED_MAX: u64 = 64 << 10;
+
+/// The response to `req`.
+pub(crate) fn respond(site: &Site, req: &Request) -> Response {
+    let head_only = req.method == Method::Head;
+    let close = !req.keep_alive;
+    if req.method == Method::Other {
+        return response::error_with(
+            Status::MethodNotAllowed,
+            req.minor,
+            false,
+            close,
+            &[("Allow", "GET, HEAD")],
+        );
+    }
+    let t = match target::resolve(&req.target) {
+        Ok(t) => t,
+        Err(st) => return response::error(st, req.minor, head_only, close),
+    };
+    match open(site, &t.rel) {
+        Ok((file, meta)) if meta.is_dir() => directory(site, req, &t, file),
+        Ok((file, meta)) if meta.is_file() => {
+            if t.slash && !t.rel.as_os_str().is_empty() {
+                // `/file/`: no such directory.
+                return response::error(Status::NotFound, req.minor, head_only, close);
+            }
+            file_response(site, req, File::from(file), &meta)
+        }
+        Ok(_) => response::error(Status::Forbidden, req.minor, head_only, close),
+        Err(st) => response::error(st, req.minor, head_only, close),
+    }
+}
+
+/// Opens `rel` below the root: with `RESOLVE_BENEATH` (a symbolic link
+/// that leads out of the root is refused) unless links are followed
+/// anywhere.
+fn open(site: &Site, rel: &Path) -> Result<(OwnedFd, Metadata), Status> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let rel: &Path = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    let resolve = if site.follow_symlinks {
+        ResolveFlags::NO_MAGICLINKS
+    } else {
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
+    };
+    let fd = rustix::fs::openat2(
+        site.root.as_fd(),
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+        resolve,
+    )
+    .map_err(|e| status_of(e.into()))?;
+    // A FIFO or device opened non-blocking is refused below; a regular
+    // file reads the same either way.
+    let meta = File::from(fd.try_clone().map_err(status_of)?)
+        .metadata()
+        .map_err(status_of)?;
+    Ok((fd, meta))
+}
+
+fn status_of(e: io::Error) -> Status {
+    match e.raw_os_error() {
+        Some(c)
+            if c == rustix::io::Errno::NOENT.raw_os_error()
+                || c == rustix::io::Errno::NOTDIR.raw_os_error() =>
+        {
+            Status::NotFound
+        }
+        Some(c) if c == rustix::io::Errno::NAMETOOLONG.raw_os_error() => Status::NotFound,
+        Some(c)
+            if c == rustix::io::Errno::ACCESS.raw_os_error()
+                || c == rustix::io::Errno::PERM.raw_os_error()
+                // A link leading out of the root (RESOLVE_BENEATH), or a
+                // loop of them.
+                || c == rustix::io::Errno::XDEV.raw_os_error()
+                || c == rustix::io::Errno::LOOP.raw_os_error() =>
+        {
+            Status::Forbidden
+        }
+        _ => Status::InternalError,
+    }
+}
+
+/// A directory: `/dir` is redirected to `/dir/`; `/dir/` serves its
+/// `index.html`, else its listing (with `--list`), else 403.
+fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response {
+    let head_only = req.method == Method::Head;
+    let close = !req.keep_alive;
+    if !t.slash {
+        let location = format!("{}/", t.raw_path);
+        return response::error_with(
+            Status::MovedPermanently,
+            req.minor,
+            head_only,
+            close,
+            &[("Location", &location)],
+        );
+    }
+    let index = t.rel.join("index.html");
+    match open(site, &index) {
+        Ok((file, meta)) if meta.is_file() => {
+            return file_response(site, req, File::from(file), &meta)
+        }
+        Ok(_) | Err(Status::NotFound) => {}
+        Err(st) => return response::error(st, req.minor, head_only, close),
+    }
+    if !site.list {
+        return response::error(Status::Forbidden, req.minor, head_only, close);
+    }
+    match listing::page(site, &t.rel, &t.raw_path) {
+        Ok(page) => {
+            let len = page.len() as u64;
+            Response {
+                head: response::head(
+                    Status::Ok,
+                    req.minor,
+                    &[("Content-Type", "text/html; charset=utf-8")],
+                    len,
+                    close,
+                ),
+                body: if head_only {
+                    Body::Empty
+                } else {
+                    Body::Mem(ferry::Aggregate::from(ferry::Buf::from(page)))
+                },
+                close,
+            }
+        }
+        Err(st) => response::error(st, req.minor, head_only, close),
+    }
+}
+
+/// A regular file: validators, conditionals, ranges, body.
+fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata) -> Response {
+    let head_only = req.method == Method::Head;
+    let close = !req.keep_alive;
+    let size = meta.len();
+    let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
+    let last_modified = httpdate::fmt_http_date(mtime);
+    // Small files: their bytes from the cache, and an ETag of their
+    // content (strong, the same after a restart for the same bytes).
+    let cached = if size <= CACHED_MAX {
+        match site.cache.read_file(&file, Path::new(&req.target), ..) {
+            Ok(a) if a.len() as u64 == size => Some(a),
+            // Changed while read: serve what the file says now, by
+            // sendfile, with a validator of its stamp.
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let etag = match &cached {
+        Some(a) => match site.checksums.etag(a) {
+            Ok(e) => e,
+            Err(_) => stamp_etag(meta),
+        },
+        None => stamp_etag(meta),
+    };
+    let ctype = content_type(&req.target);
+    if not_modified(req, &etag, mtime) {
+        let head = response::head(
+            Status::NotModified,
+            req.minor,
+            &[("ETag", &etag), ("Last-Modified", &last_modified)],
+            0,
+            close,
+        );
+        return Response {
+            head,
+            body: Body::Empty,
+            close,
+        };
+    }
+    let file = Arc::new(file);
+    let whole = |off: u64, len: u64| -> Body {
+        match &cached {
+            Some(a) => Body::Mem(a.slice(off as usize..(off + len) as usize)),
+            None => Body::File {
+                file: file.clone(),
+                off,
+                len,
+            },
+        }
+    };
+    let ranges = match (&req.range, range_applies(req, &etag, &last_modified)) {
+        (Some(r), true) => ranges::parse(r, size),
+        _ => Ranges::All,
+    };
+    let common: [(&str, &str); 4] = [
+        ("Content-Type", ctype),
+        ("Last-Modified", &last_modified),
+        ("ETag", &etag),
+        ("Accept-Ranges", "bytes"),
+    ];
+    match ranges {
+        Ranges::All => Response {
+            head: response::head(Status::Ok, req.minor, &common, size, close),
+            body: if head_only {
+                Body::Empty
+            } else {
+                whole(0, size)
+            },
+            close,
+        },
+        Ranges::Unsatisfiable => {
+            let cr = format!("bytes */{size}");
+            response::error_with(
+                Status::RangeNotSatisfiable,
+                req.minor,
+                head_only,
+                close,
+                &[("Content-Range", &cr)],
+            )
+        }
+        Ranges::Some(list) if list.len() == 1 => {
+            let (start, end) = list[0];
+            let cr = format!("bytes {start}-{}/{size}", end - 1);
+            let mut h: Vec<(&str, &str)> = common.to_vec();
+            h.push(("Content-Range", &cr));
+            Response {
+                head: response::head(Status::PartialContent, req.minor, &h, end - start, close),
+                body: if head_only {
+                    Body::Empty
+                } else {
+                    whole(start, end - start)
+                },
+                close,
+            }
+        }
+        Ranges::Some(list) => {
+            let boundary = format!("{:016x}", boundary_seed(&etag));
+            let mut parts = Vec::with_capacity(list.len() * 2 + 1);
+            for &(start, end) in &list {
+                let part_head = format!(
+                    "\r\n--{boundary}\r\nContent-Type: {ctype}\r\nContent-Range: bytes {start}-{}/{size}\r\n\r\n",
+                    end - 1
+                );
+                parts.push(Body::Mem(ferry::Aggregate::from(ferry::Buf::from(
+                    part_head.into_bytes(),
+                ))));
+                parts.push(whole(start, end - start));
+            }
+            let tail = format!("\r\n--{boundary}--\r\n");
+            parts.push(Body::Mem(ferry::Aggregate::from(ferry::Buf::from(
+                tail.into_bytes(),
+            ))));
+            let body = Body::Parts(parts);
+            let ct = format!("multipart/byteranges; boundary={boundary}");
+            let h: [(&str, &str); 4] = [
+                ("Content-Type", &ct),
+                ("Last-Modified", &last_modified),
+                ("ETag", &etag),
+                ("Accept-Ranges", "bytes"),
+            ];
+            Response {
+                head: response::head(Status::PartialContent, req.minor, &h, body.len(), close),
+                body: if head_only { Body::Empty } else { body },
+                close,
+            }
+        }
+    }
+}
+
+/// An `ETag` from the file's stamp (device, inode, size, modification
+/// time to the nanosecond): for files served by `sendfile`, whose bytes
+/// are not read here. The same after a restart while the file is
+/// unchanged.
+fn stamp_etag(meta: &Metadata) -> String {
+    format!(
+        "\"{:x}-{:x}-{:x}-{:x}\"",
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec()
+    )
+}
+
+/// RFC 9110, 13.1.2 and 13.1.3: `If-None-Match` (weak comparison), else
+/// `If-Modified-Since` (to the second).
+fn not_modified(req: &Request, etag: &str, mtime: SystemTime) -> bool {
+    if let Some(inm) = &req.if_none_match {
+        let inm = inm.trim();
+        return inm == "*"
+            || inm
+                .split(',')
+                .map(|t| t.trim().trim_start_matches("W/"))
+                .any(|t| t == etag.trim_start_matches("W/"));
+    }
+    match req.if_modified_since {
+        Some(since) => {
+            let secs = |t: SystemTime| {
+                t.duration_since(UNIX_EPOCH)
+                    .unwrap_or(Duration::ZERO)
+                    .as_secs()
+            };
+            secs(mtime) <= secs(since)
+        }
+        None => false,
+    }
+}
+
+/// RFC 9110, 13.1.5: a `Range` counts only if `If-Range` (when sent)
+/// names the current representation: the same strong `ETag`, or exactly
+/// its `Last-Modified` date.
+fn range_applies(req: &Request, etag: &str, last_modified: &str) -> bool {
+    match &req.if_range {
+        None => true,
+        Some(v) => {
+            let v = v.trim();
+            if v.starts_with('"') {
+                v == etag
+            } else if v.starts_with("W/") {
+                false
+            } else {
+                v == last_modified
+            }
+        }
+    }
+}
+
+/// The `Content-Type` of a target, by its file name.
+fn content_type(target: &str) -> &'static str {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let path = if path.ends_with('/') {
+        "index.html"
+    } else {
+        path
+    };
+    match mime_guess::from_path(path).first_raw() {
+        Some("text/html") => "text/html; charset=utf-8",
+        Some("text/plain") => "text/plain; charset=utf-8",
+        Some("text/css") => "text/css; charset=utf-8",
+        Some("text/javascript") | Some("application/javascript") => {
+            "text/javascript; charset=utf-8"
+        }
+        Some(m) => m,
+        None => "application/octet-stream",
+    }
+}
+
+/// A multipart boundary that no part's bytes are likely to hold: derived
+/// from the ETag and the clock.
+fn boundary_seed(etag: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in etag.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    h ^ now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(inm: Option<&str>, ims: Option<SystemTime>) -> Request {
+        Request {
+            method: Method::Get,
+            target: "/x".into(),
+            minor: 1,
+            keep_alive: true,
+            if_none_match: inm.map(str::to_string),
+            if_modified_since: ims,
+            range: None,
+            if_range: None,
+            has_body: false,
+        }
+    }
+
+    #[test]
+    fn conditionals_follow_rfc_9110() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        assert!(not_modified(&req(Some("\"a\""), None), "\"a\"", t));
+        assert!(not_modified(&req(Some("\"b\", W/\"a\""), None), "\"a\"", t));
+        assert!(not_modified(&req(Some("*"), None), "\"a\"", t));
+        assert!(!not_modified(&req(Some("\"b\""), Some(t)), "\"a\"", t));
+        assert!(not_modified(
+            &req(None, Some(t)),
+            "\"a\"",
+            t + Duration::from_millis(500)
+        ));
+        assert!(!not_modified(
+            &req(None, Some(t)),
+            "\"a\"",
+            t + Duration::from_secs(1)
+        ));
+        assert!(!not_modified(&req(None, None), "\"a\"", t));
+    }
+
+    #[test]
+    fn if_range_needs_the_strong_etag_or_the_exact_date() {
+        let mut r = req(None, None);
+        assert!(range_applies(&r, "\"a\"", "Thu, 01 Jan 1970 00:00:00 GMT"));
+        r.if_range = Some("\"a\"".into());
+        assert!(range_applies(&r, "\"a\"", "d"));
+        r.if_range = Some("W/\"a\"".into());
+        assert!(!range_applies(&r, "\"a\"", "d"));
+        r.if_range = Some("d".into());
+        assert!(range_applies(&r, "\"a\"", "d"));
+        r.if_range = Some("e".into());
+        assert!(!range_applies(&r, "\"a\"", "d"));
+    }
+
+    #[test]
+    fn content_types_by_name() {
+        assert_eq!(content_type("/a/b.html?x"), "text/html; charset=utf-8");
+        assert_eq!(content_type("/"), "text/html; charset=utf-8");
+        assert_eq!(content_type("/p.png"), "image/png");
+        assert_eq!(content_type("/noext"), "application/octet-stream");
+    }
+}

@@ -1,0 +1,50 @@
+//! `ferry serve`: an HTTP/1.1 server of static files on ferry's I/O, after
+//! the IO-Lite paper's Flash-Lite (section 4): small files from the
+//! unified file cache ([`ferry::cache::FileCache`]), their bytes sent with
+//! the response head by one gathered write, never copied into a response
+//! buffer; large files by `sendfile`, their bytes never in this process;
+//! strong `ETag`s of cached files from the checksum cache
+//! ([`ferry::cache::Checksums`]), computed once per content.
+//!
+//! ```text
+//!  worker (one thread, one epoll loop, its own SO_REUSEPORT listener)
+//!    accept ─► Conn: read head (8 KiB page-aligned) ─► httparse
+//!      ─► target: decode, resolve . and .. (never above the root)
+//!      ─► openat2(root, RESOLVE_BENEATH) ─► fstat
+//!      ─► ≤ 64 KiB: FileCache Aggregate ─┐        > 64 KiB: the File ─┐
+//!                                         ▼                            ▼
+//!          writev(head + cached extents)          writev(head), sendfile(file)
+//! ```
+//!
+//! What it answers: `GET` and `HEAD` (others 405 with `Allow`), keep-alive
+//! and pipelining, `Content-Length`, `Content-Type` by name, `Date`,
+//! `Server`, `Last-Modified`, `ETag`, `If-None-Match` and
+//! `If-Modified-Since` (304), `Range` and `If-Range` (206, several ranges
+//! as `multipart/byteranges`, 416), `index.html`, listings (`--list`),
+//! a redirect of `/dir` to `/dir/`; 400 for malformed requests (and a
+//! `..` above the root), 414 and 431 past 8 KiB of head, 403 for links
+//! leading out of the root (unless `--follow-symlinks`) and unreadable
+//! files, 404. Connections idle past the header timeout and clients that
+//! take nothing past the send timeout are closed.
+//!
+//! ```no_run
+//! # fn main() -> std::io::Result<()> {
+//! let server = ferry_serve::Server::start(ferry_serve::Config::new("."))?;
+//! server.wait();
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod conn;
+mod files;
+mod listing;
+mod ranges;
+mod request;
+mod response;
+mod server;
+mod site;
+mod status;
+mod target;
+
+pub use config::Config;
+pub use server::Server;

@@ -1,0 +1,109 @@
+//! A directory's listing (`--list`): names sorted, directories marked
+//! with `/`, hrefs percent-encoded and text HTML-escaped.
+
+use crate::site::Site;
+use crate::status::Status;
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Bytes a path segment keeps in an href; the rest are percent-encoded.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'/')
+    .add(b'\\')
+    .add(b'\'')
+    .add(b'&');
+
+/// The listing of `rel` (below the root), shown as `shown` (the path as
+/// requested).
+pub(crate) fn page(site: &Site, rel: &Path, shown: &str) -> Result<Vec<u8>, Status> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let rel: &Path = if rel.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        rel
+    };
+    let resolve = if site.follow_symlinks {
+        ResolveFlags::NO_MAGICLINKS
+    } else {
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
+    };
+    let fd = rustix::fs::openat2(
+        &site.root,
+        rel,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+        resolve,
+    )
+    .map_err(|_| Status::Forbidden)?;
+    let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|_| Status::Forbidden)?;
+    let mut names: Vec<(String, bool)> = Vec::new();
+    while let Some(e) = dir.read() {
+        let Ok(e) = e else {
+            return Err(Status::InternalError);
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "." || name == ".." {
+            continue;
+        }
+        let is_dir = e.file_type() == rustix::fs::FileType::Directory;
+        names.push((name, is_dir));
+    }
+    names.sort();
+    let title = escape(&percent_encoding::percent_decode_str(shown).decode_utf8_lossy());
+    let mut h = String::with_capacity(256 + names.len() * 64);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Index of {title}</title></head>\n<body><h1>Index of {title}</h1><hr><pre>\n<a href=\"../\">../</a>\n"
+    );
+    for (name, is_dir) in names {
+        let slash = if is_dir { "/" } else { "" };
+        let _ = writeln!(
+            h,
+            "<a href=\"{}{slash}\">{}{slash}</a>",
+            utf8_percent_encode(&name, SEGMENT),
+            escape(&name)
+        );
+    }
+    h.push_str("</pre><hr></body></html>\n");
+    Ok(h.into_bytes())
+}
+
+/// Text made safe inside HTML.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_are_escaped_in_text_and_encoded_in_hrefs() {
+        assert_eq!(
+            super::escape("<a href='x'>&"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;"
+        );
+        let e = percent_encoding::utf8_percent_encode("a b/\"c?.html", super::SEGMENT).to_string();
+        assert_eq!(e, "a%20b%2F%22c%3F.html");
+    }
+}

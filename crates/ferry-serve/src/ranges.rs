@@ -1,0 +1,116 @@
+//! `Range: bytes=…` (RFC 9110, 14.1.2 and 14.2): byte ranges of a
+//! representation of known length.
+
+/// What a `Range` header asks of a file of a given size.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Ranges {
+    /// The whole file: no byte ranges (another unit, or a header that
+    /// does not parse, is ignored as RFC 9110 allows).
+    All,
+    /// Ranges none of which overlaps the file: 416.
+    Unsatisfiable,
+    /// `[start, end)` pieces, in the order asked, each within the file.
+    Some(Vec<(u64, u64)>),
+}
+
+/// Ranges a request may ask for at most; more is answered with the whole
+/// file (a request of thousands of tiny ranges costs the server more
+/// than the file).
+const MAX_RANGES: usize = 32;
+
+/// Parses `header` for a file of `size` bytes.
+pub(crate) fn parse(header: &str, size: u64) -> Ranges {
+    let Some(spec) = header.trim().strip_prefix("bytes=") else {
+        return Ranges::All;
+    };
+    let mut out = Vec::new();
+    let mut any = false;
+    for part in spec.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        any = true;
+        if out.len() >= MAX_RANGES {
+            return Ranges::All;
+        }
+        let Some((first, last)) = part.split_once('-') else {
+            return Ranges::All;
+        };
+        let (first, last) = (first.trim(), last.trim());
+        let range = if first.is_empty() {
+            // A suffix: the last `n` bytes.
+            let Ok(n) = last.parse::<u64>() else {
+                return Ranges::All;
+            };
+            (n > 0 && size > 0).then(|| (size - n.min(size), size))
+        } else {
+            let Ok(start) = first.parse::<u64>() else {
+                return Ranges::All;
+            };
+            let end = if last.is_empty() {
+                size
+            } else {
+                match last.parse::<u64>() {
+                    Ok(l) if l >= start => l.saturating_add(1).min(size),
+                    _ => return Ranges::All,
+                }
+            };
+            (start < size).then_some((start, end))
+        };
+        if let Some(r) = range {
+            out.push(r);
+        }
+    }
+    if !any {
+        return Ranges::All;
+    }
+    if out.is_empty() {
+        Ranges::Unsatisfiable
+    } else {
+        Ranges::Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_forms_rfc_9110_gives() {
+        assert_eq!(parse("bytes=0-499", 1000), Ranges::Some(vec![(0, 500)]));
+        assert_eq!(parse("bytes=500-", 1000), Ranges::Some(vec![(500, 1000)]));
+        assert_eq!(parse("bytes=-200", 1000), Ranges::Some(vec![(800, 1000)]));
+        assert_eq!(parse("bytes=-2000", 1000), Ranges::Some(vec![(0, 1000)]));
+        assert_eq!(
+            parse("bytes=900-5000", 1000),
+            Ranges::Some(vec![(900, 1000)])
+        );
+        assert_eq!(
+            parse("bytes=0-0, -1", 1000),
+            Ranges::Some(vec![(0, 1), (999, 1000)])
+        );
+        assert_eq!(parse("bytes=1000-", 1000), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=-0", 1000), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=0-", 0), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=5-1", 1000), Ranges::All);
+        assert_eq!(parse("items=0-1", 1000), Ranges::All);
+        assert_eq!(parse("bytes=x-1", 1000), Ranges::All);
+        assert_eq!(parse("bytes=", 1000), Ranges::All);
+        let many = format!("bytes={}", vec!["0-0"; MAX_RANGES + 1].join(","));
+        assert_eq!(parse(&many, 1000), Ranges::All);
+    }
+
+    proptest! {
+        /// Every range given lies within the file and is not empty.
+        #[test]
+        fn ranges_lie_within_the_file(h in "bytes=[0-9, -]{0,30}", size in 0u64..5000) {
+            if let Ranges::Some(list) = parse(&h, size) {
+                for (s, e) in list {
+                    prop_assert!(s < e && e <= size, "{h}: {s}..{e} of {size}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The status codes the server answers with.
+
+/// A response status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    Ok,
+    PartialContent,
+    MovedPermanently,
+    NotModified,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    UriTooLong,
+    RangeNotSatisfiable,
+    HeadersTooLarge,
+    InternalError,
+}
+
+impl Status {
+    pub(crate) fn code(self) -> u16 {
+        match self {
+            Status::Ok => 200,
+            Status::PartialContent => 206,
+            Status::MovedPermanently => 301,
+            Status::NotModified => 304,
+            Status::BadRequest => 400,
+            Status::Forbidden => 403,
+            Status::NotFound => 404,
+            Status::MethodNotAllowed => 405,
+            Status::UriTooLong => 414,
+            Status::RangeNotSatisfiable => 416,
+            Status::HeadersTooLarge => 431,
+            Status::InternalError => 500,
+        }
+    }
+
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Status::Ok => "OK",
+            Status::PartialContent => "Partial Content",
+            Status::MovedPermanently => "Moved Permanently",
+            Status::NotModified => "Not Modified",
+            Status::BadRequest => "Bad Request",
+            Status::Forbidden => "Forbidden",
+            Status::NotFound => "Not Found",
+            Status::MethodNotAllowed => "Method Not Allowed",
+            Status::UriTooLong => "URI Too Long",
+            Status::RangeNotSatisfiable => "Range Not Satisfiable",
+            Status::HeadersTooLarge => "Request Header Fields Too Large",
+            Status::InternalError => "Internal Server Error",
+        }
+    }
+
+    /// Statuses after which the connection closes whatever the request
+    /// asked (the request itself could not be trusted, or was not read).
+    pub(crate) fn closes(self) -> bool {
+        matches!(
+            self,
+            Status::BadRequest
+                | Status::UriTooLong
+                | Status::HeadersTooLarge
+                | Status::InternalError
+        )
+    }
+}

@@ -1,0 +1,175 @@
+//! Connections: keep-alive and pipelining, HTTP/1.0, a client that stops
+//! reading or sends half a head, a file that shrinks under a response,
+//! a busy port, and a stop with a response under way.
+
+use crate::{pattern, Reply, Site};
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Splits `raw` into its responses (each with a Content-Length; those
+/// to the HEAD requests numbered in `heads` have no body).
+fn responses_with_heads(mut raw: &[u8], heads: &[usize]) -> Vec<Reply> {
+    let mut out = Vec::new();
+    while !raw.is_empty() {
+        let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let mut r = Reply::parse(&raw[..end]);
+        let len: usize = if heads.contains(&out.len()) {
+            0
+        } else {
+            r.header("content-length").map_or(0, |l| l.parse().unwrap())
+        };
+        r.body = raw[end..end + len].to_vec();
+        raw = &raw[end + len..];
+        out.push(r);
+    }
+    out
+}
+
+fn responses(raw: &[u8]) -> Vec<Reply> {
+    responses_with_heads(raw, &[])
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_on_one_connection() {
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("a"), b"first").unwrap();
+            fs::write(d.join("b"), pattern(200_000, 3)).unwrap();
+        },
+        |_| {},
+    );
+    let mut req = Vec::new();
+    for i in 0..40 {
+        let p = if i % 2 == 0 { "/a" } else { "/b" };
+        req.extend_from_slice(format!("GET {p} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes());
+    }
+    req.extend_from_slice(b"HEAD /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let rs = responses_with_heads(&s.raw(&req), &[40]);
+    assert_eq!(rs.len(), 41);
+    let b = fs::read(s.dir.path().join("b")).unwrap();
+    for (i, r) in rs.iter().take(40).enumerate() {
+        assert_eq!(r.status, 200);
+        let want: &[u8] = if i % 2 == 0 { b"first" } else { &b };
+        assert_eq!(r.body, want, "response {i}");
+    }
+    assert_eq!(rs[40].header("connection"), Some("close"));
+}
+
+#[test]
+fn http_1_0_closes_unless_asked_to_keep_alive() {
+    let s = Site::new(|d| fs::write(d.join("a"), b"x").unwrap(), |_| {});
+    let r = responses(&s.raw(b"GET /a HTTP/1.0\r\n\r\n"));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].header("connection"), Some("close"));
+    let r = responses(
+        &s.raw(b"GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /a HTTP/1.0\r\n\r\n"),
+    );
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].header("connection"), Some("keep-alive"));
+}
+
+#[test]
+fn an_idle_or_half_sent_connection_is_closed_after_the_header_timeout() {
+    let s = Site::new(
+        |d| fs::write(d.join("a"), b"x").unwrap(),
+        |c| c.header_timeout = Duration::from_millis(300),
+    );
+    for first in [&b""[..], b"GET /a HTTP/1.1\r\nHo"] {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.write_all(first).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut got = Vec::new();
+        let t = Instant::now();
+        c.read_to_end(&mut got).unwrap();
+        assert!(got.is_empty());
+        assert!(t.elapsed() < Duration::from_secs(15));
+    }
+}
+
+#[test]
+fn a_file_that_shrinks_under_its_response_ends_the_connection() {
+    let s = Site::new(
+        |d| fs::write(d.join("big"), pattern(8 << 20, 4)).unwrap(),
+        |_| {},
+    );
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut first = [0u8; 4096];
+    let n = c.read(&mut first).unwrap();
+    assert!(n > 0);
+    // The client reads slowly; the file loses most of its bytes.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(s.dir.path().join("big"))
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    let total = n + rest.len();
+    assert!(
+        total < (8 << 20),
+        "all {total} bytes came though the file shrank"
+    );
+}
+
+#[test]
+fn a_busy_port_is_an_error_at_start_naming_the_address() {
+    let s = Site::new(|_| {}, |_| {});
+    let mut cfg = ferry_serve::Config::new(s.dir.path());
+    cfg.listen = vec![s.addr];
+    // Another process's port: SO_REUSEPORT lets only the same user share
+    // it, so bind a plain listener elsewhere and ask for its port.
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    cfg.listen = vec![plain.local_addr().unwrap()];
+    let e = ferry_serve::Server::start(cfg).err().expect("a busy port");
+    assert!(
+        e.to_string()
+            .contains(&plain.local_addr().unwrap().to_string()),
+        "{e}"
+    );
+    let mut cfg = ferry_serve::Config::new(s.dir.path().join("missing"));
+    cfg.listen = vec!["127.0.0.1:0".parse().unwrap()];
+    let e = ferry_serve::Server::start(cfg)
+        .err()
+        .expect("a missing directory");
+    assert!(e.to_string().contains("missing"), "{e}");
+}
+
+#[test]
+fn a_stop_lets_the_response_under_way_finish() {
+    let mut s = Site::new(
+        |d| fs::write(d.join("big"), pattern(16 << 20, 5)).unwrap(),
+        |_| {},
+    );
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    c.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut first = [0u8; 65536];
+    let n = c.read(&mut first).unwrap();
+    let server = s.server.take().unwrap();
+    let stopper = std::thread::spawn(move || server.shutdown());
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    stopper.join().unwrap();
+    let mut all = first[..n].to_vec();
+    all.extend_from_slice(&rest);
+    let r = Reply::parse(&all);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, fs::read(s.dir.path().join("big")).unwrap());
+    assert!(
+        TcpStream::connect(s.addr).is_err() || {
+            // A connection the kernel accepted before the listener went is
+            // closed without an answer.
+            let mut c = TcpStream::connect(s.addr).unwrap();
+            let mut b = Vec::new();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.read_to_end(&mut b).is_ok() && b.is_empty()
+        }
+    );
+}

@@ -1,0 +1,197 @@
+//! Files as a browser or curl asks for them: whole, by HEAD, with
+//! validators and conditionals, by byte ranges; directories.
+
+use crate::{pattern, Site};
+use std::fs;
+
+fn site() -> Site {
+    Site::new(
+        |d| {
+            fs::write(d.join("small.txt"), b"hello world\n").unwrap();
+            fs::write(d.join("mid.bin"), pattern(50_000, 1)).unwrap();
+            fs::write(d.join("big.bin"), pattern(3 << 20, 2)).unwrap();
+            fs::write(d.join("page.html"), b"<p>x</p>").unwrap();
+            fs::create_dir(d.join("dir")).unwrap();
+            fs::write(d.join("dir/index.html"), b"<h1>index</h1>").unwrap();
+            fs::create_dir(d.join("bare")).unwrap();
+            fs::write(d.join("bare/a b&c.txt"), b"a").unwrap();
+            fs::create_dir(d.join("bare/sub")).unwrap();
+        },
+        |_| {},
+    )
+}
+
+#[test]
+fn get_sends_every_file_whole_and_head_sends_the_same_headers_without_a_body() {
+    let s = site();
+    for (name, len) in [("small.txt", 12), ("mid.bin", 50_000), ("big.bin", 3 << 20)] {
+        let want = fs::read(s.dir.path().join(name)).unwrap();
+        let r = s.curl(&format!("/{name}"), &[]);
+        assert_eq!(r.status, 200, "{name}");
+        assert_eq!(r.body, want, "{name}");
+        assert_eq!(r.header("content-length"), Some(len.to_string().as_str()));
+        assert!(r.header("etag").is_some_and(|e| e.starts_with('"')));
+        assert!(r.header("last-modified").is_some());
+        assert!(r.header("date").is_some());
+        assert_eq!(r.header("accept-ranges"), Some("bytes"));
+        let h = s.curl(&format!("/{name}"), &["-I"]);
+        assert_eq!(h.status, 200);
+        assert!(h.body.is_empty());
+        for k in ["content-length", "etag", "last-modified", "content-type"] {
+            assert_eq!(h.header(k), r.header(k), "{name} {k}");
+        }
+    }
+    assert_eq!(
+        s.curl("/page.html", &[]).header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(
+        s.curl("/small.txt", &[]).header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+}
+
+#[test]
+fn a_matching_etag_or_a_later_date_answers_304() {
+    let s = site();
+    for name in ["/small.txt", "/big.bin"] {
+        let r = s.curl(name, &["-I"]);
+        let etag = r.header("etag").unwrap().to_string();
+        let lm = r.header("last-modified").unwrap().to_string();
+        let nm = s.curl(name, &["-H", &format!("If-None-Match: {etag}")]);
+        assert_eq!(nm.status, 304, "{name}");
+        assert!(nm.body.is_empty());
+        assert_eq!(nm.header("etag"), Some(etag.as_str()));
+        assert_eq!(
+            s.curl(name, &["-H", "If-None-Match: \"other\""]).status,
+            200
+        );
+        assert_eq!(
+            s.curl(name, &["-H", &format!("If-Modified-Since: {lm}")])
+                .status,
+            304
+        );
+        let old = "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT";
+        assert_eq!(s.curl(name, &["-H", old]).status, 200);
+        // If-None-Match wins over If-Modified-Since.
+        let both = s.curl(
+            name,
+            &[
+                "-H",
+                "If-None-Match: \"other\"",
+                "-H",
+                &format!("If-Modified-Since: {lm}"),
+            ],
+        );
+        assert_eq!(both.status, 200);
+    }
+}
+
+#[test]
+fn the_etag_of_unchanged_content_is_the_same_from_another_server() {
+    let s = site();
+    let first = s
+        .curl("/small.txt", &[])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let other = Site::new(
+        |d| fs::write(d.join("small.txt"), b"hello world\n").unwrap(),
+        |_| {},
+    );
+    assert_eq!(
+        other.curl("/small.txt", &[]).header("etag"),
+        Some(first.as_str())
+    );
+    fs::write(other.dir.path().join("small.txt"), b"hello World\n").unwrap();
+    assert_ne!(
+        other.curl("/small.txt", &[]).header("etag"),
+        Some(first.as_str())
+    );
+}
+
+#[test]
+fn byte_ranges_single_suffix_several_and_unsatisfiable() {
+    let s = site();
+    for name in ["mid.bin", "big.bin"] {
+        let want = fs::read(s.dir.path().join(name)).unwrap();
+        let n = want.len();
+        let r = s.curl(&format!("/{name}"), &["-r", "100-199"]);
+        assert_eq!(r.status, 206);
+        assert_eq!(r.body, &want[100..200]);
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes 100-199/{n}").as_str())
+        );
+        let r = s.curl(&format!("/{name}"), &["-r", "-10"]);
+        assert_eq!(r.body, &want[n - 10..]);
+        let r = s.curl(&format!("/{name}"), &["-r", &format!("{}-", n - 3)]);
+        assert_eq!(r.body, &want[n - 3..]);
+        let r = s.curl(&format!("/{name}"), &["-r", "0-9,20-29"]);
+        assert_eq!(r.status, 206);
+        let ct = r.header("content-type").unwrap();
+        let boundary = ct.strip_prefix("multipart/byteranges; boundary=").unwrap();
+        let body = String::from_utf8_lossy(&r.body).into_owned();
+        assert_eq!(body.matches(&format!("--{boundary}")).count(), 3);
+        assert!(body.contains(&format!("Content-Range: bytes 0-9/{n}")));
+        assert!(body.contains(&format!("Content-Range: bytes 20-29/{n}")));
+        assert!(r.body.windows(10).any(|w| w == &want[20..30]));
+        assert_eq!(
+            r.header("content-length"),
+            Some(r.body.len().to_string().as_str())
+        );
+        let r = s.curl(&format!("/{name}"), &["-r", &format!("{n}-")]);
+        assert_eq!(r.status, 416);
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes */{n}").as_str())
+        );
+    }
+}
+
+#[test]
+fn if_range_with_another_validator_sends_the_whole_file() {
+    let s = site();
+    let etag = s
+        .curl("/mid.bin", &["-I"])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let r = s.curl(
+        "/mid.bin",
+        &["-r", "0-9", "-H", &format!("If-Range: {etag}")],
+    );
+    assert_eq!(r.status, 206);
+    let r = s.curl("/mid.bin", &["-r", "0-9", "-H", "If-Range: \"stale\""]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body.len(), 50_000);
+}
+
+#[test]
+fn directories_redirect_serve_their_index_or_a_listing_only_when_asked() {
+    let s = site();
+    let r = s.curl("/dir", &[]);
+    assert_eq!(r.status, 301);
+    assert_eq!(r.header("location"), Some("/dir/"));
+    assert_eq!(s.curl("/dir/", &[]).body, b"<h1>index</h1>");
+    assert_eq!(s.curl("/bare/", &[]).status, 403);
+    assert_eq!(s.curl("/small.txt/", &[]).status, 404);
+    let l = Site::new(
+        |d| {
+            fs::create_dir(d.join("bare")).unwrap();
+            fs::write(d.join("bare/a b&c.txt"), b"a").unwrap();
+            fs::write(d.join("bare/<x>.txt"), b"a").unwrap();
+            fs::create_dir(d.join("bare/sub")).unwrap();
+        },
+        |c| c.list = true,
+    );
+    let r = l.curl("/bare/", &[]);
+    assert_eq!(r.status, 200);
+    let page = String::from_utf8(r.body).unwrap();
+    assert!(
+        page.contains("<a href=\"a%20b%26c.txt\">a b&amp;c.txt</a>"),
+        "{page}"
+    );
+    assert!(page.contains("&lt;x&gt;.txt"), "{page}");
+    assert!(page.contains("<a href=\"sub/\">sub/</a>"), "{page}");
+}
