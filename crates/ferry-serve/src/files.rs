@@ -430,6 +430,49 @@ mod tests {
         assert!(!range_applies(&r, "\"a\"", "d"));
     }
 
+    /// The whole request path — parsing, the target, opening, validators,
+    /// conditionals, ranges — never panics, whatever the head holds, and
+    /// a response's head always says its body's length.
+    #[test]
+    fn no_request_head_makes_the_request_path_panic() {
+        use proptest::prelude::*;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), b"0123456789").unwrap();
+        std::fs::write(dir.path().join("big"), vec![1u8; 100_000]).unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        std::os::unix::fs::symlink("/etc", dir.path().join("out")).unwrap();
+        let mut cfg = crate::config::Config::new(dir.path());
+        cfg.list = true;
+        let site = Site::open(&cfg).unwrap();
+        let target = "(/|/f\\.txt|/big|/d|/d/|/out/passwd|/%2e%2e/|/f\\.txt/|[/a-z.%0-9?#]{0,12})";
+        let header = "(Range|If-Range|If-None-Match|If-Modified-Since|Connection|Host|Content-Length)";
+        let value = "(bytes=[0-9,-]{0,12}|\"[a-z0-9]{0,4}\"|\\*|W/\"x\"|close|[ -~]{0,16})";
+        let strat = (
+            "(GET|HEAD|POST|get|G\\x00T)",
+            target,
+            "(1\\.1|1\\.0|2\\.0|1\\.x)",
+            proptest::collection::vec((header, value), 0..5),
+        );
+        proptest!(ProptestConfig::with_cases(512), |((method, target, version, headers) in strat)| {
+            let mut head = format!("{method} {target} HTTP/{version}\r\nHost: h\r\n");
+            for (k, v) in &headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            let r = match crate::request::parse(head.as_bytes()) {
+                crate::request::Parsed::Done(req, _) => respond(&site, &req),
+                crate::request::Parsed::Bad(st) => response::error(st, 1, false, true),
+                crate::request::Parsed::Partial => return Ok(()),
+            };
+            let h = String::from_utf8(r.head.clone()).unwrap();
+            if let Some(len) = h.split("\r\n").find_map(|l| l.strip_prefix("Content-Length: ")) {
+                let len: u64 = len.parse().unwrap();
+                let is_head = method == "HEAD";
+                prop_assert!(is_head || r.body.len() == len, "{head:?} → {h:?}");
+            }
+        });
+    }
+
     #[test]
     fn content_types_by_name() {
         assert_eq!(content_type("/a/b.html?x"), "text/html; charset=utf-8");
