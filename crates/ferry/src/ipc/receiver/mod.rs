@@ -29,7 +29,7 @@ use crate::buf::FileOwner;
 use crate::sys::ipc::{self as sys, ReadOnlyMap, Received, SharedWords};
 use crate::{Aggregate, Buf};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -54,6 +54,9 @@ struct State {
 }
 
 pub(crate) struct Shared {
+    /// The socket is `/dev/null` in forked children (dropped before
+    /// `sock` closes).
+    _detached: crate::sys::fork::Detached,
     sock: OwnedFd,
     /// The pool; kept for handing a received buffer to the kernel
     /// (`sendfile` from the memfd at `slot * slot_size + off`: see
@@ -295,6 +298,7 @@ impl Receiver {
         };
         Ok(Receiver {
             shared: Arc::new(Shared {
+                _detached: crate::sys::fork::detach_in_children(sock.as_raw_fd()),
                 sock,
                 memfd,
                 map,

@@ -20,7 +20,7 @@ use super::Socket;
 use crate::sys::ipc::{self as sys, Received, SharedWords, SlotMap, Wake};
 use crate::{Aggregate, Buf};
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -103,6 +103,9 @@ struct Batch {
 ///
 /// See the [module doc](crate::ipc) for the protocol and an example.
 pub struct Sender {
+    /// The socket is `/dev/null` in forked children (dropped before
+    /// `sock` closes).
+    _detached: crate::sys::fork::Detached,
     sock: OwnedFd,
     shared: Arc<Shared>,
     timeout: Option<Duration>,
@@ -159,6 +162,7 @@ impl Sender {
         };
         let mut s = Sender {
             born: crate::sys::fork::generation(),
+            _detached: crate::sys::fork::detach_in_children(sock.0.as_raw_fd()),
             sock: sock.0,
             shared: Arc::new(Shared {
                 map,
@@ -313,6 +317,9 @@ impl Sender {
     /// Slots free for writing now (after taking in the releases waiting,
     /// and looking at the socket).
     pub fn free_slots(&mut self) -> io::Result<usize> {
+        if self.forked() {
+            return Err(forked());
+        }
         if self.ring.is_some() {
             self.ring_pump(true)?;
         } else {

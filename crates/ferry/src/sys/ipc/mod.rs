@@ -78,6 +78,10 @@ fn invalid(msg: &str) -> io::Error {
 struct Mapping {
     base: NonNull<u8>,
     len: usize,
+    /// Registered for a private snapshot in forked children
+    /// (`sys::fork`): their views never change, and their writes never
+    /// reach the peer.
+    snap: Option<crate::sys::fork::Snapshotted>,
 }
 
 // SAFETY: the mapping is plain memory owned by this value; access to its
@@ -102,12 +106,20 @@ impl Mapping {
             unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, fd, 0)? };
         let base =
             NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
-        Ok(Mapping { base, len })
+        let snap = Some(crate::sys::fork::snapshot_in_children(
+            base.as_ptr(),
+            len,
+            writable,
+        ));
+        Ok(Mapping { base, len, snap })
     }
 }
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Out of the registry first: a fork from now on leaves the range
+        // alone, so none snapshots it once it is unmapped.
+        drop(self.snap.take());
         // SAFETY: mapped by `new` for this value alone; every borrow of its
         // bytes holds an `Arc` of the owner, so none is left.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
