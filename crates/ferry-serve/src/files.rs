@@ -445,7 +445,8 @@ mod tests {
         cfg.list = true;
         let site = Site::open(&cfg).unwrap();
         let target = "(/|/f\\.txt|/big|/d|/d/|/out/passwd|/%2e%2e/|/f\\.txt/|[/a-z.%0-9?#]{0,12})";
-        let header = "(Range|If-Range|If-None-Match|If-Modified-Since|Connection|Host|Content-Length)";
+        let header =
+            "(Range|If-Range|If-None-Match|If-Modified-Since|Connection|Host|Content-Length)";
         let value = "(bytes=[0-9,-]{0,12}|\"[a-z0-9]{0,4}\"|\\*|W/\"x\"|close|[ -~]{0,16})";
         let strat = (
             "(GET|HEAD|POST|get|G\\x00T)",

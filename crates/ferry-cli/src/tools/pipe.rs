@@ -282,9 +282,9 @@ enum End {
     Tcp(TcpStream),
     Unix(UnixStream),
     /// The receiving end of an ipc channel (a SRC).
-    IpcIn(Mutex<Receiver>),
+    IpcIn(Box<Mutex<Receiver>>),
     /// The sending end of an ipc channel (a DST).
-    IpcOut(Mutex<Sender>),
+    IpcOut(Box<Mutex<Sender>>),
 }
 
 /// The pool an ipc DST sends through: slots of ferry's transfer unit.
@@ -332,7 +332,7 @@ fn ipc_end(sock: ferry::ipc::Socket, source: bool) -> io::Result<End> {
         // (the help says to connect it only to ferry): its peer is a
         // ferry Sender, which writes a slot again only once released.
         let rx = unsafe { Receiver::new(sock, None)? };
-        Ok(End::IpcIn(Mutex::new(rx)))
+        Ok(End::IpcIn(Box::new(Mutex::new(rx))))
     } else {
         let config = SenderConfig {
             slot_size: IPC_SLOT,
@@ -341,7 +341,9 @@ fn ipc_end(sock: ferry::ipc::Socket, source: bool) -> io::Result<End> {
             timeout: None,
             ..SenderConfig::default()
         };
-        Ok(End::IpcOut(Mutex::new(Sender::new(sock, config)?)))
+        Ok(End::IpcOut(Box::new(Mutex::new(Sender::new(
+            sock, config,
+        )?))))
     }
 }
 
@@ -461,7 +463,7 @@ impl End {
             End::Tcp(s) => s.shutdown(Shutdown::Write),
             End::Unix(s) => s.shutdown(Shutdown::Write),
             End::IpcOut(tx) => {
-                let tx = tx.into_inner().unwrap_or_else(|p| p.into_inner());
+                let tx = (*tx).into_inner().unwrap_or_else(|p| p.into_inner());
                 if complete {
                     tx.close()
                 } else {
