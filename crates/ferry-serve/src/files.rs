@@ -12,7 +12,7 @@ use crate::status::Status;
 use crate::target::{self, Target};
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -54,29 +54,12 @@ pub(crate) fn respond(site: &Site, req: &Request) -> Response {
     }
 }
 
-/// Opens `rel` below the root: with `RESOLVE_BENEATH` (a symbolic link
-/// that leads out of the root is refused) unless links are followed
-/// anywhere.
+/// Opens `rel` below the root (`Site::open_beneath`) and looks at it.
 fn open(site: &Site, rel: &Path) -> Result<(OwnedFd, Metadata), Status> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let rel: &Path = if rel.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        rel
-    };
-    let resolve = if site.follow_symlinks {
-        ResolveFlags::NO_MAGICLINKS
-    } else {
-        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
-    };
-    let fd = rustix::fs::openat2(
-        site.root.as_fd(),
-        rel,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
-        Mode::empty(),
-        resolve,
-    )
-    .map_err(|e| status_of(e.into()))?;
+    use rustix::fs::OFlags;
+    let fd = site
+        .open_beneath(rel, OFlags::NOCTTY | OFlags::NONBLOCK)
+        .map_err(status_of)?;
     // A FIFO or device opened non-blocking is refused below; a regular
     // file reads the same either way.
     let meta = File::from(fd.try_clone().map_err(status_of)?)

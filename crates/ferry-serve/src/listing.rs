@@ -27,25 +27,9 @@ const SEGMENT: &AsciiSet = &CONTROLS
 /// The listing of `rel` (below the root), shown as `shown` (the path as
 /// requested).
 pub(crate) fn page(site: &Site, rel: &Path, shown: &str) -> Result<Vec<u8>, Status> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let rel: &Path = if rel.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        rel
-    };
-    let resolve = if site.follow_symlinks {
-        ResolveFlags::NO_MAGICLINKS
-    } else {
-        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
-    };
-    let fd = rustix::fs::openat2(
-        &site.root,
-        rel,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-        resolve,
-    )
-    .map_err(|_| Status::Forbidden)?;
+    let fd = site
+        .open_beneath(rel, rustix::fs::OFlags::DIRECTORY)
+        .map_err(|_| Status::Forbidden)?;
     let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|_| Status::Forbidden)?;
     let mut names: Vec<(String, bool)> = Vec::new();
     while let Some(e) = dir.read() {

@@ -16,6 +16,34 @@ pub(crate) struct Site {
 }
 
 impl Site {
+    /// Opens `rel` below the root with `extra` flags (read-only,
+    /// close-on-exec): with `RESOLVE_BENEATH` (a symbolic link that leads
+    /// out of the root is refused) unless links are followed anywhere.
+    pub(crate) fn open_beneath(
+        &self,
+        rel: &std::path::Path,
+        extra: rustix::fs::OFlags,
+    ) -> io::Result<OwnedFd> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let rel: &std::path::Path = if rel.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            rel
+        };
+        let resolve = if self.follow_symlinks {
+            ResolveFlags::NO_MAGICLINKS
+        } else {
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS
+        };
+        Ok(rustix::fs::openat2(
+            &self.root,
+            rel,
+            OFlags::RDONLY | OFlags::CLOEXEC | extra,
+            Mode::empty(),
+            resolve,
+        )?)
+    }
+
     pub(crate) fn open(cfg: &Config) -> io::Result<Site> {
         use rustix::fs::{Mode, OFlags};
         let root = rustix::fs::open(
