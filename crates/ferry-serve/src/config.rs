@@ -37,6 +37,10 @@ pub struct Config {
     /// Open connections per worker at most; past it new ones are closed
     /// at once.
     pub max_connections: usize,
+    /// A graceful stop lets responses under way finish for this long at
+    /// most; then every connection closes. (Idle connections close at
+    /// once, and clients still sending a request head get two seconds.)
+    pub shutdown_timeout: Duration,
 }
 
 impl Config {
@@ -52,6 +56,7 @@ impl Config {
             header_timeout: Duration::from_secs(60),
             send_timeout: Duration::from_secs(60),
             max_connections: 1024,
+            shutdown_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -4,8 +4,9 @@
 //! one gathered write, file ranges by `sendfile` — a bounded amount per
 //! turn, so that one fast client cannot hold a worker.
 
+use crate::config::Config;
 use crate::files;
-use crate::request::{self, Parsed};
+use crate::request::{self, BodyKind, Parsed};
 use crate::response::{self, Body, Response};
 use crate::site::Site;
 use ferry::{Aggregate, BufMut};
@@ -14,7 +15,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, IoSlice, Read};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Bytes sent per connection per turn at most (nginx's
 /// `sendfile_max_chunk` default is 2 MiB).
@@ -26,6 +27,23 @@ const MAX_QUEUED: usize = 16;
 
 /// Slices one gathered write takes at most.
 const IOV_BATCH: usize = 64;
+
+/// A request body of at most this many bytes (by `Content-Length`) is
+/// read and dropped, and the connection kept; a longer one, a chunked
+/// one, or one held back behind `Expect: 100-continue` ends the
+/// connection after the response (with a lingering close).
+const DISCARD_MAX: u64 = 1 << 20;
+
+/// A lingering close (after the response, the server's side shut,
+/// what the client still sends read and dropped so that the kernel does
+/// not answer it with a reset that destroys the response) lasts until
+/// the client closes, no byte comes for this long, or [`LINGER_TOTAL`]
+/// passes (nginx's `lingering_timeout` and `lingering_time`).
+const LINGER_IDLE: Duration = Duration::from_secs(5);
+const LINGER_TOTAL: Duration = Duration::from_secs(30);
+
+/// Rounds of read, parse and send one turn takes at most.
+const ROUNDS: usize = 4;
 
 /// A piece of a response still to send.
 enum Piece {
@@ -44,7 +62,7 @@ struct Pending {
 pub(crate) enum State {
     /// Waiting for the client (its next bytes, or room to send).
     Waiting,
-    /// More to send now: its turn ended (come back soon).
+    /// More to do now: its turn ended (come back soon).
     More,
     /// Done: close it.
     Closed,
@@ -56,21 +74,40 @@ pub(crate) struct Conn {
     out: VecDeque<Pending>,
     /// The connection closes once the queue is sent.
     closing: bool,
-    /// The client closed its side (or the head buffer can take no more).
+    /// The client closed its side.
     read_done: bool,
+    /// Reading stopped at a full head buffer: the socket may hold more,
+    /// and no new readiness event will say so.
+    unread: bool,
+    /// Requests stopped at a full queue: the buffer may hold whole heads.
+    held: bool,
+    /// Body bytes of the last request still to read and drop.
+    discard: u64,
+    /// Since when the connection waits for a request head (accepted, or
+    /// its responses all sent): the header timeout counts from here, so a
+    /// client dripping a head byte by byte gains nothing.
+    waiting_since: Instant,
+    /// Lingering close: since when.
+    lingering: Option<Instant>,
     /// When the client last sent bytes or took some.
-    pub(crate) last_activity: Instant,
+    last_activity: Instant,
 }
 
 impl Conn {
     pub(crate) fn new(sock: TcpStream) -> io::Result<Conn> {
+        let now = Instant::now();
         Ok(Conn {
             sock,
             inbuf: BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096)?,
             out: VecDeque::new(),
             closing: false,
             read_done: false,
-            last_activity: Instant::now(),
+            unread: false,
+            held: false,
+            discard: 0,
+            waiting_since: now,
+            lingering: None,
+            last_activity: now,
         })
     }
 
@@ -78,47 +115,74 @@ impl Conn {
         &mut self.sock
     }
 
-    /// Whether a response is being sent (the send timeout applies), as
-    /// opposed to waiting for a request (the header timeout).
+    /// Whether a response is being sent (the send timeout applies).
     pub(crate) fn sending(&self) -> bool {
         !self.out.is_empty()
     }
 
-    /// Whether a request head has begun to arrive.
-    pub(crate) fn mid_request(&self) -> bool {
-        !self.inbuf.is_empty()
+    /// Whether nothing is under way: no response, no head or body begun,
+    /// no lingering close (a stopping server closes these at once).
+    pub(crate) fn idle(&self) -> bool {
+        self.out.is_empty()
+            && self.inbuf.is_empty()
+            && self.discard == 0
+            && self.lingering.is_none()
+    }
+
+    /// Whether the connection is past its timeout at `now`: the send
+    /// timeout while a response goes, the header timeout for a whole head
+    /// (counted from when the connection began to wait for it) or between
+    /// a body's bytes, the lingering close's limits.
+    pub(crate) fn expired(&self, now: Instant, cfg: &Config) -> bool {
+        let since = |t: Instant| now.saturating_duration_since(t);
+        if let Some(start) = self.lingering {
+            return since(self.last_activity) >= LINGER_IDLE || since(start) >= LINGER_TOTAL;
+        }
+        if self.sending() {
+            return since(self.last_activity) >= cfg.send_timeout;
+        }
+        if self.discard > 0 {
+            return since(self.last_activity) >= cfg.header_timeout;
+        }
+        since(self.waiting_since) >= cfg.header_timeout
     }
 
     /// Reads what the client sent, queues the responses to the whole
     /// requests, and sends what it can.
     pub(crate) fn work(&mut self, site: &Site) -> State {
-        if !self.read_done && !self.closing {
-            if let Err(()) = self.read_in() {
-                return State::Closed;
-            }
+        if self.lingering.is_some() {
+            return self.linger();
         }
-        self.take_requests(site);
-        let state = self.send();
-        if state != State::Waiting {
-            return state;
-        }
-        if self.out.is_empty() {
-            if self.closing || (self.read_done && self.inbuf.is_empty()) {
-                return State::Closed;
-            }
-            // Room freed in the queue: requests held back may go now.
-            if !self.inbuf.is_empty() && !self.read_done {
-                self.take_requests(site);
-                if !self.out.is_empty() {
-                    return State::More;
+        for _ in 0..ROUNDS {
+            if !self.read_done && !self.closing {
+                if let Err(()) = self.read_in() {
+                    return State::Closed;
                 }
             }
-            if self.read_done {
-                // A partial head and the client's end: nothing more comes.
-                return State::Closed;
+            self.take_requests(site);
+            match self.send() {
+                State::Waiting => {}
+                other => return other,
+            }
+            if !self.out.is_empty() {
+                // The socket is full: its writable event comes back here.
+                return State::Waiting;
+            }
+            if self.closing {
+                return self.start_lingering();
+            }
+            let again = self.held || (self.unread && !self.read_done);
+            if !again {
+                // A partial head, or nothing, and the client's end:
+                // nothing more comes.
+                return if self.read_done {
+                    State::Closed
+                } else {
+                    State::Waiting
+                };
             }
         }
-        State::Waiting
+        State::More
     }
 
     /// Reads into the head buffer until the socket has no more, the
@@ -126,32 +190,63 @@ impl Conn {
     fn read_in(&mut self) -> Result<(), ()> {
         loop {
             if self.inbuf.tail_room() == 0 {
-                // A head this long is answered (414/431) by the parser.
+                // Come back once requests are taken from the buffer (a
+                // head this long is answered 414/431 by the parser).
+                self.unread = true;
                 return Ok(());
             }
             match self.sock.read(self.inbuf.spare_capacity_mut()) {
                 Ok(0) => {
                     self.read_done = true;
+                    self.unread = false;
                     return Ok(());
                 }
                 Ok(n) => {
                     self.inbuf.commit(n);
                     self.last_activity = Instant::now();
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.unread = false;
+                    return Ok(());
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Err(()),
             }
         }
     }
 
-    /// Parses whole heads from the buffer and queues their responses.
+    /// Drops body bytes still owed, then parses whole heads from the
+    /// buffer and queues their responses.
     fn take_requests(&mut self, site: &Site) {
-        while !self.closing && self.out.len() < MAX_QUEUED && !self.inbuf.is_empty() {
+        self.held = false;
+        loop {
+            if self.discard > 0 {
+                let take = self.discard.min(self.inbuf.len() as u64);
+                self.consume(take as usize);
+                self.discard -= take;
+                if self.discard > 0 {
+                    return;
+                }
+            }
+            if self.closing || self.inbuf.is_empty() {
+                return;
+            }
+            if self.out.len() >= MAX_QUEUED {
+                self.held = true;
+                return;
+            }
             match request::parse(self.inbuf.as_slice()) {
                 Parsed::Partial => return,
-                Parsed::Done(req, n) => {
+                Parsed::Done(mut req, n) => {
                     self.consume(n);
+                    match req.body {
+                        BodyKind::None => {}
+                        BodyKind::Length(len) if len <= DISCARD_MAX && !req.expect_continue => {
+                            self.discard = len;
+                        }
+                        // Not read: the connection ends after the response.
+                        BodyKind::Length(_) | BodyKind::Chunked => req.keep_alive = false,
+                    }
                     let r = files::respond(site, &req);
                     self.queue(r);
                 }
@@ -164,9 +259,9 @@ impl Conn {
     }
 
     fn consume(&mut self, n: usize) {
-        let rest = self.inbuf.as_slice()[n..].to_vec();
-        self.inbuf.clear();
-        self.inbuf.extend_from_slice(&rest);
+        let len = self.inbuf.len();
+        self.inbuf.as_mut_slice().copy_within(n..len, 0);
+        self.inbuf.truncate(len - n);
     }
 
     fn queue(&mut self, r: Response) {
@@ -180,6 +275,38 @@ impl Conn {
         if r.close {
             self.closing = true;
         }
+    }
+
+    /// The response is sent and the connection ends: shut the server's
+    /// side, and read (and drop) what the client still sends until it
+    /// closes, so that its unread bytes do not turn the close into a reset
+    /// that would destroy the response in flight.
+    fn start_lingering(&mut self) -> State {
+        if self.read_done {
+            return State::Closed;
+        }
+        if self.sock.shutdown(std::net::Shutdown::Write).is_err() {
+            return State::Closed;
+        }
+        let now = Instant::now();
+        self.lingering = Some(now);
+        self.last_activity = now;
+        self.linger()
+    }
+
+    fn linger(&mut self) -> State {
+        for _ in 0..16 {
+            self.inbuf.clear();
+            match self.sock.read(self.inbuf.spare_capacity_mut()) {
+                Ok(0) => return State::Closed,
+                Ok(_) => self.last_activity = Instant::now(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return State::Waiting,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return State::Closed,
+            }
+        }
+        self.inbuf.clear();
+        State::More
     }
 
     /// Sends queued responses until the socket is full (`Waiting`), the
@@ -216,6 +343,10 @@ impl Conn {
                     let p = self.out.front().expect("a response was being sent");
                     if p.head_off == p.head.len() && p.pieces.is_empty() {
                         self.out.pop_front();
+                        if self.out.is_empty() {
+                            // The next request's time starts now.
+                            self.waiting_since = self.last_activity;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return State::Waiting,

@@ -9,7 +9,7 @@ use crate::request::{Method, Request};
 use crate::response::{self, Body, Response};
 use crate::site::Site;
 use crate::status::Status;
-use crate::target::{self, Target};
+use crate::target::{self, encode_path, Target};
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -47,9 +47,10 @@ pub(crate) fn respond(site: &Site, req: &Request) -> Response {
                 // `/file/`: no such directory.
                 return response::error(Status::NotFound, req.minor, head_only, close);
             }
-            file_response(site, req, File::from(file), &meta)
+            file_response(site, req, File::from(file), &meta, &t.rel)
         }
-        Ok(_) => response::error(Status::Forbidden, req.minor, head_only, close),
+        // A FIFO, socket or device is not served (404, as nginx answers).
+        Ok(_) => response::error(Status::NotFound, req.minor, head_only, close),
         Err(st) => response::error(st, req.minor, head_only, close),
     }
 }
@@ -97,7 +98,15 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
     if !t.slash {
-        let location = format!("{}/", t.raw_path);
+        // Built from the resolved path, never from the target as sent: a
+        // target such as `//host/..//d` must not become `Location: //host…`
+        // (a redirect to another site).
+        let mut location = encode_path(&t.rel);
+        location.push('/');
+        if let Some(q) = &t.query {
+            location.push('?');
+            location.push_str(q);
+        }
         return response::error_with(
             Status::MovedPermanently,
             req.minor,
@@ -109,7 +118,7 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
     let index = t.rel.join("index.html");
     match open(site, &index) {
         Ok((file, meta)) if meta.is_file() => {
-            return file_response(site, req, File::from(file), &meta)
+            return file_response(site, req, File::from(file), &meta, &index)
         }
         Ok(_) | Err(Status::NotFound) => {}
         Err(st) => return response::error(st, req.minor, head_only, close),
@@ -117,7 +126,7 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
     if !site.list {
         return response::error(Status::Forbidden, req.minor, head_only, close);
     }
-    match listing::page(site, &t.rel, &t.raw_path) {
+    match listing::page(site, &t.rel) {
         Ok(page) => {
             let len = page.len() as u64;
             Response {
@@ -141,7 +150,8 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
 }
 
 /// A regular file: validators, conditionals, ranges, body.
-fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata) -> Response {
+/// `rel` is the file's path below the root (its name gives the type).
+fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata, rel: &Path) -> Response {
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
     let size = meta.len();
@@ -150,7 +160,7 @@ fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata) -> Res
     // Small files: their bytes from the cache, and an ETag of their
     // content (strong, the same after a restart for the same bytes).
     let cached = if size <= CACHED_MAX {
-        match site.cache.read_file(&file, Path::new(&req.target), ..) {
+        match site.cache.read_file(&file, rel, ..) {
             Ok(a) if a.len() as u64 == size => Some(a),
             // Changed while read: serve what the file says now, by
             // sendfile, with a validator of its stamp.
@@ -166,7 +176,7 @@ fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata) -> Res
         },
         None => stamp_etag(meta),
     };
-    let ctype = content_type(&req.target);
+    let ctype = content_type(rel);
     if not_modified(req, &etag, mtime) {
         let head = response::head(
             Status::NotModified,
@@ -297,6 +307,9 @@ fn not_modified(req: &Request, etag: &str, mtime: SystemTime) -> bool {
                 .any(|t| t == etag.trim_start_matches("W/"));
     }
     match req.if_modified_since {
+        // RFC 9110, 13.1.3: a date later than the server's clock is
+        // ignored.
+        Some(since) if since > SystemTime::now() => false,
         Some(since) => {
             let secs = |t: SystemTime| {
                 t.duration_since(UNIX_EPOCH)
@@ -328,14 +341,8 @@ fn range_applies(req: &Request, etag: &str, last_modified: &str) -> bool {
     }
 }
 
-/// The `Content-Type` of a target, by its file name.
-fn content_type(target: &str) -> &'static str {
-    let path = target.split(['?', '#']).next().unwrap_or("");
-    let path = if path.ends_with('/') {
-        "index.html"
-    } else {
-        path
-    };
+/// The `Content-Type` of a file, by its name.
+fn content_type(path: &Path) -> &'static str {
     match mime_guess::from_path(path).first_raw() {
         Some("text/html") => "text/html; charset=utf-8",
         Some("text/plain") => "text/plain; charset=utf-8",
@@ -375,7 +382,8 @@ mod tests {
             if_modified_since: ims,
             range: None,
             if_range: None,
-            has_body: false,
+            body: crate::request::BodyKind::None,
+            expect_continue: false,
         }
     }
 
@@ -459,9 +467,10 @@ mod tests {
 
     #[test]
     fn content_types_by_name() {
-        assert_eq!(content_type("/a/b.html?x"), "text/html; charset=utf-8");
-        assert_eq!(content_type("/"), "text/html; charset=utf-8");
-        assert_eq!(content_type("/p.png"), "image/png");
-        assert_eq!(content_type("/noext"), "application/octet-stream");
+        let t = |p: &str| content_type(Path::new(p));
+        assert_eq!(t("a/b.html"), "text/html; charset=utf-8");
+        assert_eq!(t("d/index.html"), "text/html; charset=utf-8");
+        assert_eq!(t("p.png"), "image/png");
+        assert_eq!(t("noext"), "application/octet-stream");
     }
 }

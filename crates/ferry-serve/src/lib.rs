@@ -24,8 +24,15 @@
 //! a redirect of `/dir` to `/dir/`; 400 for malformed requests (and a
 //! `..` above the root), 414 and 431 past 8 KiB of head, 403 for links
 //! leading out of the root (unless `--follow-symlinks`) and unreadable
-//! files, 404. Connections idle past the header timeout and clients that
-//! take nothing past the send timeout are closed.
+//! files, 404 (also for FIFOs and devices), 417 for an `Expect` other
+//! than `100-continue`, 501 for a transfer coding other than chunked, 505
+//! for HTTP/2 and later on this port. A connection must send a whole head
+//! within the header timeout of when it began to wait for one; clients
+//! that take nothing past the send timeout are closed. A request body of
+//! up to 1 MiB is read and dropped (the connection goes on); after a
+//! longer or chunked one, and after any answer that ends the connection,
+//! the server shuts its side and reads what the client still sends
+//! (a lingering close, as nginx's) so that no reset destroys the answer.
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {

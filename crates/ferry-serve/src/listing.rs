@@ -3,48 +3,38 @@
 
 use crate::site::Site;
 use crate::status::Status;
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use crate::target::{encode_path, encode_segment};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Bytes a path segment keeps in an href; the rest are percent-encoded.
-const SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'/')
-    .add(b'\\')
-    .add(b'\'')
-    .add(b'&');
-
-/// The listing of `rel` (below the root), shown as `shown` (the path as
-/// requested).
-pub(crate) fn page(site: &Site, rel: &Path, shown: &str) -> Result<Vec<u8>, Status> {
+/// The listing of `rel` (below the root).
+pub(crate) fn page(site: &Site, rel: &Path) -> Result<Vec<u8>, Status> {
     let fd = site
         .open_beneath(rel, rustix::fs::OFlags::DIRECTORY)
         .map_err(|_| Status::Forbidden)?;
     let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|_| Status::Forbidden)?;
-    let mut names: Vec<(String, bool)> = Vec::new();
+    // Names as bytes: a name that is not UTF-8 keeps its own bytes in
+    // the href (shown with U+FFFD in the text).
+    let mut names: Vec<(Vec<u8>, bool)> = Vec::new();
     while let Some(e) = dir.read() {
         let Ok(e) = e else {
             return Err(Status::InternalError);
         };
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name == "." || name == ".." {
+        let name = e.file_name().to_bytes().to_vec();
+        if name == b"." || name == b"..".as_slice() {
             continue;
         }
         let is_dir = e.file_type() == rustix::fs::FileType::Directory;
         names.push((name, is_dir));
     }
     names.sort();
-    let title = escape(&percent_encoding::percent_decode_str(shown).decode_utf8_lossy());
+    let shown = encode_path(rel);
+    let shown = if shown.ends_with('/') {
+        shown
+    } else {
+        shown + "/"
+    };
+    let title = escape(&percent_encoding::percent_decode_str(&shown).decode_utf8_lossy());
     let mut h = String::with_capacity(256 + names.len() * 64);
     let _ = write!(
         h,
@@ -55,8 +45,8 @@ pub(crate) fn page(site: &Site, rel: &Path, shown: &str) -> Result<Vec<u8>, Stat
         let _ = writeln!(
             h,
             "<a href=\"{}{slash}\">{}{slash}</a>",
-            utf8_percent_encode(&name, SEGMENT),
-            escape(&name)
+            encode_segment(&name),
+            escape(&String::from_utf8_lossy(&name))
         );
     }
     h.push_str("</pre><hr></body></html>\n");
@@ -87,7 +77,7 @@ mod tests {
             super::escape("<a href='x'>&"),
             "&lt;a href=&#39;x&#39;&gt;&amp;"
         );
-        let e = percent_encoding::utf8_percent_encode("a b/\"c?.html", super::SEGMENT).to_string();
+        let e = super::encode_segment(b"a b/\"c?.html");
         assert_eq!(e, "a%20b%2F%22c%3F.html");
     }
 }

@@ -20,7 +20,13 @@ const MAX_RANGES: usize = 32;
 
 /// Parses `header` for a file of `size` bytes.
 pub(crate) fn parse(header: &str, size: u64) -> Ranges {
-    let Some(spec) = header.trim().strip_prefix("bytes=") else {
+    // The unit is case-insensitive (RFC 9110, 14.1).
+    let header = header.trim();
+    let Some(spec) = header
+        .get(..6)
+        .filter(|unit| unit.eq_ignore_ascii_case("bytes="))
+        .map(|_| &header[6..])
+    else {
         return Ranges::All;
     };
     let mut out = Vec::new();
@@ -66,10 +72,16 @@ pub(crate) fn parse(header: &str, size: u64) -> Ranges {
         return Ranges::All;
     }
     if out.is_empty() {
-        Ranges::Unsatisfiable
-    } else {
-        Ranges::Some(out)
+        return Ranges::Unsatisfiable;
     }
+    // Ranges that together ask for more than the file (overlapping or
+    // repeated ones) get the whole file instead, as nginx answers: a
+    // response is never larger than the file and its part heads.
+    let asked: u64 = out.iter().map(|(s, e)| e - s).sum();
+    if out.len() > 1 && asked > size {
+        return Ranges::All;
+    }
+    Ranges::Some(out)
 }
 
 #[cfg(test)]
@@ -100,16 +112,30 @@ mod tests {
         assert_eq!(parse("bytes=", 1000), Ranges::All);
         let many = format!("bytes={}", vec!["0-0"; MAX_RANGES + 1].join(","));
         assert_eq!(parse(&many, 1000), Ranges::All);
+        assert_eq!(parse("Bytes=0-1", 1000), Ranges::Some(vec![(0, 2)]));
+        assert_eq!(parse("BYTES=-1", 1000), Ranges::Some(vec![(999, 1000)]));
+        // Overlaps asking for more than the file: the whole file.
+        let overlapping = format!("bytes={}", vec!["0-"; MAX_RANGES].join(","));
+        assert_eq!(parse(&overlapping, 1000), Ranges::All);
+        assert_eq!(parse("bytes=0-599,400-999", 1000), Ranges::All);
+        assert_eq!(
+            parse("bytes=0-499,400-899", 1000),
+            Ranges::Some(vec![(0, 500), (400, 900)])
+        );
     }
 
     proptest! {
-        /// Every range given lies within the file and is not empty.
+        /// Every range given lies within the file and is not empty, and
+        /// several never ask for more bytes than the file has.
         #[test]
         fn ranges_lie_within_the_file(h in "bytes=[0-9, -]{0,30}", size in 0u64..5000) {
             if let Ranges::Some(list) = parse(&h, size) {
-                for (s, e) in list {
+                let mut sum = 0;
+                for &(s, e) in &list {
                     prop_assert!(s < e && e <= size, "{h}: {s}..{e} of {size}");
+                    sum += e - s;
                 }
+                prop_assert!(list.len() == 1 || sum <= size, "{h}: {sum} of {size}");
             }
         }
     }

@@ -34,10 +34,22 @@ pub(crate) struct Request {
     pub if_modified_since: Option<SystemTime>,
     pub range: Option<String>,
     pub if_range: Option<String>,
-    /// The request says it has a body (`Content-Length` above 0 or any
-    /// `Transfer-Encoding`): not read here, so the connection closes after
-    /// the response.
-    pub has_body: bool,
+    /// What follows the head.
+    pub body: BodyKind,
+    /// `Expect: 100-continue`: the client may hold its body back until
+    /// told to send it (it is never told: the body is not wanted).
+    pub expect_continue: bool,
+}
+
+/// The body a request head announces (RFC 9112, 6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyKind {
+    /// No body.
+    None,
+    /// `Content-Length` bytes (above 0).
+    Length(u64),
+    /// `Transfer-Encoding: chunked`: its end is known only by decoding.
+    Chunked,
 }
 
 /// What the bytes received so far make.
@@ -53,19 +65,84 @@ pub(crate) enum Parsed {
 
 /// Parses the head at the start of `buf`.
 pub(crate) fn parse(buf: &[u8]) -> Parsed {
+    match parse_as_sent(buf) {
+        Err(httparse::Error::Version) => {}
+        Ok(p) => return p,
+        Err(_) => return Parsed::Bad(Status::BadRequest),
+    }
+    // httparse knows HTTP/1.0 and 1.1 only. As nginx does, a later 1.x is
+    // answered as 1.1 (RFC 9110, 6.2: same major, a later minor), and a
+    // later major version is 505.
+    match other_version(buf) {
+        Some(Version::Later1) => {
+            let mut copy = buf.to_vec();
+            let Some(at) = version_at(&copy) else {
+                return Parsed::Bad(Status::BadRequest);
+            };
+            // `HTTP/1.d` is as long as `HTTP/1.1`.
+            copy[at..at + 8].copy_from_slice(b"HTTP/1.1");
+            match parse_as_sent(&copy) {
+                Ok(p) => p,
+                Err(_) => Parsed::Bad(Status::BadRequest),
+            }
+        }
+        Some(Version::LaterMajor) => Parsed::Bad(Status::VersionNotSupported),
+        None => Parsed::Bad(Status::BadRequest),
+    }
+}
+
+enum Version {
+    /// `HTTP/1.d`, d above 1.
+    Later1,
+    /// `HTTP/d.d`, the major above 1.
+    LaterMajor,
+}
+
+/// Where the version of a whole request line `METHOD SP TARGET SP
+/// HTTP/d.d CRLF` starts.
+fn version_at(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
+    let line = &buf[..line_end];
+    let sp = line.iter().rposition(|&b| b == b' ')?;
+    (line.len() - sp - 1 == 8).then_some(sp + 1)
+}
+
+fn other_version(buf: &[u8]) -> Option<Version> {
+    let at = version_at(buf)?;
+    let v = &buf[at..at + 8];
+    if !v.starts_with(b"HTTP/") || v[6] != b'.' || !v[5].is_ascii_digit() || !v[7].is_ascii_digit()
+    {
+        return None;
+    }
+    match v[5] {
+        b'1' => Some(Version::Later1),
+        b'2'..=b'9' => Some(Version::LaterMajor),
+        _ => None,
+    }
+}
+
+/// Parses the head as its bytes are; Err(Version) for a version httparse
+/// does not know.
+fn parse_as_sent(buf: &[u8]) -> Result<Parsed, httparse::Error> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let n = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
             if buf.len() < MAX_HEAD {
-                return Parsed::Partial;
+                return Ok(Parsed::Partial);
             }
-            return Parsed::Bad(too_long(buf));
+            return Ok(Parsed::Bad(too_long(buf)));
         }
-        Err(httparse::Error::TooManyHeaders) => return Parsed::Bad(Status::HeadersTooLarge),
-        Err(_) => return Parsed::Bad(Status::BadRequest),
+        Err(httparse::Error::TooManyHeaders) => return Ok(Parsed::Bad(Status::HeadersTooLarge)),
+        Err(httparse::Error::Version) => return Err(httparse::Error::Version),
+        Err(_) => return Ok(Parsed::Bad(Status::BadRequest)),
     };
+    Ok(finish(req, n, buf))
+}
+
+/// What the server uses of a parsed head of `n` bytes.
+fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
     if n > MAX_HEAD {
         return Parsed::Bad(too_long(buf));
     }
@@ -86,24 +163,34 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed {
         if_modified_since: None,
         range: None,
         if_range: None,
-        has_body: false,
+        body: BodyKind::None,
+        expect_continue: false,
     };
     let mut host = false;
+    let mut length: Option<u64> = None;
+    let mut chunked: Option<bool> = None;
     for h in req.headers.iter() {
+        if is(h.name, "host") {
+            // Any bytes will do (nothing is looked up by the host), but
+            // only one Host.
+            if host {
+                return Parsed::Bad(Status::BadRequest);
+            }
+            host = true;
+            continue;
+        }
         let Ok(v) = std::str::from_utf8(h.value) else {
             // Only the headers read here need to be text.
-            if is(h.name, "host") {
+            if ["content-length", "transfer-encoding"]
+                .iter()
+                .any(|w| is(h.name, w))
+            {
                 return Parsed::Bad(Status::BadRequest);
             }
             continue;
         };
         let v = v.trim();
-        if is(h.name, "host") {
-            if host {
-                return Parsed::Bad(Status::BadRequest);
-            }
-            host = true;
-        } else if is(h.name, "connection") {
+        if is(h.name, "connection") {
             for token in v.split(',').map(str::trim) {
                 if token.eq_ignore_ascii_case("close") {
                     r.keep_alive = false;
@@ -120,21 +207,51 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed {
         } else if is(h.name, "if-range") {
             r.if_range = Some(v.to_string());
         } else if is(h.name, "content-length") {
+            // Digits only (no sign, no list), and one Content-Length: a
+            // second one, even equal, is refused as nginx does (a proxy
+            // in front may have read the other).
+            if length.is_some() || v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Parsed::Bad(Status::BadRequest);
+            }
             match v.parse::<u64>() {
-                Ok(len) => r.has_body |= len > 0,
+                Ok(len) => length = Some(len),
                 Err(_) => return Parsed::Bad(Status::BadRequest),
             }
         } else if is(h.name, "transfer-encoding") {
-            r.has_body = true;
+            // RFC 9112, 6.1: chunked must come last; codings this server
+            // does not know are 501.
+            let last = v.rsplit(',').next().unwrap_or("").trim();
+            let only_chunked = v
+                .split(',')
+                .all(|c| c.trim().eq_ignore_ascii_case("chunked"));
+            if chunked.is_some() || !last.eq_ignore_ascii_case("chunked") {
+                return Parsed::Bad(Status::NotImplemented);
+            }
+            if !only_chunked {
+                return Parsed::Bad(Status::NotImplemented);
+            }
+            chunked = Some(true);
+        } else if is(h.name, "expect") {
+            if v.eq_ignore_ascii_case("100-continue") {
+                r.expect_continue = true;
+            } else {
+                return Parsed::Bad(Status::ExpectationFailed);
+            }
         }
     }
     // HTTP/1.1 requires a Host (RFC 9112, 3.2).
     if minor >= 1 && !host {
         return Parsed::Bad(Status::BadRequest);
     }
-    if r.has_body {
-        r.keep_alive = false;
-    }
+    r.body = match (length, chunked) {
+        // RFC 9112, 6.1: both is a smuggling attempt; a 1.0 request
+        // cannot be chunked.
+        (Some(_), Some(_)) => return Parsed::Bad(Status::BadRequest),
+        (None, Some(_)) if minor == 0 => return Parsed::Bad(Status::BadRequest),
+        (None, Some(_)) => BodyKind::Chunked,
+        (Some(0), None) | (None, None) => BodyKind::None,
+        (Some(n), None) => BodyKind::Length(n),
+    };
     Parsed::Done(r, n)
 }
 
@@ -195,10 +312,27 @@ mod tests {
                 .0
                 .keep_alive
         );
-        assert!(
-            !done("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n")
-                .0
-                .keep_alive
+    }
+
+    #[test]
+    fn the_body_a_head_announces() {
+        let body = |s: &str| done(s).0.body;
+        assert_eq!(body("GET / HTTP/1.1\r\nHost: h\r\n\r\n"), BodyKind::None);
+        assert_eq!(
+            body("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"),
+            BodyKind::None
+        );
+        assert_eq!(
+            body("GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\n"),
+            BodyKind::Length(3)
+        );
+        assert_eq!(
+            body("GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"),
+            BodyKind::Chunked
+        );
+        assert_eq!(
+            bad(b"GET / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
+            Status::BadRequest
         );
     }
 
@@ -214,7 +348,10 @@ mod tests {
             Status::BadRequest
         );
         assert_eq!(bad(b"G\0T / HTTP/1.1\r\n\r\n"), Status::BadRequest);
-        assert_eq!(bad(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), Status::BadRequest);
+        assert_eq!(
+            bad(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+            Status::VersionNotSupported
+        );
         let long_line = format!("GET /{} HTTP/1.1\r\n", "a".repeat(MAX_HEAD));
         assert_eq!(bad(long_line.as_bytes()), Status::UriTooLong);
         let long_head = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(MAX_HEAD));

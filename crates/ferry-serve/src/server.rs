@@ -23,6 +23,15 @@ use std::time::{Duration, Instant};
 
 const WAKER: Token = Token(usize::MAX);
 
+/// After `accept` fails for want of descriptors or memory, it is tried
+/// again this much later (the listener's readiness will not be signalled
+/// again for the connections already waiting).
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// A stopping server gives a client still sending its request head this
+/// long before closing its connection.
+const STOP_HEAD_GRACE: Duration = Duration::from_secs(2);
+
 /// A running server.
 ///
 /// ```no_run
@@ -73,6 +82,7 @@ impl Server {
                 listeners: listeners.into_iter().map(TcpListener::from_std).collect(),
                 conns: Vec::new(),
                 free: Vec::new(),
+                accept_retry: None,
                 site: site.clone(),
                 cfg: cfg.clone(),
                 stop: stop.clone(),
@@ -139,6 +149,8 @@ struct Worker {
     listeners: Vec<TcpListener>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
+    /// When to try `accept` again after it failed for want of resources.
+    accept_retry: Option<Instant>,
     site: Arc<Site>,
     cfg: Config,
     stop: Arc<AtomicBool>,
@@ -159,26 +171,37 @@ impl Worker {
         let n_listeners = self.listeners.len();
         let mut events = Events::with_capacity(1024);
         let mut more: Vec<usize> = Vec::new();
-        let mut stopping = false;
+        let mut stopped_at: Option<Instant> = None;
         let mut last_sweep = Instant::now();
         loop {
-            let timeout = if more.is_empty() {
+            let mut timeout = if more.is_empty() {
                 Duration::from_millis(500)
             } else {
                 Duration::ZERO
             };
+            if let Some(at) = self.accept_retry {
+                timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+            }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return;
                 }
             }
-            if !stopping && self.stop.load(Ordering::SeqCst) {
-                stopping = true;
+            if stopped_at.is_none() && self.stop.load(Ordering::SeqCst) {
+                stopped_at = Some(Instant::now());
+                self.accept_retry = None;
                 for l in &mut self.listeners {
                     let _ = self.poll.registry().deregister(l);
                 }
             }
+            let stopping = stopped_at.is_some();
             let mut touched: Vec<usize> = std::mem::take(&mut more);
+            if self.accept_retry.is_some_and(|at| at <= Instant::now()) {
+                self.accept_retry = None;
+                for l in 0..n_listeners {
+                    self.accept(l, &mut touched);
+                }
+            }
             for ev in events.iter() {
                 let t = ev.token();
                 if t == WAKER {
@@ -205,7 +228,7 @@ impl Worker {
             }
             if stopping || last_sweep.elapsed() >= Duration::from_secs(1) {
                 last_sweep = Instant::now();
-                self.sweep(stopping);
+                self.sweep(stopped_at);
             }
             if stopping && self.conns.iter().all(Option::is_none) {
                 return;
@@ -220,8 +243,13 @@ impl Worker {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // Out of descriptors or memory: try again at the next event.
-                Err(_) => return,
+                // Out of descriptors or memory (or a connection that
+                // failed before it was taken): try again soon.
+                Err(_) => {
+                    let at = Instant::now() + ACCEPT_RETRY;
+                    self.accept_retry = Some(self.accept_retry.map_or(at, |t| t.min(at)));
+                    return;
+                }
             };
             let open = self.conns.len() - self.free.len();
             if open >= self.cfg.max_connections {
@@ -266,18 +294,23 @@ impl Worker {
     }
 
     /// Closes connections past their timeouts; when stopping, the idle
-    /// ones too.
-    fn sweep(&mut self, stopping: bool) {
+    /// ones at once, those still sending a head after a short grace, and
+    /// every one after the shutdown timeout.
+    fn sweep(&mut self, stopped_at: Option<Instant>) {
         let now = Instant::now();
+        let stop_for = stopped_at.map(|t| now.saturating_duration_since(t));
         for i in 0..self.conns.len() {
             let Some(c) = &self.conns[i] else { continue };
-            let idle = now.duration_since(c.last_activity);
-            let expired = if c.sending() {
-                idle >= self.cfg.send_timeout
-            } else {
-                (stopping && !c.mid_request()) || idle >= self.cfg.header_timeout
-            };
-            if expired || (stopping && !c.sending() && idle >= Duration::from_secs(5)) {
+            let close = c.expired(now, &self.cfg)
+                || match stop_for {
+                    None => false,
+                    Some(d) => {
+                        c.idle()
+                            || (!c.sending() && d >= STOP_HEAD_GRACE)
+                            || d >= self.cfg.shutdown_timeout
+                    }
+                };
+            if close {
                 self.close(i);
             }
         }

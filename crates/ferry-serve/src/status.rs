@@ -14,7 +14,10 @@ pub(crate) enum Status {
     UriTooLong,
     RangeNotSatisfiable,
     HeadersTooLarge,
+    ExpectationFailed,
     InternalError,
+    NotImplemented,
+    VersionNotSupported,
 }
 
 impl Status {
@@ -31,7 +34,10 @@ impl Status {
             Status::UriTooLong => 414,
             Status::RangeNotSatisfiable => 416,
             Status::HeadersTooLarge => 431,
+            Status::ExpectationFailed => 417,
             Status::InternalError => 500,
+            Status::NotImplemented => 501,
+            Status::VersionNotSupported => 505,
         }
     }
 
@@ -48,7 +54,10 @@ impl Status {
             Status::UriTooLong => "URI Too Long",
             Status::RangeNotSatisfiable => "Range Not Satisfiable",
             Status::HeadersTooLarge => "Request Header Fields Too Large",
+            Status::ExpectationFailed => "Expectation Failed",
             Status::InternalError => "Internal Server Error",
+            Status::NotImplemented => "Not Implemented",
+            Status::VersionNotSupported => "HTTP Version Not Supported",
         }
     }
 
@@ -60,7 +69,10 @@ impl Status {
             Status::BadRequest
                 | Status::UriTooLong
                 | Status::HeadersTooLarge
+                | Status::ExpectationFailed
                 | Status::InternalError
+                | Status::NotImplemented
+                | Status::VersionNotSupported
         )
     }
 }

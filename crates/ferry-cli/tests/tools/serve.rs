@@ -82,3 +82,79 @@ fn serve_refuses_a_busy_port_a_missing_directory_and_bad_options() {
     let (code, _) = run(&["a", "b"]);
     assert_eq!(code, Some(2));
 }
+
+/// A `ferry serve` process, killed if a test fails before it stops.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `ferry serve` on a free port with one worker: the process, its
+/// address, and its standard error (kept open: the server writes to it
+/// when it stops).
+fn start(dir: &std::path::Path) -> (Served, String, BufReader<std::process::ChildStderr>) {
+    let mut child = ferry("serve")
+        .args(["--listen", "127.0.0.1:0", "--workers", "1"])
+        .arg(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .and_then(|u| u.strip_prefix("http://"))
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (Served(child), addr, err)
+}
+
+#[test]
+fn serve_out_of_descriptors_takes_the_waiting_connections_once_some_close() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut served, addr, _err) = start(dir.path());
+    let pid = rustix::process::Pid::from_child(&served.0);
+    // Leave the server three descriptors beyond those it holds now.
+    let open = std::fs::read_dir(format!("/proc/{}/fd", served.0.id()))
+        .unwrap()
+        .count() as u64;
+    let limit = rustix::process::Rlimit {
+        current: Some(open + 3),
+        maximum: Some(open + 3),
+    };
+    rustix::process::prlimit(Some(pid), rustix::process::Resource::Nofile, limit).unwrap();
+    // Ten clients at once: most wait in the listen queue while accept
+    // fails with EMFILE. Each asks for something answered without opening
+    // a file (a broken escape: 400), then the server closes it.
+    let clients: Vec<std::net::TcpStream> = (0..10)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&addr).unwrap();
+            c.set_read_timeout(Some(std::time::Duration::from_secs(15)))
+                .unwrap();
+            c.write_all(b"GET /%zz HTTP/1.1\r\nHost: h\r\n\r\n")
+                .unwrap();
+            c
+        })
+        .collect();
+    // Each client reads its answer and closes, which frees a descriptor.
+    for (i, mut c) in clients.into_iter().enumerate() {
+        let mut got = Vec::new();
+        let r = c.read_to_end(&mut got);
+        assert!(
+            r.is_ok() && got.starts_with(b"HTTP/1.1 400 "),
+            "client {i}: {r:?} {:?}",
+            String::from_utf8_lossy(&got)
+        );
+    }
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    assert_eq!(served.0.wait().unwrap().code(), Some(0));
+}

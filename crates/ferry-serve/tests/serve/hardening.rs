@@ -104,3 +104,126 @@ fn malformed_and_oversized_heads_get_an_error_and_a_close() {
     );
     assert_eq!(Reply::parse(&s.raw(long_head.as_bytes())).status, 431);
 }
+
+#[test]
+fn a_directory_redirect_never_leads_to_another_site() {
+    let s = site(false);
+    for (target, want) in [
+        ("//evil.example/../sub", "/sub/"),
+        ("/%2F%2Fevil.example/../sub", "/sub/"),
+        ("/sub?x=1", "/sub/?x=1"),
+        ("http://evil.example/sub", "/sub/"),
+        ("/./sub", "/sub/"),
+    ] {
+        let req = format!("GET {target} HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+        let r = Reply::parse(&s.raw(req.as_bytes()));
+        assert_eq!(r.status, 301, "{target}");
+        assert_eq!(r.header("location"), Some(want), "{target}");
+    }
+}
+
+#[test]
+fn a_listing_gives_no_name_a_scheme_and_keeps_names_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Site::new(
+        |d| {
+            fs::create_dir(d.join("l")).unwrap();
+            fs::write(d.join("l/javascript:alert(1)"), b"js").unwrap();
+            let raw = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+            fs::write(d.join("l").join(raw), b"latin1").unwrap();
+        },
+        |c| c.list = true,
+    );
+    let page = String::from_utf8(s.curl("/l/", &[]).body).unwrap();
+    assert!(!page.contains("href=\"javascript:"), "{page}");
+    assert!(
+        page.contains("href=\"javascript%3Aalert%281%29\""),
+        "{page}"
+    );
+    assert!(page.contains("href=\"caf%E9.txt\""), "{page}");
+    // Each href leads to its file.
+    assert_eq!(s.curl("/l/javascript%3Aalert%281%29", &[]).body, b"js");
+    assert_eq!(s.curl("/l/caf%E9.txt", &[]).body, b"latin1");
+}
+
+#[test]
+fn framing_headers_that_could_smuggle_a_request_are_refused() {
+    let s = site(false);
+    let h = "GET /in.txt HTTP/1.1\r\nHost: a\r\n";
+    let cases: [(&str, u16); 9] = [
+        ("Content-Length: 0\r\nContent-Length: 0\r\n", 400),
+        ("Content-Length: 1\r\nContent-Length: 2\r\n", 400),
+        ("Content-Length: +0\r\n", 400),
+        ("Content-Length: -1\r\n", 400),
+        ("Content-Length: 1, 1\r\n", 400),
+        ("Content-Length: 1\r\nTransfer-Encoding: chunked\r\n", 400),
+        ("Transfer-Encoding: gzip\r\n", 501),
+        ("Transfer-Encoding: chunked, gzip\r\n", 501),
+        (
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+            501,
+        ),
+    ];
+    for (extra, want) in cases {
+        let req = format!("{h}{extra}\r\n");
+        let r = Reply::parse(&s.raw(req.as_bytes()));
+        assert_eq!(r.status, want, "{extra:?}");
+        assert_eq!(r.header("connection"), Some("close"), "{extra:?}");
+    }
+    let r = Reply::parse(
+        &s.raw(b"GET /in.txt HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    );
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn versions_escapes_schemes_and_hosts_as_nginx_takes_them() {
+    let s = site(false);
+    let ask = |req: &[u8]| Reply::parse(&s.raw(req));
+    // A later 1.x is served as 1.1; a later major version is 505.
+    let r = ask(b"GET /in.txt HTTP/1.2\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"inside"[..]));
+    assert_eq!(ask(b"GET /in.txt HTTP/2.0\r\nHost: a\r\n\r\n").status, 505);
+    assert_eq!(ask(b"GET /in.txt HTTP/1.1x\r\nHost: a\r\n\r\n").status, 400);
+    // Broken escapes are 400.
+    assert_eq!(
+        ask(b"GET /in%zz.txt HTTP/1.1\r\nHost: a\r\n\r\n").status,
+        400
+    );
+    assert_eq!(ask(b"GET /in.txt% HTTP/1.1\r\nHost: a\r\n\r\n").status, 400);
+    // The scheme of an absolute target is case-insensitive.
+    let r = ask(b"GET HTTP://a/in.txt HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    assert_eq!(r.body, b"inside");
+    // A Host of bytes that are not UTF-8 is no reason to refuse.
+    let r = ask(b"GET /in.txt HTTP/1.1\r\nHost: \xe9t\xe9\r\nConnection: close\r\n\r\n");
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn the_type_follows_the_file_served_and_only_regular_files_are_served() {
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("page.html"), b"<p>").unwrap();
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                d.join("fifo"),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        },
+        |_| {},
+    );
+    let r = s.curl("/page%2ehtml", &[]);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let r = s.curl("/page.html?x=.png", &[]);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(s.curl("/fifo", &[]).status, 404);
+    // An If-Modified-Since later than the server's clock is ignored.
+    let r = s.curl(
+        "/page.html",
+        &["-H", "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT"],
+    );
+    assert_eq!(r.status, 200);
+}

@@ -2,6 +2,7 @@
 //! directory made here, asked by curl (a real client) and by raw sockets
 //! where a client must misbehave. Each module holds one behaviour.
 
+mod abuse;
 mod connections;
 mod hardening;
 mod static_files;
