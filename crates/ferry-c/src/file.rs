@@ -368,7 +368,11 @@ fn open_std(st: &mut State) {
     } else {
         Backend::Sequential
     };
-    let made = if fd != 2 && is_fifo(fd) && stdio_ipc_asked() {
+    let forked_since_start = || {
+        ferry::ipc::fork_generation() != START_GENERATION.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let made = if fd != 2 && is_fifo(fd) && stdio_ipc_asked() && !(fd == 0 && forked_since_start())
+    {
         if fd == 0 {
             // SAFETY: FERRY_STDIO_IPC=1 is this program's word that the
             // ferry programs of its own user writing its standard input
@@ -409,8 +413,19 @@ static STDOUT_OFFER: parking_lot::Mutex<Option<ferry::ipc::PipeOffer>> =
 #[unsafe(link_section = ".init_array")]
 static OFFER_AT_START: extern "C" fn() = offer_at_start;
 
+/// The fork generation when the library was loaded: standard input takes
+/// up a channel only in the process that started with it (a child forked
+/// before its parent read leaves the writer's offer to the parent).
+static START_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 extern "C" fn offer_at_start() {
     crate::ffi::ffi_guard((), 0, || {
+        if is_fifo(0) && stdio_ipc_asked() {
+            START_GENERATION.store(
+                ferry::ipc::fork_generation(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         if is_fifo(1) && stdio_ipc_asked() {
             // SAFETY: descriptor 1 is open (fstat said it is a pipe); it
             // is only borrowed for the call.

@@ -147,6 +147,12 @@ fn flush_unheld_with(readers: bool) {
         let st = unsafe { g.state() };
         if readers && st.stream.is_some() {
             let _ = flush(f, st);
+            // A reader of an upgraded pipe tells its writer it reads no
+            // more, so that the writer goes on through the pipe for the
+            // next reader at once (`{ head -n 1; cat; }`).
+            if let Some(s) = st.stream.as_mut() {
+                s.leave_channel();
+            }
         } else {
             let _ = flush_if_writing(f, st);
         }

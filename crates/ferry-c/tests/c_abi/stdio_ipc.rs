@@ -23,6 +23,7 @@ struct Builds {
     beside: [PathBuf; 2],
     slow_reader: [PathBuf; 2],
     stdin_beside: [PathBuf; 2],
+    fork_reader: [PathBuf; 2],
 }
 
 /// Compiles `src` (under the crate) to `out`, for ferry or glibc.
@@ -59,6 +60,7 @@ fn builds() -> &'static Builds {
             beside: [path("beside-glibc"), path("beside-ferry")],
             slow_reader: [path("slow-glibc"), path("slow-ferry")],
             stdin_beside: [path("stdin-beside-glibc"), path("stdin-beside-ferry")],
+            fork_reader: [path("fork-reader-glibc"), path("fork-reader-ferry")],
             _dir: dir,
         };
         for (i, ferry) in [false, true].into_iter().enumerate() {
@@ -67,6 +69,7 @@ fn builds() -> &'static Builds {
             compile("tests/c/pipe_beside.c", &b.beside[i], ferry);
             compile("tests/c/slow_reader.c", &b.slow_reader[i], ferry);
             compile("tests/c/stdin_beside.c", &b.stdin_beside[i], ferry);
+            compile("tests/c/fork_reader.c", &b.fork_reader[i], ferry);
         }
         b
     })
@@ -173,6 +176,97 @@ fn two_producers_in_turn_reach_one_consumer_in_order() {
     let (got, channel) = run(&b.produce[1], &b.consume[1], true);
     assert_eq!(got, want);
     assert!(channel);
+}
+
+/// Two consumers in turn on one pipe (`{ consume 1000; consume; }`): the
+/// first takes the channel and leaves after a few lines; the producer
+/// goes on through the pipe, as it does when a glibc reader leaves with
+/// bytes in its buffer, and the second consumer reads to the producer's
+/// end. What the first took and left unread is lost as a glibc reader's
+/// buffer is: the two together never see more than was written.
+#[test]
+fn a_second_reader_after_the_first_leaves_gets_the_rest_through_the_pipe() {
+    let b = builds();
+    let run = |p: &Path, c: &Path, ask: bool| {
+        let script = format!(
+            "'{p}' 200000 1 | {{ '{c}' 1000; '{c}'; }}",
+            p = p.display(),
+            c = c.display()
+        );
+        let mut cmd = Command::new("bash");
+        cmd.args(["-o", "pipefail", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if ask {
+            cmd.env("FERRY_STDIO_IPC", "1");
+        }
+        let o = wait_with_deadline(cmd.spawn().unwrap(), Vec::new(), DEADLINE);
+        let out = String::from_utf8(o.stdout).unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let counts: Vec<u64> = out
+            .lines()
+            .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+            .collect();
+        (o.status.success(), counts, err)
+    };
+    let (ok, want, _) = run(&b.produce[0], &b.consume[0], false);
+    assert!(ok && want.len() == 2);
+    let total = Command::new(&b.produce[0])
+        .args(["200000", "1"])
+        .output()
+        .unwrap()
+        .stdout
+        .len() as u64;
+    let (ok, got, err) = run(&b.produce[1], &b.consume[1], true);
+    assert!(ok, "the producer or a consumer failed: {got:?} {err}");
+    assert_eq!(got.len(), 2, "{err}");
+    assert!(err.starts_with("channel yes"), "{err}");
+    assert!(
+        got[0] >= 1000 && got[0] + got[1] <= total,
+        "{got:?} of {total}"
+    );
+    // Lost: what the first held unread, a few buffers (glibc: one).
+    assert!(
+        got[0] + got[1] + (1 << 20) >= total,
+        "{got:?} of {total} (glibc: {want:?})"
+    );
+}
+
+/// A reader that forks before reading: the child reads a line (and
+/// leaves without exit handlers), then the parent reads the rest. The
+/// child reads the pipe, never the writer's offer (had it taken the
+/// channel, the writer's pool would have gone with it); the writer, whom
+/// nobody took up at its first write, writes the pipe, and the parent
+/// gets the rest but what the child read ahead, as with glibc.
+#[test]
+fn a_child_forked_before_the_first_read_reads_the_pipe() {
+    let b = builds();
+    let args = ["200000", "1"];
+    let want = pipeline(&b.produce[0], &args, &b.fork_reader[0], (false, false), &[]);
+    let total = Command::new(&b.produce[0])
+        .args(args)
+        .output()
+        .unwrap()
+        .stdout
+        .len() as u64;
+    let parent = |r: &Run| -> u64 {
+        let l = r
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("parent "))
+            .unwrap();
+        l.parse().unwrap()
+    };
+    let first = |r: &Run| r.stdout.lines().next().unwrap().to_string();
+    let got = pipeline(&b.produce[1], &args, &b.fork_reader[1], (true, true), &[]);
+    assert!(got.producer_ok && want.producer_ok);
+    assert_eq!(first(&got), first(&want));
+    assert!(!got.channel);
+    let (g, w) = (parent(&got), parent(&want));
+    assert!(
+        g <= total && g + (1 << 20) >= total,
+        "parent read {g} of {total} (glibc: {w})"
+    );
 }
 
 /// A producer killed (SIGKILL) while it writes through the channel: the

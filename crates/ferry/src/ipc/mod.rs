@@ -183,6 +183,21 @@ impl AsFd for Socket {
     }
 }
 
+/// This process's fork generation: how many `fork`s lie between it and
+/// the process that first called this (or first made a channel) in this
+/// program image. A program that records it at start can tell, later,
+/// whether it runs in a forked child: channel ends made in a parent are
+/// inert in its children, and a child should not take up a channel its
+/// parent was offered (an upgraded pipe's reader, say).
+///
+/// ```
+/// let g = ferry::ipc::fork_generation();
+/// assert_eq!(ferry::ipc::fork_generation(), g);
+/// ```
+pub fn fork_generation() -> u64 {
+    crate::sys::fork::generation()
+}
+
 /// A connected pair of sockets (close-on-exec), for a channel to a child
 /// process.
 ///

@@ -428,6 +428,25 @@ impl Stream {
         self.with_inner(|i| i.on_channel())
     }
 
+    /// Tells the writer of an upgraded pipe that this reader will read no
+    /// more from the channel (at exit, say): the writer goes on through
+    /// the pipe at once, for whoever reads it next, as a pipe's writer
+    /// goes on after a reader that left with bytes in its buffer
+    /// (`{ head -n 1; cat; }`). What the channel held unread is dropped,
+    /// as such a reader's buffer is. Later reads take the pipe. Nothing
+    /// happens on any other stream.
+    ///
+    /// ```
+    /// let (r, _w) = std::io::pipe().unwrap();
+    /// // SAFETY: no program writes this pipe.
+    /// let mut s = unsafe { ferry::Stream::pipe_reader(r.into(), "standard input") }.unwrap();
+    /// s.leave_channel();
+    /// assert!(!s.on_channel());
+    /// ```
+    pub fn leave_channel(&mut self) {
+        self.inner.get_mut().leave_channel();
+    }
+
     /// The stream's name in error messages: its path, `fd N`, `<memory>`.
     pub fn name(&self) -> String {
         self.with_inner(|i| i.name.to_string())

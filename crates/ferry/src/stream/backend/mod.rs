@@ -270,6 +270,13 @@ impl Io {
         }
     }
 
+    /// A reader on an ipc channel reads no more: the writer is told.
+    pub(crate) fn leave_channel(&mut self) {
+        if let Io::UpgradedReader(r) = self {
+            r.leave_channel();
+        }
+    }
+
     /// The bytes of a memory stream.
     pub(crate) fn memory(&mut self) -> Option<&mut Vec<u8>> {
         match self {

@@ -67,6 +67,9 @@ enum Next {
 pub(crate) struct UpgradedReader {
     pipe: Sequential,
     state: ReadState,
+    /// The fork generation the stream was made in: a child forked before
+    /// the first read reads the pipe and leaves the channel to its parent.
+    born: u64,
 }
 
 impl UpgradedReader {
@@ -74,6 +77,22 @@ impl UpgradedReader {
         UpgradedReader {
             pipe,
             state: ReadState::Undecided,
+            born: crate::sys::fork::generation(),
+        }
+    }
+
+    /// Lets the writer know at once that this reader reads no more (at
+    /// exit): the channel ends, and the writer goes on through the pipe
+    /// for whoever reads it next, as a pipe's writer goes on after a
+    /// reader that left. Afterwards reads take the pipe.
+    pub(crate) fn leave_channel(&mut self) {
+        match std::mem::replace(&mut self.state, ReadState::Pipe) {
+            // The receiver's drop raises its "stopped" flag, which the
+            // writer looks at before each message.
+            ReadState::Channel(ch) if !ch.rx.forked() => drop(ch),
+            // A forked child's copy is the parent's to end.
+            ReadState::Channel(ch) => std::mem::forget(ch),
+            ReadState::Undecided | ReadState::Pipe => {}
         }
     }
 
@@ -90,6 +109,13 @@ impl UpgradedReader {
     fn next(&mut self) -> io::Result<Next> {
         if let ReadState::Undecided = self.state {
             self.state = ReadState::Pipe;
+            if crate::sys::fork::generation() != self.born {
+                // A child forked before its parent read: the writer's
+                // offer is the parent's to take (glibc's parent and child
+                // share the pipe; here the child reads the pipe, and the
+                // parent, reading later, still finds the offer).
+                return Ok(Next::Ended);
+            }
             // SAFETY: `Stream::pipe_reader` was made by a caller that vouched
             // for a ferry program of its own user writing its pipe;
             // `take_pipe` takes only such a peer.
@@ -413,6 +439,19 @@ impl Module for UpgradedWriter {
                     let (n, e) = self.pipe.write(off, &bytes[done..]);
                     return (done + n, e);
                 }
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                    // The reader left the channel (it exited, or closed its
+                    // stream): another process may read the pipe after it
+                    // (`{ head -n 1; cat; }`), as after a reader that
+                    // left with bytes in its buffer. The rest goes through
+                    // the pipe; with no reader at all, the pipe's `EPIPE`
+                    // (and SIGPIPE) follow as `write(2)` gives them.
+                    if let Some(tx) = self.tx.take() {
+                        (*tx).abort();
+                    }
+                    let (n, e) = self.pipe.write(off, &bytes[done..]);
+                    return (done + n, e);
+                }
                 Err(e) => return (done, Some(self.pipe_error(e))),
             }
         }
@@ -428,6 +467,10 @@ impl Module for UpgradedWriter {
             // No room for the BYE in time: the socket closes all the same,
             // and the reader takes every whole message before that end.
             Some(Err(e)) if e.kind() == io::ErrorKind::TimedOut => Ok(()),
+            // The reader left before the end: nothing of this stream is
+            // unsent (each write went whole, to the channel or the pipe),
+            // so closing succeeds as `close(2)` of the pipe would.
+            Some(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             Some(r) => r,
             None => Ok(()),
         }

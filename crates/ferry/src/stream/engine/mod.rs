@@ -267,6 +267,11 @@ impl Inner {
         self.io.on_channel()
     }
 
+    /// A reader on an ipc channel reads no more: the writer is told.
+    pub(crate) fn leave_channel(&mut self) {
+        self.io.leave_channel();
+    }
+
     /// Reports a mapping window of this stream that lost pages because the
     /// file shrank (once per event), and stops using it.
     #[cold]
