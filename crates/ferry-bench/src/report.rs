@@ -12,6 +12,8 @@ pub enum Unit {
     GBps,
     /// CPU seconds (user + system, every thread) per byte, shown per GiB.
     CpuPerGiB,
+    /// Seconds per request, shown as requests per second.
+    PerRequest,
 }
 
 impl Unit {
@@ -20,6 +22,7 @@ impl Unit {
             Unit::NsPerOp => format!("{:.1} ns/op", secs_per_unit * 1e9),
             Unit::GBps => format!("{:.2} GB/s", 1.0 / secs_per_unit / 1e9),
             Unit::CpuPerGiB => format!("{:.3} s CPU/GiB", secs_per_unit * (1u64 << 30) as f64),
+            Unit::PerRequest => format!("{:.0} req/s", 1.0 / secs_per_unit),
         }
     }
 }
@@ -141,6 +144,7 @@ pub fn json(rows: &[Row]) -> String {
                     Unit::NsPerOp => "op",
                     Unit::GBps => "byte",
                     Unit::CpuPerGiB => "cpu-byte",
+                    Unit::PerRequest => "request",
                 }),
                 json_num(r.ratio()),
                 json_str(&r.target_text()),

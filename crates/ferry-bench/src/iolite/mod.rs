@@ -7,13 +7,16 @@
 //! and by the paper's stream; `apps`: the paper's application runs,
 //! `wc` and `permute | wc`, with and without the cache and the channel;
 //! `pipeline`: a C producer → consumer on ferry stdio, over a pipe and
-//! over an ipc channel, beside glibc).
+//! over an ipc channel, beside glibc; `http`: the paper's web server
+//! experiment, `ferry serve` beside nginx, lighttpd, h2o and
+//! static-web-server under wrk).
 
 mod apps;
 mod cache;
 mod cache_fill;
 mod cache_traces;
 mod checksums;
+mod http;
 mod iceoryx;
 mod ipc;
 mod pipeline;
@@ -26,7 +29,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline.
+    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline, http.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -68,6 +71,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "pipeline",
         "a C producer → consumer on ferry stdio, over a pipe and over an ipc channel, beside glibc",
         pipeline::run,
+    ),
+    (
+        "http",
+        "HTTP: ferry serve beside nginx, lighttpd, h2o and static-web-server, by file size (wrk)",
+        http::run,
     ),
 ];
 

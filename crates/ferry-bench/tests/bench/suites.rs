@@ -218,6 +218,26 @@ fn quick_iolite_bench_runs_every_case() {
             "no row {what}"
         );
     }
+    // The web servers: a row per file size and peer (a peer that is not
+    // installed is named in its rows), or the case named as left out when
+    // wrk is missing; every server's answers were checked before timing.
+    if out.contains("\"comparison\":\"HTTP: left out\"") {
+        assert!(out.contains("apt-get install wrk"), "{out}");
+    } else {
+        for kib in ["1 KiB", "16 KiB", "100 KiB", "1 MiB"] {
+            for peer in ["nginx", "lighttpd", "h2o", "static-web-server"] {
+                let row = format!(
+                    "{{\"comparison\":\"HTTP GET of a {kib} file, 1 worker, 32 connections\",\"ferry\":\"ferry serve\""
+                );
+                let named = out
+                    .split(&row)
+                    .skip(1)
+                    .filter_map(|rest| rest.split('}').next())
+                    .any(|r| r.contains(&format!("\"baseline\":\"{peer}")));
+                assert!(named, "no row for {peer} at {kib}: {out}");
+            }
+        }
+    }
     // iceoryx2 left none of its files behind.
     let shm = std::fs::read_dir("/dev/shm").unwrap();
     assert!(

@@ -1,0 +1,437 @@
+//! The IO-Lite paper's web-server experiment (§4, Figures 4 and 5: HTTP
+//! throughput by document size, Flash-Lite beside Flash and Apache) on
+//! today's servers: `ferry serve` beside nginx, lighttpd and h2o (Debian's
+//! packages, installed when missing) and static-web-server (crates.io's
+//! `static-web-server` binary, used when on the PATH), each with one
+//! worker on loopback, loaded by wrk (one thread, 32 keep-alive
+//! connections) asking for one file again and again, one file per size.
+//! Servers run on CPU 0 and wrk on CPU 1 (`taskset`), so that on a
+//! two-core machine neither takes the other's core.
+//!
+//! Before anything is timed every server's answer to every file is
+//! checked (status 200, the file's bytes); a wrk run that saw a non-2xx
+//! answer or a socket error fails the bench. A peer that is not there is
+//! named in its rows, which then have no baseline.
+
+use crate::measure::{interleave, median, Scale, Variant};
+use crate::report::{Row, Target, Unit};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Document sizes (the paper's figures run from 500 bytes to 200 KB;
+/// 1 MiB adds a file well past nginx's `sendfile` crossover).
+const SIZES: &[usize] = &[1 << 10, 16 << 10, 100 << 10, 1 << 20];
+
+/// Seconds of load per measured run (scaled down by `--quick`).
+const SECONDS: f64 = 4.0;
+
+/// wrk's connections.
+const CONNECTIONS: usize = 32;
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A server process, killed when dropped.
+struct Running {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One server: its name, the program it needs, where that comes from,
+/// and how to start it on `port` over `docs` (scratch files in `dir`).
+struct Server {
+    name: &'static str,
+    program: &'static str,
+    package: Option<&'static str>,
+    start: fn(&Ctx, &str, u16) -> Result<Command, String>,
+}
+
+struct Ctx {
+    ferry: String,
+    docs: PathBuf,
+    dir: PathBuf,
+    root: bool,
+}
+
+fn servers() -> Vec<Server> {
+    vec![
+        Server {
+            name: "ferry serve",
+            program: "ferry",
+            package: None,
+            start: |c, _, port| {
+                let mut cmd = Command::new(&c.ferry);
+                cmd.args(["serve", "--workers", "1", "--listen"])
+                    .arg(format!("127.0.0.1:{port}"))
+                    .arg(&c.docs);
+                Ok(cmd)
+            },
+        },
+        Server {
+            name: "nginx",
+            program: "nginx",
+            package: Some("nginx"),
+            start: |c, bin, port| {
+                let d = c.dir.join(format!("nginx-{port}"));
+                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+                let conf = format!(
+                    "{user}worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+                     events {{ worker_connections 4096; }}\n\
+                     http {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n\
+                     access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 100000000;\n\
+                     client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
+                     uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+                     server {{ listen 127.0.0.1:{port}; root {docs}; }}\n}}\n",
+                    user = if c.root { "user root;\n" } else { "" },
+                    d = d.display(),
+                    docs = c.docs.display(),
+                );
+                let path = d.join("nginx.conf");
+                std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+                let mut cmd = Command::new(bin);
+                cmd.arg("-p")
+                    .arg(&d)
+                    .arg("-c")
+                    .arg(&path)
+                    .arg("-e")
+                    .arg(d.join("error.log"));
+                Ok(cmd)
+            },
+        },
+        Server {
+            name: "lighttpd",
+            program: "lighttpd",
+            package: Some("lighttpd"),
+            start: |c, bin, port| {
+                let d = c.dir.join(format!("lighttpd-{port}"));
+                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+                let conf = format!(
+                    "server.document-root = \"{docs}\"\nserver.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+                     server.errorlog = \"{d}/error.log\"\nserver.max-keep-alive-requests = 100000000\n\
+                     mimetype.assign = ( \".bin\" => \"application/octet-stream\" )\n",
+                    docs = c.docs.display(),
+                    d = d.display(),
+                );
+                let path = d.join("lighttpd.conf");
+                std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+                let mut cmd = Command::new(bin);
+                cmd.arg("-D").arg("-f").arg(&path);
+                Ok(cmd)
+            },
+        },
+        Server {
+            name: "h2o",
+            program: "h2o",
+            package: Some("h2o"),
+            start: |c, bin, port| {
+                let d = c.dir.join(format!("h2o-{port}"));
+                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+                let conf = format!(
+                    "{user}listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\n\
+                     error-log: {d}/error.log\npid-file: {d}/h2o.pid\n\
+                     hosts:\n  default:\n    paths:\n      /:\n        file.dir: {docs}\n",
+                    user = if c.root { "user: root\n" } else { "" },
+                    d = d.display(),
+                    docs = c.docs.display(),
+                );
+                let path = d.join("h2o.conf");
+                std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+                let mut cmd = Command::new(bin);
+                cmd.arg("-c").arg(&path);
+                Ok(cmd)
+            },
+        },
+        Server {
+            name: "static-web-server",
+            program: "static-web-server",
+            package: None,
+            start: |c, bin, port| {
+                let mut cmd = Command::new(bin);
+                cmd.args(["--host", "127.0.0.1", "--port"])
+                    .arg(port.to_string())
+                    .arg("--root")
+                    .arg(&c.docs)
+                    .args(["--threads-multiplier", "1", "--log-level", "error"]);
+                Ok(cmd)
+            },
+        },
+    ]
+}
+
+/// `name` on the PATH, or in /usr/sbin (not on every user's PATH).
+fn program(name: &str) -> Option<String> {
+    super::super::asf::which(&[name]).or_else(|| {
+        let p = format!("/usr/sbin/{name}");
+        Path::new(&p).is_file().then_some(p)
+    })
+}
+
+/// A port no one listens on now.
+fn free_port() -> Result<u16, String> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding a port: {e}"))?;
+    Ok(l.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Starts `s` on CPU 0 and waits until it accepts connections.
+fn launch(s: &Server, bin: &str, ctx: &Ctx) -> Result<Running, String> {
+    let port = free_port()?;
+    let cmd = (s.start)(ctx, bin, port)?;
+    let mut pinned = Command::new("taskset");
+    pinned
+        .arg("-c")
+        .arg("0")
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let child = pinned
+        .spawn()
+        .map_err(|e| format!("{}: starting: {e}", s.name))?;
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let mut r = Running { child, addr };
+    let t = Instant::now();
+    loop {
+        if TcpStream::connect(addr).is_ok() {
+            return Ok(r);
+        }
+        if let Ok(Some(st)) = r.child.try_wait() {
+            return Err(format!("{}: exited at start ({st})", s.name));
+        }
+        if t.elapsed() > Duration::from_secs(10) {
+            return Err(format!("{}: not listening after 10 s", s.name));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asks `r` for `path` once; Err unless it answers 200 with `want`.
+fn check(name: &str, r: &Running, path: &str, want: &[u8]) -> Result<(), String> {
+    let mut c = TcpStream::connect(r.addr).map_err(|e| format!("{name}: {e}"))?;
+    c.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    c.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .map_err(|e| format!("{name}: {e}"))?;
+    let mut got = Vec::new();
+    c.read_to_end(&mut got)
+        .map_err(|e| format!("{name}: {e}"))?;
+    let end = got
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| format!("{name}: no response head for {path}"))?;
+    let status =
+        String::from_utf8_lossy(&got[..got[..end].iter().position(|&b| b == b'\r').unwrap_or(end)])
+            .into_owned();
+    if !status.contains(" 200") {
+        return Err(format!("{name}: {path}: {status}"));
+    }
+    if &got[end + 4..] != want {
+        return Err(format!(
+            "{name}: {path}: {} bytes came, not the file's {}",
+            got.len() - end - 4,
+            want.len()
+        ));
+    }
+    Ok(())
+}
+
+/// One wrk run against `url` for `secs` (whole seconds, at least one):
+/// requests per second.
+fn wrk(url: &str, secs: f64) -> Result<f64, String> {
+    let o = Command::new("taskset")
+        .args(["-c", "1", "wrk", "-t1"])
+        .arg(format!("-c{CONNECTIONS}"))
+        .arg(format!("-d{}s", secs.round().max(1.0) as u64))
+        .args(["--timeout", "5s"])
+        .arg(url)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("running wrk: {e}"))?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        return Err(format!(
+            "wrk {url}: {}{}",
+            out,
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    for bad in ["Non-2xx", "Socket errors"] {
+        if let Some(l) = out.lines().find(|l| l.contains(bad)) {
+            return Err(format!("wrk {url}: {}", l.trim()));
+        }
+    }
+    out.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|&r| r > 0.0)
+        .ok_or_else(|| format!("wrk {url}: no request rate in {out:?}"))
+}
+
+fn human(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{} KiB", n >> 10)
+    }
+}
+
+pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
+    let quick = scale.0 < 1.0;
+    let ferry = crate::workspace::ferry(true)?;
+    let all = servers();
+    if !quick {
+        let need: Vec<&str> = all
+            .iter()
+            .filter(|s| program(s.program).is_none())
+            .filter_map(|s| s.package)
+            .chain(
+                super::super::asf::which(&["wrk"])
+                    .is_none()
+                    .then_some("wrk"),
+            )
+            .collect();
+        if let Err(why) = crate::peers::install(&need, false) {
+            eprintln!("  peers not installed: {why}");
+        }
+    }
+    if super::super::asf::which(&["wrk"]).is_none()
+        || super::super::asf::which(&["taskset"]).is_none()
+    {
+        return Ok(vec![Row {
+            what: "HTTP: left out".into(),
+            ferry_name: "ferry serve".into(),
+            ferry: f64::NAN,
+            baseline_name: "no wrk or taskset (apt-get install wrk util-linux)".into(),
+            baseline: None,
+            unit: Unit::PerRequest,
+            target: Target::None,
+            runs,
+        }]);
+    }
+    let dir =
+        Scratch(std::env::temp_dir().join(format!("ferry-bench-http-{}", std::process::id())));
+    let docs = dir.0.join("docs");
+    std::fs::create_dir_all(&docs).map_err(|e| format!("{}: {e}", docs.display()))?;
+    // World-readable, for servers whose workers drop privileges.
+    use std::os::unix::fs::PermissionsExt;
+    for d in [&dir.0, &docs] {
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+    }
+    let mut files = Vec::new();
+    for &size in SIZES {
+        let name = format!("f-{}.bin", size);
+        let bytes: Vec<u8> = (0..size)
+            .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[2])
+            .collect();
+        std::fs::write(docs.join(&name), &bytes).map_err(|e| e.to_string())?;
+        files.push((format!("/{name}"), bytes, size));
+    }
+    let ctx = Ctx {
+        ferry: ferry.clone(),
+        docs: docs.clone(),
+        dir: dir.0.clone(),
+        root: rustix::process::geteuid().is_root(),
+    };
+    // Every server that is there, started and checked on every file.
+    let mut up: Vec<(&'static str, Running)> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for s in &all {
+        let bin = if s.program == "ferry" {
+            Some(ferry.clone())
+        } else {
+            program(s.program)
+        };
+        let Some(bin) = bin else {
+            missing.push(format!(
+                "{} (not installed: {})",
+                s.name,
+                s.package
+                    .map_or("cargo install static-web-server".to_string(), |p| {
+                        format!("apt-get install {p}")
+                    })
+            ));
+            continue;
+        };
+        let r = launch(s, &bin, &ctx)?;
+        for (path, bytes, _) in &files {
+            check(s.name, &r, path, bytes)?;
+        }
+        up.push((s.name, r));
+    }
+    // wrk counts whole seconds.
+    let secs = if quick { 1.0 } else { SECONDS };
+    let mut rows = Vec::new();
+    for (path, _, size) in &files {
+        let mut vs: Vec<Variant<'_>> = up
+            .iter()
+            .map(|(name, r)| {
+                let url = format!("http://{}{path}", r.addr);
+                Variant::new(*name, move || {
+                    let rate = wrk(&url, secs)?;
+                    Ok((Duration::from_secs(1), rate))
+                })
+            })
+            .collect();
+        // Warm: each server serves the file for a moment first.
+        if !quick {
+            for (_, r) in &up {
+                wrk(&format!("http://{}{path}", r.addr), 1.0)?;
+            }
+        }
+        let s = interleave(runs, &mut vs)?;
+        let ferry_med = median(&s[0].per_unit);
+        for peer in s.iter().skip(1) {
+            rows.push(Row {
+                what: format!(
+                    "HTTP GET of a {} file, 1 worker, {CONNECTIONS} connections",
+                    human(*size)
+                ),
+                ferry_name: "ferry serve".into(),
+                ferry: ferry_med,
+                baseline_name: peer.name.clone(),
+                baseline: Some(median(&peer.per_unit)),
+                unit: Unit::PerRequest,
+                target: if peer.name == "nginx" {
+                    Target::MinRatio(1.0)
+                } else {
+                    Target::None
+                },
+                runs,
+            });
+        }
+        for m in &missing {
+            rows.push(Row {
+                what: format!(
+                    "HTTP GET of a {} file, 1 worker, {CONNECTIONS} connections",
+                    human(*size)
+                ),
+                ferry_name: "ferry serve".into(),
+                ferry: ferry_med,
+                baseline_name: m.clone(),
+                baseline: None,
+                unit: Unit::PerRequest,
+                target: Target::None,
+                runs,
+            });
+        }
+    }
+    drop(up);
+    Ok(rows)
+}
