@@ -76,6 +76,9 @@ pub(crate) struct Conn {
     closing: bool,
     /// The client closed its side.
     read_done: bool,
+    /// The poller said the client closed its side (EPOLLRDHUP): reading
+    /// goes on to the end, not only to a short read.
+    peer_closed: bool,
     /// Reading stopped at a full head buffer: the socket may hold more,
     /// and no new readiness event will say so.
     unread: bool,
@@ -102,6 +105,7 @@ impl Conn {
             out: VecDeque::new(),
             closing: false,
             read_done: false,
+            peer_closed: false,
             unread: false,
             held: false,
             discard: 0,
@@ -113,6 +117,11 @@ impl Conn {
 
     pub(crate) fn socket(&mut self) -> &mut TcpStream {
         &mut self.sock
+    }
+
+    /// The poller reported the client's end of sending (EPOLLRDHUP).
+    pub(crate) fn saw_peer_close(&mut self) {
+        self.peer_closed = true;
     }
 
     /// Whether a response is being sent (the send timeout applies).
@@ -202,8 +211,17 @@ impl Conn {
                     return Ok(());
                 }
                 Ok(n) => {
+                    let asked = self.inbuf.tail_room();
                     self.inbuf.commit(n);
                     self.last_activity = Instant::now();
+                    if n < asked && !self.peer_closed {
+                        // A short read took all the socket held: bytes that
+                        // come later raise a new edge (as nginx reasons), so
+                        // the read that would say EAGAIN is saved. Its end
+                        // (a FIN already here) is told by EPOLLRDHUP.
+                        self.unread = false;
+                        return Ok(());
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.unread = false;

@@ -10,9 +10,9 @@ use crate::response::{self, Body, Response};
 use crate::site::Site;
 use crate::status::Status;
 use crate::target::{self, encode_path, Target};
+use ferry::cache::Looked;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,33 +40,39 @@ pub(crate) fn respond(site: &Site, req: &Request) -> Response {
         Ok(t) => t,
         Err(st) => return response::error(st, req.minor, head_only, close),
     };
-    match open(site, &t.rel) {
-        Ok((file, meta)) if meta.is_dir() => directory(site, req, &t, file),
-        Ok((file, meta)) if meta.is_file() => {
-            if t.slash && !t.rel.as_os_str().is_empty() {
-                // `/file/`: no such directory.
-                return response::error(Status::NotFound, req.minor, head_only, close);
-            }
-            file_response(site, req, File::from(file), &meta, &t.rel)
+    let file = match open(site, &t.rel) {
+        Ok(f) => f,
+        Err(st) => return response::error(st, req.minor, head_only, close),
+    };
+    // One look (fstat) serves both this decision and the cache lookup.
+    let looked = match site.cache.look(&file) {
+        Ok(l) => l,
+        Err(e) => return response::error(status_of(e), req.minor, head_only, close),
+    };
+    let meta = looked.metadata();
+    if meta.is_dir() {
+        directory(site, req, &t)
+    } else if meta.is_file() {
+        if t.slash && !t.rel.as_os_str().is_empty() {
+            // `/file/`: no such directory.
+            return response::error(Status::NotFound, req.minor, head_only, close);
         }
+        file_response(site, req, &file, &looked, &t.rel)
+    } else {
         // A FIFO, socket or device is not served (404, as nginx answers).
-        Ok(_) => response::error(Status::NotFound, req.minor, head_only, close),
-        Err(st) => response::error(st, req.minor, head_only, close),
+        response::error(Status::NotFound, req.minor, head_only, close)
     }
 }
 
 /// Opens `rel` below the root (`Site::open_beneath`) and looks at it.
-fn open(site: &Site, rel: &Path) -> Result<(OwnedFd, Metadata), Status> {
+fn open(site: &Site, rel: &Path) -> Result<Arc<File>, Status> {
     use rustix::fs::OFlags;
+    // A FIFO or device opened non-blocking is refused after a look at
+    // it; a regular file reads the same either way.
     let fd = site
         .open_beneath(rel, OFlags::NOCTTY | OFlags::NONBLOCK)
         .map_err(status_of)?;
-    // A FIFO or device opened non-blocking is refused below; a regular
-    // file reads the same either way.
-    let meta = File::from(fd.try_clone().map_err(status_of)?)
-        .metadata()
-        .map_err(status_of)?;
-    Ok((fd, meta))
+    Ok(Arc::new(File::from(fd)))
 }
 
 fn status_of(e: io::Error) -> Status {
@@ -94,7 +100,7 @@ fn status_of(e: io::Error) -> Status {
 
 /// A directory: `/dir` is redirected to `/dir/`; `/dir/` serves its
 /// `index.html`, else its listing (with `--list`), else 403.
-fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response {
+fn directory(site: &Site, req: &Request, t: &Target) -> Response {
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
     if !t.slash {
@@ -116,11 +122,15 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
         );
     }
     let index = t.rel.join("index.html");
-    match open(site, &index) {
-        Ok((file, meta)) if meta.is_file() => {
-            return file_response(site, req, File::from(file), &meta, &index)
+    match open(site, &index).and_then(|f| match site.cache.look(&f) {
+        Ok(l) if l.metadata().is_file() => {
+            Ok(Some(file_response(site, req, &f, &l, &index)))
         }
-        Ok(_) | Err(Status::NotFound) => {}
+        Ok(_) => Ok(None),
+        Err(e) => Err(status_of(e)),
+    }) {
+        Ok(Some(r)) => return r,
+        Ok(None) | Err(Status::NotFound) => {}
         Err(st) => return response::error(st, req.minor, head_only, close),
     }
     if !site.list {
@@ -151,7 +161,14 @@ fn directory(site: &Site, req: &Request, t: &Target, _dir: OwnedFd) -> Response 
 
 /// A regular file: validators, conditionals, ranges, body.
 /// `rel` is the file's path below the root (its name gives the type).
-fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata, rel: &Path) -> Response {
+fn file_response(
+    site: &Site,
+    req: &Request,
+    file: &Arc<File>,
+    looked: &Looked<'_>,
+    rel: &Path,
+) -> Response {
+    let meta = looked.metadata();
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
     let size = meta.len();
@@ -160,7 +177,7 @@ fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata, rel: &
     // Small files: their bytes from the cache, and an ETag of their
     // content (strong, the same after a restart for the same bytes).
     let cached = if size <= CACHED_MAX {
-        match site.cache.read_file(&file, rel, ..) {
+        match site.cache.read_looked(looked, rel, ..) {
             Ok(a) if a.len() as u64 == size => Some(a),
             // Changed while read: serve what the file says now, by
             // sendfile, with a validator of its stamp.
@@ -191,7 +208,6 @@ fn file_response(site: &Site, req: &Request, file: File, meta: &Metadata, rel: &
             close,
         };
     }
-    let file = Arc::new(file);
     let whole = |off: u64, len: u64| -> Body {
         match &cached {
             Some(a) => Body::Mem(a.slice(off as usize..(off + len) as usize)),

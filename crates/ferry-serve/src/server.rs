@@ -213,7 +213,13 @@ impl Worker {
                     }
                     continue;
                 }
-                touched.push(t.0 - n_listeners);
+                let i = t.0 - n_listeners;
+                if ev.is_read_closed() {
+                    if let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) {
+                        c.saw_peer_close();
+                    }
+                }
+                touched.push(i);
             }
             touched.sort_unstable();
             touched.dedup();

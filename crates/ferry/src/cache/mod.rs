@@ -22,4 +22,4 @@ mod checksums_tests;
 mod file_cache;
 
 pub use checksums::{ChecksumStats, Checksums, Damaged, FunctionStats};
-pub use file_cache::{CacheConfig, CacheStats, CachedFile, FileCache, Fill};
+pub use file_cache::{CacheConfig, CacheStats, CachedFile, FileCache, Fill, Looked};

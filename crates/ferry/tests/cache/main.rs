@@ -9,6 +9,7 @@ mod support;
 mod admission;
 mod file_cache;
 mod handles;
+mod looked;
 mod mapped_fill;
 mod non_regular_paths;
 mod rewritten_while_read;

@@ -11,6 +11,7 @@ mod core;
 mod fill;
 mod handle;
 mod identity;
+mod looked;
 mod open;
 mod shard;
 #[cfg(test)]
@@ -18,6 +19,7 @@ mod tests;
 
 pub use config::{CacheConfig, CacheStats, Fill};
 pub use handle::CachedFile;
+pub use looked::Looked;
 
 use self::core::{Core, FillError};
 use self::fill::{named, Extent};
@@ -303,14 +305,31 @@ impl FileCache {
         path: &Path,
         range: impl RangeBounds<u64>,
     ) -> io::Result<Aggregate> {
+        self.read_as_of(file, path, range, None)
+    }
+
+    /// [`read_file`](Self::read_file), the first attempt with `first`'s
+    /// stamp (taken after its time) if given.
+    fn read_as_of(
+        &self,
+        file: &File,
+        path: &Path,
+        range: impl RangeBounds<u64>,
+        mut first: Option<(Stamp, SystemTime)>,
+    ) -> io::Result<Aggregate> {
         let (start, end) = bounds(&range).map_err(|e| named(path, e))?;
         for attempt in 1..=ATTEMPTS {
-            let began = SystemTime::now();
-            let meta = file.metadata().map_err(|e| named(path, e))?;
-            if !meta.is_file() {
-                return Err(not_regular(path));
-            }
-            let stamp = Stamp::of(&meta);
+            let (stamp, began) = match first.take() {
+                Some(f) => f,
+                None => {
+                    let began = SystemTime::now();
+                    let meta = file.metadata().map_err(|e| named(path, e))?;
+                    if !meta.is_file() {
+                        return Err(not_regular(path));
+                    }
+                    (Stamp::of(&meta), began)
+                }
+            };
             match self.extents(file, path, (start, end), stamp, &|| began) {
                 Ok(out) => return Ok(out),
                 Err(FillError::Changed) => continue,
