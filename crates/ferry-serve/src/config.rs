@@ -41,6 +41,8 @@ pub struct Config {
     /// most; then every connection closes. (Idle connections close at
     /// once, and clients still sending a request head get two seconds.)
     pub shutdown_timeout: Duration,
+    /// The access log (Common Log Format), appended to; none by default.
+    pub access_log: Option<PathBuf>,
 }
 
 impl Config {
@@ -57,6 +59,7 @@ impl Config {
             send_timeout: Duration::from_secs(60),
             max_connections: 1024,
             shutdown_timeout: Duration::from_secs(30),
+            access_log: None,
         }
     }
 }

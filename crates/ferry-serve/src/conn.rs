@@ -70,6 +70,8 @@ pub(crate) enum State {
 
 pub(crate) struct Conn {
     sock: TcpStream,
+    /// The client's address (for the access log).
+    peer: Option<std::net::SocketAddr>,
     inbuf: BufMut,
     out: VecDeque<Pending>,
     /// The connection closes once the queue is sent.
@@ -100,6 +102,7 @@ impl Conn {
     pub(crate) fn new(sock: TcpStream) -> io::Result<Conn> {
         let now = Instant::now();
         Ok(Conn {
+            peer: sock.peer_addr().ok(),
             sock,
             inbuf: BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096)?,
             out: VecDeque::new(),
@@ -158,7 +161,8 @@ impl Conn {
 
     /// Reads what the client sent, queues the responses to the whole
     /// requests, and sends what it can.
-    pub(crate) fn work(&mut self, site: &Site) -> State {
+    /// `log`: the worker's access-log lines, when there is a log.
+    pub(crate) fn work(&mut self, site: &Site, mut log: Option<&mut Vec<u8>>) -> State {
         if self.lingering.is_some() {
             return self.linger();
         }
@@ -168,7 +172,7 @@ impl Conn {
                     return State::Closed;
                 }
             }
-            self.take_requests(site);
+            self.take_requests(site, log.as_deref_mut());
             match self.send() {
                 State::Waiting => {}
                 other => return other,
@@ -235,7 +239,7 @@ impl Conn {
 
     /// Drops body bytes still owed, then parses whole heads from the
     /// buffer and queues their responses.
-    fn take_requests(&mut self, site: &Site) {
+    fn take_requests(&mut self, site: &Site, mut log: Option<&mut Vec<u8>>) {
         self.held = false;
         loop {
             if self.discard > 0 {
@@ -253,7 +257,19 @@ impl Conn {
                 self.held = true;
                 return;
             }
-            match request::parse(self.inbuf.as_slice()) {
+            let parsed = request::parse(self.inbuf.as_slice());
+            let line: Vec<u8> = match (&log, &parsed) {
+                (Some(_), Parsed::Done(..) | Parsed::Bad(_)) => {
+                    let b = self.inbuf.as_slice();
+                    let end = b
+                        .windows(2)
+                        .position(|w| w == b"\r\n")
+                        .unwrap_or(b.len().min(256));
+                    b[..end].to_vec()
+                }
+                _ => Vec::new(),
+            };
+            match parsed {
                 Parsed::Partial => return,
                 Parsed::Done(mut req, n) => {
                     self.consume(n);
@@ -266,14 +282,27 @@ impl Conn {
                         BodyKind::Length(_) | BodyKind::Chunked => req.keep_alive = false,
                     }
                     let r = files::respond(site, &req);
+                    if let Some(out) = log.as_deref_mut() {
+                        self.log_line(out, &line, &r);
+                    }
                     self.queue(r);
                 }
                 Parsed::Bad(st) => {
                     self.inbuf.clear();
-                    self.queue(response::error(st, 1, false, true));
+                    let r = response::error(st, 1, false, true);
+                    if let Some(out) = log.as_deref_mut() {
+                        self.log_line(out, &line, &r);
+                    }
+                    self.queue(r);
                 }
             }
         }
+    }
+
+    fn log_line(&self, out: &mut Vec<u8>, request_line: &[u8], r: &Response) {
+        // The head starts `HTTP/1.1 NNN `.
+        let status = r.head.get(9..12).unwrap_or(b"000");
+        crate::log::line(out, self.peer, request_line, status, r.body.len());
     }
 
     fn consume(&mut self, n: usize) {

@@ -3,6 +3,7 @@
 //! and the body — cached extents for small files (sent with the head in
 //! one gathered write), the open file for large ones (`sendfile`).
 
+use crate::encoding;
 use crate::listing;
 use crate::ranges::{self, Ranges};
 use crate::request::{Method, Request};
@@ -57,7 +58,7 @@ pub(crate) fn respond(site: &Site, req: &Request) -> Response {
             // `/file/`: no such directory.
             return response::error(Status::NotFound, req.minor, head_only, close);
         }
-        file_response(site, req, &file, &looked, &t.rel)
+        file_or_sibling(site, req, &file, &looked, &t.rel)
     } else {
         // A FIFO, socket or device is not served (404, as nginx answers).
         response::error(Status::NotFound, req.minor, head_only, close)
@@ -123,9 +124,7 @@ fn directory(site: &Site, req: &Request, t: &Target) -> Response {
     }
     let index = t.rel.join("index.html");
     match open(site, &index).and_then(|f| match site.cache.look(&f) {
-        Ok(l) if l.metadata().is_file() => {
-            Ok(Some(file_response(site, req, &f, &l, &index)))
-        }
+        Ok(l) if l.metadata().is_file() => Ok(Some(file_or_sibling(site, req, &f, &l, &index))),
         Ok(_) => Ok(None),
         Err(e) => Err(status_of(e)),
     }) {
@@ -159,7 +158,38 @@ fn directory(site: &Site, req: &Request, t: &Target) -> Response {
     }
 }
 
-/// A regular file: validators, conditionals, ranges, body.
+/// A regular file, or the pre-compressed sibling of it the client
+/// accepts (`rel.br`, `.zst`, `.gz`: see `encoding`), with
+/// `Content-Encoding`, `Vary` and the type of `rel`.
+fn file_or_sibling(
+    site: &Site,
+    req: &Request,
+    file: &Arc<File>,
+    looked: &Looked<'_>,
+    rel: &Path,
+) -> Response {
+    let ctype = content_type(rel);
+    if let Some(accept) = &req.accept_encoding {
+        for coding in encoding::acceptable(accept) {
+            let mut name = rel.as_os_str().to_owned();
+            name.push(coding.suffix);
+            let sibling = Path::new(&name);
+            let Ok(f) = open(site, sibling) else { continue };
+            let Ok(l) = site.cache.look(&f) else { continue };
+            if l.metadata().is_file() {
+                let extra = [
+                    ("Content-Encoding", coding.name),
+                    ("Vary", "Accept-Encoding"),
+                ];
+                return file_response(site, req, &f, &l, sibling, ctype, &extra);
+            }
+        }
+    }
+    file_response(site, req, file, looked, rel, ctype, &[])
+}
+
+/// A regular file: validators, conditionals, ranges, body. `rel` names
+/// it in errors; `ctype` is its type, `extra` headers of its coding.
 /// `rel` is the file's path below the root (its name gives the type).
 fn file_response(
     site: &Site,
@@ -167,6 +197,8 @@ fn file_response(
     file: &Arc<File>,
     looked: &Looked<'_>,
     rel: &Path,
+    ctype: &'static str,
+    extra: &[(&str, &str)],
 ) -> Response {
     let meta = looked.metadata();
     let head_only = req.method == Method::Head;
@@ -193,15 +225,10 @@ fn file_response(
         },
         None => stamp_etag(meta),
     };
-    let ctype = content_type(rel);
     if not_modified(req, &etag, mtime) {
-        let head = response::head(
-            Status::NotModified,
-            req.minor,
-            &[("ETag", &etag), ("Last-Modified", &last_modified)],
-            0,
-            close,
-        );
+        let mut h: Vec<(&str, &str)> = vec![("ETag", &etag), ("Last-Modified", &last_modified)];
+        h.extend_from_slice(extra);
+        let head = response::head(Status::NotModified, req.minor, &h, 0, close);
         return Response {
             head,
             body: Body::Empty,
@@ -222,12 +249,13 @@ fn file_response(
         (Some(r), true) => ranges::parse(r, size),
         _ => Ranges::All,
     };
-    let common: [(&str, &str); 4] = [
+    let mut common: Vec<(&str, &str)> = vec![
         ("Content-Type", ctype),
         ("Last-Modified", &last_modified),
         ("ETag", &etag),
         ("Accept-Ranges", "bytes"),
     ];
+    common.extend_from_slice(extra);
     match ranges {
         Ranges::All => Response {
             head: response::head(Status::Ok, req.minor, &common, size, close),
@@ -282,12 +310,13 @@ fn file_response(
             ))));
             let body = Body::Parts(parts);
             let ct = format!("multipart/byteranges; boundary={boundary}");
-            let h: [(&str, &str); 4] = [
+            let mut h: Vec<(&str, &str)> = vec![
                 ("Content-Type", &ct),
                 ("Last-Modified", &last_modified),
                 ("ETag", &etag),
                 ("Accept-Ranges", "bytes"),
             ];
+            h.extend_from_slice(extra);
             Response {
                 head: response::head(Status::PartialContent, req.minor, &h, body.len(), close),
                 body: if head_only { Body::Empty } else { body },
@@ -398,6 +427,7 @@ mod tests {
             if_modified_since: ims,
             range: None,
             if_range: None,
+            accept_encoding: None,
             body: crate::request::BodyKind::None,
             expect_continue: false,
         }

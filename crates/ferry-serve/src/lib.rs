@@ -43,8 +43,10 @@
 
 mod config;
 mod conn;
+mod encoding;
 mod files;
 mod listing;
+mod log;
 mod ranges;
 mod request;
 mod response;

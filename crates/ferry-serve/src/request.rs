@@ -34,6 +34,8 @@ pub(crate) struct Request {
     pub if_modified_since: Option<SystemTime>,
     pub range: Option<String>,
     pub if_range: Option<String>,
+    /// `Accept-Encoding`, as sent.
+    pub accept_encoding: Option<String>,
     /// What follows the head.
     pub body: BodyKind,
     /// `Expect: 100-continue`: the client may hold its body back until
@@ -163,6 +165,7 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
         if_modified_since: None,
         range: None,
         if_range: None,
+        accept_encoding: None,
         body: BodyKind::None,
         expect_continue: false,
     };
@@ -206,6 +209,15 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
             r.range = Some(v.to_string());
         } else if is(h.name, "if-range") {
             r.if_range = Some(v.to_string());
+        } else if is(h.name, "accept-encoding") {
+            // Several lines make one list (RFC 9110, 5.3).
+            match &mut r.accept_encoding {
+                Some(a) => {
+                    a.push(',');
+                    a.push_str(v);
+                }
+                None => r.accept_encoding = Some(v.to_string()),
+            }
         } else if is(h.name, "content-length") {
             // Digits only (no sign, no list), and one Content-Length: a
             // second one, even equal, is refused as nginx does (a proxy

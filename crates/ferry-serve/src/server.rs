@@ -11,6 +11,7 @@
 
 use crate::config::Config;
 use crate::conn::{Conn, State};
+use crate::log::AccessLog;
 use crate::site::Site;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -45,6 +46,7 @@ const STOP_HEAD_GRACE: Duration = Duration::from_secs(2);
 /// ```
 pub struct Server {
     addrs: Vec<SocketAddr>,
+    log: Option<Arc<AccessLog>>,
     stop: Arc<AtomicBool>,
     wakers: Vec<Arc<Waker>>,
     workers: Vec<JoinHandle<()>>,
@@ -56,6 +58,10 @@ impl Server {
     /// workers. Errors name what failed: the directory, or the address.
     pub fn start(cfg: Config) -> io::Result<Server> {
         let site = Arc::new(Site::open(&cfg)?);
+        let log = match &cfg.access_log {
+            Some(p) => Some(Arc::new(AccessLog::open(p)?)),
+            None => None,
+        };
         let workers = cfg.workers.max(1);
         // Listeners per worker, per address.
         let mut per_worker: Vec<Vec<std::net::TcpListener>> =
@@ -83,6 +89,8 @@ impl Server {
                 conns: Vec::new(),
                 free: Vec::new(),
                 accept_retry: None,
+                log: log.clone(),
+                log_lines: Vec::new(),
                 site: site.clone(),
                 cfg: cfg.clone(),
                 stop: stop.clone(),
@@ -95,6 +103,7 @@ impl Server {
         }
         Ok(Server {
             addrs,
+            log,
             stop,
             wakers,
             workers: handles,
@@ -104,6 +113,15 @@ impl Server {
     /// The addresses listened on (ports resolved).
     pub fn local_addrs(&self) -> &[SocketAddr] {
         &self.addrs
+    }
+
+    /// Opens the access log's path anew (after a log rotator moved the
+    /// file away: the CLI does on SIGHUP). Nothing to do without a log.
+    pub fn reopen_logs(&self) -> io::Result<()> {
+        match &self.log {
+            Some(l) => l.reopen(),
+            None => Ok(()),
+        }
     }
 
     /// A flag that, once set, shuts the server down as
@@ -151,6 +169,9 @@ struct Worker {
     free: Vec<usize>,
     /// When to try `accept` again after it failed for want of resources.
     accept_retry: Option<Instant>,
+    log: Option<Arc<AccessLog>>,
+    /// Access-log lines of this turn, appended at its end.
+    log_lines: Vec<u8>,
     site: Arc<Site>,
     cfg: Config,
     stop: Arc<AtomicBool>,
@@ -225,12 +246,16 @@ impl Worker {
             touched.dedup();
             for i in touched {
                 if let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) {
-                    match c.work(&self.site) {
+                    let lines = self.log.is_some().then_some(&mut self.log_lines);
+                    match c.work(&self.site, lines) {
                         State::Waiting => {}
                         State::More => more.push(i),
                         State::Closed => self.close(i),
                     }
                 }
+            }
+            if let Some(l) = &self.log {
+                l.append(&mut self.log_lines);
             }
             if stopping || last_sweep.elapsed() >= Duration::from_secs(1) {
                 last_sweep = Instant::now();

@@ -12,7 +12,9 @@ use std::time::Duration;
 const HELP: &str = "Usage: ferry serve [OPTION]... [DIR]
 Serve the files of DIR (the current directory by default) over HTTP/1.1:
 GET and HEAD, keep-alive and pipelining, ETag and Last-Modified with 304
-answers, byte ranges (206, multipart/byteranges, 416), index.html.
+answers, byte ranges (206, multipart/byteranges, 416), index.html, and
+pre-compressed siblings (FILE.br, FILE.zst, FILE.gz) to clients whose
+Accept-Encoding takes them.
 Small files are sent from ferry's file cache with the response head in
 one gathered write; large ones by sendfile, never copied into the server.
 
@@ -26,11 +28,14 @@ Options:
                              (by default they are refused with 403)
       --cache-size BYTES   bytes the file cache may hold (default 64 MiB;
                              suffixes K, M, G)
+      --access-log FILE    append a line per response to FILE, in the
+                             Common Log Format (default: no log)
       --help               display this help and exit
       --version            output version information and exit
 
 SIGINT and SIGTERM stop the server: it accepts no more connections and
-lets the responses under way finish.
+lets the responses under way finish. SIGHUP opens the access log anew
+(after a log rotator moved it away).
 ";
 
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
@@ -98,6 +103,13 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     }
                 }
             }
+            Long("access-log") => match p.value() {
+                Ok(v) => cfg.access_log = Some(v.into()),
+                Err(e) => {
+                    t.bad_option(e);
+                    return 2;
+                }
+            },
             Long("list") => cfg.list = true,
             Long("follow-symlinks") => cfg.follow_symlinks = true,
             Value(v) if dir.is_none() => dir = Some(v),
@@ -136,11 +148,22 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
             return 1;
         }
     }
+    let hup = Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone()) {
+        t.error(format_args!("cannot handle signal SIGHUP: {e}"));
+        server.shutdown();
+        return 1;
+    }
     for a in server.local_addrs() {
         eprintln!("ferry serve: serving {} on http://{a}/", root.display());
     }
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
+        if hup.swap(false, Ordering::SeqCst) {
+            if let Err(e) = server.reopen_logs() {
+                t.error(format_args!("reopening the access log: {e}"));
+            }
+        }
     }
     eprintln!("ferry serve: stopping");
     server.shutdown();

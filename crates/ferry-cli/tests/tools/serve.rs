@@ -158,3 +158,83 @@ fn serve_out_of_descriptors_takes_the_waiting_connections_once_some_close() {
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     assert_eq!(served.0.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn serve_logs_each_response_and_reopens_its_log_on_sighup() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("access.log");
+    let mut child = ferry("serve")
+        .args(["--listen", "127.0.0.1:0", "--workers", "1", "--access-log"])
+        .arg(&log)
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let served = Served(child);
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let ask = |req: &str| {
+        let mut c = std::net::TcpStream::connect(&addr).unwrap();
+        c.write_all(req.as_bytes()).unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        got
+    };
+    ask("GET /a.txt HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+    ask("GET /missing HTTP/1.0\r\n\r\n");
+    // Lines are appended at the end of the worker's turn.
+    let wait_for = |path: &std::path::Path, lines: usize| {
+        for _ in 0..100 {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            if text.lines().count() >= lines {
+                return text;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("{} has fewer than {lines} lines", path.display());
+    };
+    let text = wait_for(&log, 2);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("127.0.0.1 - - ["), "{text}");
+    assert!(
+        lines[0].ends_with("] \"GET /a.txt HTTP/1.1\" 200 5"),
+        "{text}"
+    );
+    // The 404 has its small error page as its body.
+    let (head, bytes) = lines[1].rsplit_once(' ').unwrap();
+    assert!(head.ends_with("] \"GET /missing HTTP/1.0\" 404"), "{text}");
+    assert!(bytes.parse::<u64>().unwrap() > 0, "{text}");
+    // A rotator moves the log away and sends SIGHUP: new lines go to a
+    // new file at the old path.
+    let moved = logs.path().join("access.log.1");
+    std::fs::rename(&log, &moved).unwrap();
+    let pid = rustix::process::Pid::from_child(&served.0);
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+    for _ in 0..100 {
+        if log.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    ask("GET /a.txt?again HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+    let text = wait_for(&log, 1);
+    assert!(
+        text.contains("\"GET /a.txt?again HTTP/1.1\" 200 5"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&moved).unwrap().lines().count(), 2);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let mut served = served;
+    assert_eq!(served.0.wait().unwrap().code(), Some(0));
+}

@@ -195,3 +195,75 @@ fn directories_redirect_serve_their_index_or_a_listing_only_when_asked() {
     assert!(page.contains("&lt;x&gt;.txt"), "{page}");
     assert!(page.contains("<a href=\"sub/\">sub/</a>"), "{page}");
 }
+
+#[test]
+fn precompressed_siblings_are_served_to_clients_that_accept_them() {
+    let s = Site::new(
+        |d| {
+            let text = "a line of text that compresses well\n".repeat(2000);
+            fs::write(d.join("a.txt"), &text).unwrap();
+            let gz = std::process::Command::new("gzip")
+                .args(["-k", "-9"])
+                .arg(d.join("a.txt"))
+                .status()
+                .unwrap();
+            assert!(gz.success());
+            // Only its bytes matter to the server.
+            fs::write(d.join("a.txt.br"), b"brotli bytes").unwrap();
+            fs::write(d.join("only-gz.css"), b"body{}").unwrap();
+            fs::write(d.join("only-gz.css.gz"), b"not really gzip").unwrap();
+        },
+        |_| {},
+    );
+    let text = fs::read(s.dir.path().join("a.txt")).unwrap();
+    // curl decodes what it asked for: the original bytes come back.
+    let r = s.curl("/a.txt", &["-H", "Accept-Encoding: gzip", "--compressed"]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(r.body, text);
+    // brotli first when both are accepted at the same q; q decides first.
+    let r = s.curl("/a.txt", &["-H", "Accept-Encoding: gzip, deflate, br"]);
+    assert_eq!(
+        (r.header("content-encoding"), r.body.as_slice()),
+        (Some("br"), &b"brotli bytes"[..])
+    );
+    let r = s.curl("/a.txt", &["-H", "Accept-Encoding: br;q=0.5, gzip"]);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    // Refused codings, or none asked: the file itself.
+    for ae in ["br;q=0, gzip;q=0", "identity"] {
+        let r = s.curl("/a.txt", &["-H", &format!("Accept-Encoding: {ae}")]);
+        assert_eq!(
+            (r.header("content-encoding"), &r.body),
+            (None, &text),
+            "{ae}"
+        );
+    }
+    assert_eq!(s.curl("/a.txt", &[]).body, text);
+    // The coded file has validators and ranges of its own.
+    let gz = fs::read(s.dir.path().join("a.txt.gz")).unwrap();
+    let r = s.curl("/a.txt", &["-H", "Accept-Encoding: gzip", "-r", "0-9"]);
+    assert_eq!((r.status, r.body.as_slice()), (206, &gz[..10]));
+    let plain = s.curl("/a.txt", &[]).header("etag").unwrap().to_string();
+    let coded = s.curl("/a.txt", &["-H", "Accept-Encoding: gzip"]);
+    assert_ne!(coded.header("etag"), Some(plain.as_str()));
+    let etag = coded.header("etag").unwrap().to_string();
+    let r = s.curl(
+        "/a.txt",
+        &[
+            "-H",
+            "Accept-Encoding: gzip",
+            "-H",
+            &format!("If-None-Match: {etag}"),
+        ],
+    );
+    assert_eq!(
+        (r.status, r.header("content-encoding")),
+        (304, Some("gzip"))
+    );
+    // The type is the original's, not the sibling's.
+    let r = s.curl("/only-gz.css", &["-H", "Accept-Encoding: br, gzip"]);
+    assert_eq!(r.header("content-type"), Some("text/css; charset=utf-8"));
+    assert_eq!(r.body, b"not really gzip");
+}
