@@ -4,10 +4,11 @@
 /// What a `Range` header asks of a file of a given size.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Ranges {
-    /// The whole file: no byte ranges (another unit, or a header that
-    /// does not parse, is ignored as RFC 9110 allows).
+    /// The whole file: no byte ranges (another unit, or no range at all,
+    /// is ignored as RFC 9110 allows).
     All,
-    /// Ranges none of which overlaps the file: 416.
+    /// Byte ranges none of which overlaps the file, or a range that does
+    /// not parse (`5-1`, `x-1`: RFC 9110, 14.2, and nginx): 416.
     Unsatisfiable,
     /// `[start, end)` pieces, in the order asked, each within the file.
     Some(Vec<(u64, u64)>),
@@ -41,25 +42,25 @@ pub(crate) fn parse(header: &str, size: u64) -> Ranges {
             return Ranges::All;
         }
         let Some((first, last)) = part.split_once('-') else {
-            return Ranges::All;
+            return Ranges::Unsatisfiable;
         };
         let (first, last) = (first.trim(), last.trim());
         let range = if first.is_empty() {
             // A suffix: the last `n` bytes.
-            let Ok(n) = last.parse::<u64>() else {
-                return Ranges::All;
+            let Some(n) = number(last) else {
+                return Ranges::Unsatisfiable;
             };
             (n > 0 && size > 0).then(|| (size - n.min(size), size))
         } else {
-            let Ok(start) = first.parse::<u64>() else {
-                return Ranges::All;
+            let Some(start) = number(first) else {
+                return Ranges::Unsatisfiable;
             };
             let end = if last.is_empty() {
                 size
             } else {
-                match last.parse::<u64>() {
-                    Ok(l) if l >= start => l.saturating_add(1).min(size),
-                    _ => return Ranges::All,
+                match number(last) {
+                    Some(l) if l >= start => l.saturating_add(1).min(size),
+                    _ => return Ranges::Unsatisfiable,
                 }
             };
             (start < size).then_some((start, end))
@@ -84,6 +85,15 @@ pub(crate) fn parse(header: &str, size: u64) -> Ranges {
     Ranges::Some(out)
 }
 
+/// Digits only (no sign), as a number; past u64, the largest (a position
+/// that far is past any file).
+fn number(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(s.parse().unwrap_or(u64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,9 +116,21 @@ mod tests {
         assert_eq!(parse("bytes=1000-", 1000), Ranges::Unsatisfiable);
         assert_eq!(parse("bytes=-0", 1000), Ranges::Unsatisfiable);
         assert_eq!(parse("bytes=0-", 0), Ranges::Unsatisfiable);
-        assert_eq!(parse("bytes=5-1", 1000), Ranges::All);
+        assert_eq!(parse("bytes=5-1", 1000), Ranges::Unsatisfiable);
         assert_eq!(parse("items=0-1", 1000), Ranges::All);
-        assert_eq!(parse("bytes=x-1", 1000), Ranges::All);
+        assert_eq!(parse("bytes=x-1", 1000), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=0-1,7", 1000), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=-", 1000), Ranges::Unsatisfiable);
+        assert_eq!(parse("bytes=+1-2", 1000), Ranges::Unsatisfiable);
+        assert_eq!(
+            parse("bytes=1-99999999999999999999999", 1000),
+            Ranges::Some(vec![(1, 1000)])
+        );
+        // Empty list elements are allowed (RFC 9110, 5.6.1).
+        assert_eq!(
+            parse("bytes=0-1,,2-3", 1000),
+            Ranges::Some(vec![(0, 2), (2, 4)])
+        );
         assert_eq!(parse("bytes=", 1000), Ranges::All);
         let many = format!("bytes={}", vec!["0-0"; MAX_RANGES + 1].join(","));
         assert_eq!(parse(&many, 1000), Ranges::All);

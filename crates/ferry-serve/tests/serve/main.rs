@@ -5,6 +5,7 @@
 mod abuse;
 mod connections;
 mod hardening;
+mod nginx;
 mod static_files;
 
 use std::io::{Read, Write};
