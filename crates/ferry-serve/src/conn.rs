@@ -42,6 +42,17 @@ const DISCARD_MAX: u64 = 1 << 20;
 const LINGER_IDLE: Duration = Duration::from_secs(5);
 const LINGER_TOTAL: Duration = Duration::from_secs(30);
 
+/// A body being read and dropped must be whole within this time of its
+/// head, or the header timeout if shorter (nginx's `lingering_time`
+/// bounds its discarding so): a body dripped a byte at a time does not
+/// hold the connection for ever.
+const DISCARD_TOTAL: Duration = Duration::from_secs(30);
+
+/// Bytes in memory of queued responses past which no further pipelined
+/// request is taken until they are sent (a client that asks for large
+/// built pages and never reads holds at most this much, plus one).
+const QUEUED_MEM_MAX: u64 = 1 << 20;
+
 /// Rounds of read, parse and send one turn takes at most.
 const ROUNDS: usize = 4;
 
@@ -88,6 +99,8 @@ pub(crate) struct Conn {
     held: bool,
     /// Body bytes of the last request still to read and drop.
     discard: u64,
+    /// Since when the body being dropped is read.
+    discard_since: Instant,
     /// Since when the connection waits for a request head (accepted, or
     /// its responses all sent): the header timeout counts from here, so a
     /// client dripping a head byte by byte gains nothing.
@@ -112,6 +125,7 @@ impl Conn {
             unread: false,
             held: false,
             discard: 0,
+            discard_since: now,
             waiting_since: now,
             lingering: None,
             last_activity: now,
@@ -154,7 +168,8 @@ impl Conn {
             return since(self.last_activity) >= cfg.send_timeout;
         }
         if self.discard > 0 {
-            return since(self.last_activity) >= cfg.header_timeout;
+            return since(self.last_activity) >= cfg.header_timeout
+                || since(self.discard_since) >= DISCARD_TOTAL.min(cfg.header_timeout);
         }
         since(self.waiting_since) >= cfg.header_timeout
     }
@@ -253,7 +268,7 @@ impl Conn {
             if self.closing || self.inbuf.is_empty() {
                 return;
             }
-            if self.out.len() >= MAX_QUEUED {
+            if self.out.len() >= MAX_QUEUED || self.queued_mem() > QUEUED_MEM_MAX {
                 self.held = true;
                 return;
             }
@@ -277,6 +292,7 @@ impl Conn {
                         BodyKind::None => {}
                         BodyKind::Length(len) if len <= DISCARD_MAX && !req.expect_continue => {
                             self.discard = len;
+                            self.discard_since = Instant::now();
                         }
                         // Not read: the connection ends after the response.
                         BodyKind::Length(_) | BodyKind::Chunked => req.keep_alive = false,
@@ -288,8 +304,11 @@ impl Conn {
                     self.queue(r);
                 }
                 Parsed::Bad(st) => {
+                    // A HEAD gets no body, even in answer to a head that
+                    // did not parse.
+                    let head_only = self.inbuf.as_slice().starts_with(b"HEAD ");
                     self.inbuf.clear();
-                    let r = response::error(st, 1, false, true);
+                    let r = response::error(st, 1, head_only, true);
                     if let Some(out) = log.as_deref_mut() {
                         self.log_line(out, &line, &r);
                     }
@@ -297,6 +316,18 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// Bytes in memory that the queued responses still hold.
+    fn queued_mem(&self) -> u64 {
+        self.out
+            .iter()
+            .flat_map(|p| &p.pieces)
+            .map(|piece| match piece {
+                Piece::Mem(a) => a.len() as u64,
+                Piece::File { .. } => 0,
+            })
+            .sum()
     }
 
     fn log_line(&self, out: &mut Vec<u8>, request_line: &[u8], r: &Response) {

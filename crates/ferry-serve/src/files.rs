@@ -19,6 +19,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// Bytes of a query kept in a `Location` as they are; the rest (controls,
+/// spaces, bytes past ASCII) are percent-encoded.
+const QUERY: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`');
+
 /// Files up to this size are served from the file cache (their bytes in
 /// memory, sent with the head by one `writev`); larger ones by
 /// `sendfile` from the file.
@@ -52,7 +61,7 @@ pub(crate) fn respond(site: &Site, req: &Request) -> Response {
     };
     let meta = looked.metadata();
     if meta.is_dir() {
-        directory(site, req, &t)
+        directory(site, req, &t, meta)
     } else if meta.is_file() {
         if t.slash && !t.rel.as_os_str().is_empty() {
             // `/file/`: no such directory.
@@ -101,7 +110,7 @@ fn status_of(e: io::Error) -> Status {
 
 /// A directory: `/dir` is redirected to `/dir/`; `/dir/` serves its
 /// `index.html`, else its listing (with `--list`), else 403.
-fn directory(site: &Site, req: &Request, t: &Target) -> Response {
+fn directory(site: &Site, req: &Request, t: &Target, meta: &Metadata) -> Response {
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
     if !t.slash {
@@ -111,8 +120,9 @@ fn directory(site: &Site, req: &Request, t: &Target) -> Response {
         let mut location = encode_path(&t.rel);
         location.push('/');
         if let Some(q) = &t.query {
+            // Kept as sent, but for bytes a header must not carry raw.
             location.push('?');
-            location.push_str(q);
+            location.extend(percent_encoding::percent_encode(q.as_bytes(), QUERY));
         }
         return response::error_with(
             Status::MovedPermanently,
@@ -135,7 +145,7 @@ fn directory(site: &Site, req: &Request, t: &Target) -> Response {
     if !site.list {
         return response::error(Status::Forbidden, req.minor, head_only, close);
     }
-    match listing::page(site, &t.rel) {
+    match listing::cached_page(site, &t.rel, meta) {
         Ok(page) => {
             let len = page.len() as u64;
             Response {
@@ -149,7 +159,7 @@ fn directory(site: &Site, req: &Request, t: &Target) -> Response {
                 body: if head_only {
                     Body::Empty
                 } else {
-                    Body::Mem(ferry::Aggregate::from(ferry::Buf::from(page)))
+                    Body::Mem(ferry::Aggregate::from(page))
                 },
                 close,
             }

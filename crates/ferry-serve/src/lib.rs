@@ -21,10 +21,12 @@
 //! `Server`, `Last-Modified`, `ETag`, `If-None-Match` and
 //! `If-Modified-Since` (304), `Range` and `If-Range` (206, several ranges
 //! as `multipart/byteranges`, 416), `index.html`, listings (`--list`),
+//! pre-compressed siblings (`.br`, `.zst`, `.gz`) by `Accept-Encoding`,
 //! a redirect of `/dir` to `/dir/`; 400 for malformed requests (and a
-//! `..` above the root), 414 and 431 past 8 KiB of head, 403 for links
-//! leading out of the root (unless `--follow-symlinks`) and unreadable
-//! files, 404 (also for FIFOs and devices), 417 for an `Expect` other
+//! `..` above the root), 414 and 431 past 8 KiB of head, 416 for byte
+//! ranges that do not parse, 403 for links leading out of the root
+//! (unless `--follow-symlinks`; a link that leads back in is followed)
+//! and unreadable files, 404 (also for FIFOs and devices), 417 for an `Expect` other
 //! than `100-continue`, 501 for a transfer coding other than chunked, 505
 //! for HTTP/2 and later on this port. A connection must send a whole head
 //! within the header timeout of when it began to wait for one; clients

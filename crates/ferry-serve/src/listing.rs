@@ -4,11 +4,89 @@
 use crate::site::Site;
 use crate::status::Status;
 use crate::target::{encode_path, encode_segment};
+use ferry::Buf;
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Entries a listing shows at most (the rest are counted at its end): a
+/// page stays a few megabytes however large the directory.
+const MAX_ENTRIES: usize = 20_000;
+
+/// Listing pages kept, and their bytes at most.
+const KEPT_PAGES: usize = 64;
+const KEPT_BYTES: usize = 16 << 20;
+
+/// A directory's stamp: a change of its entries moves its times.
+type DirStamp = (u64, u64, i64, i64, i64, i64);
+
+fn dir_stamp(m: &Metadata) -> DirStamp {
+    (
+        m.dev(),
+        m.ino(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    )
+}
+
+/// Listing pages kept for their directories' stamps, shared by every
+/// response that sends one (an immutable `Buf` each: a page is built once
+/// per change of its directory, not once per request).
+#[derive(Default)]
+pub(crate) struct Pages {
+    kept: Mutex<HashMap<PathBuf, (DirStamp, Buf)>>,
+}
+
+/// The listing of `rel` (below the root), whose metadata is `meta`: the
+/// kept page if the directory has not changed since, else a new one
+/// (kept if the directory's last change is at least a second old, so that
+/// two changes within one tick of its clock cannot share a stamp).
+pub(crate) fn cached_page(site: &Site, rel: &Path, meta: &Metadata) -> Result<Buf, Status> {
+    let stamp = dir_stamp(meta);
+    let kept = site
+        .pages
+        .kept
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some((s, page)) = kept.get(rel) {
+        if *s == stamp {
+            return Ok(page.clone());
+        }
+    }
+    drop(kept);
+    let page = Buf::from(page(site, rel)?);
+    let settled = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .is_ok_and(|now| now.as_secs() as i64 > meta.ctime() + 1);
+    if settled && page.len() <= KEPT_BYTES / 4 {
+        let mut kept = site
+            .pages
+            .kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let total =
+            |k: &HashMap<PathBuf, (DirStamp, Buf)>| k.values().map(|(_, p)| p.len()).sum::<usize>();
+        while !kept.is_empty()
+            && (kept.len() >= KEPT_PAGES || total(&kept) + page.len() > KEPT_BYTES)
+        {
+            let Some(victim) = kept.keys().next().cloned() else {
+                break;
+            };
+            kept.remove(&victim);
+        }
+        kept.insert(rel.to_path_buf(), (stamp, page.clone()));
+    }
+    Ok(page)
+}
 
 /// The listing of `rel` (below the root).
-pub(crate) fn page(site: &Site, rel: &Path) -> Result<Vec<u8>, Status> {
+fn page(site: &Site, rel: &Path) -> Result<Vec<u8>, Status> {
     let fd = site
         .open_beneath(rel, rustix::fs::OFlags::DIRECTORY)
         .map_err(|_| Status::Forbidden)?;
@@ -28,6 +106,8 @@ pub(crate) fn page(site: &Site, rel: &Path) -> Result<Vec<u8>, Status> {
         names.push((name, is_dir));
     }
     names.sort();
+    let hidden = names.len().saturating_sub(MAX_ENTRIES);
+    names.truncate(MAX_ENTRIES);
     let shown = encode_path(rel);
     let shown = if shown.ends_with('/') {
         shown
@@ -48,6 +128,9 @@ pub(crate) fn page(site: &Site, rel: &Path) -> Result<Vec<u8>, Status> {
             encode_segment(&name),
             escape(&String::from_utf8_lossy(&name))
         );
+    }
+    if hidden > 0 {
+        let _ = writeln!(h, "({hidden} more entries not listed)");
     }
     h.push_str("</pre><hr></body></html>\n");
     Ok(h.into_bytes())

@@ -67,64 +67,69 @@ pub(crate) enum Parsed {
 
 /// Parses the head at the start of `buf`.
 pub(crate) fn parse(buf: &[u8]) -> Parsed {
-    match parse_as_sent(buf) {
-        Err(httparse::Error::Version) => {}
+    let refused = match parse_as_sent(buf) {
         Ok(p) => return p,
-        Err(_) => return Parsed::Bad(Status::BadRequest),
-    }
+        Err(e) => e,
+    };
     // httparse knows HTTP/1.0 and 1.1 only. As nginx does, a later 1.x is
     // answered as 1.1 (RFC 9110, 6.2: same major, a later minor), and a
-    // later major version is 505.
-    match other_version(buf) {
-        Some(Version::Later1) => {
-            let mut copy = buf.to_vec();
-            let Some(at) = version_at(&copy) else {
-                return Parsed::Bad(Status::BadRequest);
-            };
-            // `HTTP/1.d` is as long as `HTTP/1.1`.
-            copy[at..at + 8].copy_from_slice(b"HTTP/1.1");
+    // later major version is 505. The request line must be whole to tell:
+    // httparse may refuse the version before its line ends.
+    let Some(lf) = buf.iter().position(|&b| b == b'\n') else {
+        return if refused != httparse::Error::Version {
+            Parsed::Bad(Status::BadRequest)
+        } else if buf.len() < MAX_HEAD {
+            Parsed::Partial
+        } else {
+            Parsed::Bad(too_long(buf))
+        };
+    };
+    let line_end = if lf > 0 && buf[lf - 1] == b'\r' {
+        lf - 1
+    } else {
+        lf
+    };
+    let line = &buf[..line_end];
+    let Some(sp) = line.iter().rposition(|&b| b == b' ') else {
+        return Parsed::Bad(Status::BadRequest);
+    };
+    let version = &line[sp + 1..];
+    if version == b"HTTP/1.1" || version == b"HTTP/1.0" {
+        // A known version: httparse refused something else.
+        return Parsed::Bad(Status::BadRequest);
+    }
+    match major_version(version) {
+        Some(1) => {
+            let mut copy = Vec::with_capacity(buf.len() + 8);
+            copy.extend_from_slice(&buf[..sp + 1]);
+            copy.extend_from_slice(b"HTTP/1.1");
+            copy.extend_from_slice(&buf[line_end..]);
             match parse_as_sent(&copy) {
-                Ok(p) => p,
+                // The head's length in the bytes as sent.
+                Ok(Parsed::Done(req, n)) => Parsed::Done(req, n + version.len() - 8),
+                Ok(other) => other,
                 Err(_) => Parsed::Bad(Status::BadRequest),
             }
         }
-        Some(Version::LaterMajor) => Parsed::Bad(Status::VersionNotSupported),
+        Some(_) => Parsed::Bad(Status::VersionNotSupported),
         None => Parsed::Bad(Status::BadRequest),
     }
 }
 
-enum Version {
-    /// `HTTP/1.d`, d above 1.
-    Later1,
-    /// `HTTP/d.d`, the major above 1.
-    LaterMajor,
-}
-
-/// Where the version of a whole request line `METHOD SP TARGET SP
-/// HTTP/d.d CRLF` starts.
-fn version_at(buf: &[u8]) -> Option<usize> {
-    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
-    let line = &buf[..line_end];
-    let sp = line.iter().rposition(|&b| b == b' ')?;
-    (line.len() - sp - 1 == 8).then_some(sp + 1)
-}
-
-fn other_version(buf: &[u8]) -> Option<Version> {
-    let at = version_at(buf)?;
-    let v = &buf[at..at + 8];
-    if !v.starts_with(b"HTTP/") || v[6] != b'.' || !v[5].is_ascii_digit() || !v[7].is_ascii_digit()
-    {
+/// The major version of `HTTP/d+.d+` (None: not a version).
+fn major_version(v: &[u8]) -> Option<u32> {
+    let v = v.strip_prefix(b"HTTP/")?;
+    let dot = v.iter().position(|&b| b == b'.')?;
+    let (major, minor) = (&v[..dot], &v[dot + 1..]);
+    let digits = |d: &[u8]| !d.is_empty() && d.len() <= 3 && d.iter().all(u8::is_ascii_digit);
+    if !digits(major) || !digits(minor) {
         return None;
     }
-    match v[5] {
-        b'1' => Some(Version::Later1),
-        b'2'..=b'9' => Some(Version::LaterMajor),
-        _ => None,
-    }
+    std::str::from_utf8(major).ok()?.parse().ok()
 }
 
-/// Parses the head as its bytes are; Err(Version) for a version httparse
-/// does not know.
+/// Parses the head as its bytes are; Err: httparse refused it (a version
+/// it does not know, among other things).
 fn parse_as_sent(buf: &[u8]) -> Result<Parsed, httparse::Error> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
@@ -137,8 +142,7 @@ fn parse_as_sent(buf: &[u8]) -> Result<Parsed, httparse::Error> {
             return Ok(Parsed::Bad(too_long(buf)));
         }
         Err(httparse::Error::TooManyHeaders) => return Ok(Parsed::Bad(Status::HeadersTooLarge)),
-        Err(httparse::Error::Version) => return Err(httparse::Error::Version),
-        Err(_) => return Ok(Parsed::Bad(Status::BadRequest)),
+        Err(e) => return Err(e),
     };
     Ok(finish(req, n, buf))
 }
@@ -233,13 +237,14 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
             // RFC 9112, 6.1: chunked must come last; codings this server
             // does not know are 501.
             let last = v.rsplit(',').next().unwrap_or("").trim();
-            let only_chunked = v
+            // Exactly `chunked` (the only coding served): another coding
+            // is not known here, and chunked twice is forbidden.
+            let codings = v
                 .split(',')
-                .all(|c| c.trim().eq_ignore_ascii_case("chunked"));
-            if chunked.is_some() || !last.eq_ignore_ascii_case("chunked") {
-                return Parsed::Bad(Status::NotImplemented);
-            }
-            if !only_chunked {
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .count();
+            if chunked.is_some() || codings != 1 || !last.eq_ignore_ascii_case("chunked") {
                 return Parsed::Bad(Status::NotImplemented);
             }
             chunked = Some(true);
@@ -274,8 +279,8 @@ fn is(name: &str, want: &str) -> bool {
 /// A head past the limit: 414 if its request line never ended, else 431.
 fn too_long(buf: &[u8]) -> Status {
     let line_end = buf[..buf.len().min(MAX_HEAD)]
-        .windows(2)
-        .position(|w| w == b"\r\n");
+        .iter()
+        .position(|&b| b == b'\n');
     match line_end {
         None => Status::UriTooLong,
         Some(_) => Status::HeadersTooLarge,
@@ -363,6 +368,36 @@ mod tests {
         assert_eq!(
             bad(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
             Status::VersionNotSupported
+        );
+        // Versions: known once the request line is whole, however the
+        // bytes come.
+        assert!(matches!(parse(b"GET / HTTP/1.2"), Parsed::Partial));
+        assert!(matches!(parse(b"GET / HTTP/2.0"), Parsed::Partial));
+        for (head, rest) in [
+            (&b"GET / HTTP/1.2\r\nHost: h\r\n\r\n"[..], 0),
+            (b"GET / HTTP/1.10\nHost: h\n\nabc", 3),
+            (b"GET / HTTP/1.2\nHost: h\n\n", 0),
+        ] {
+            match parse(head) {
+                Parsed::Done(r, n) => {
+                    assert_eq!((r.minor, head.len() - n), (1, rest), "{head:?}");
+                }
+                other => panic!("{head:?}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            bad(b"GET / HTTP/3.0\nHost: h\n\n"),
+            Status::VersionNotSupported
+        );
+        assert_eq!(
+            bad(b"GET / HTTP/1.x\r\nHost: h\r\n\r\n"),
+            Status::BadRequest
+        );
+        let long_bare = format!("GET / HTTP/1.1\nX: {}", "a".repeat(MAX_HEAD));
+        assert_eq!(bad(long_bare.as_bytes()), Status::HeadersTooLarge);
+        assert_eq!(
+            bad(b"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"),
+            Status::NotImplemented
         );
         let long_line = format!("GET /{} HTTP/1.1\r\n", "a".repeat(MAX_HEAD));
         assert_eq!(bad(long_line.as_bytes()), Status::UriTooLong);

@@ -68,6 +68,9 @@ impl Server {
             (0..workers).map(|_| Vec::new()).collect();
         let mut addrs = Vec::with_capacity(cfg.listen.len());
         for &want in &cfg.listen {
+            if want.port() != 0 {
+                check_free(want)?;
+            }
             let first = bind(want)?;
             let addr = first.local_addr()?;
             addrs.push(addr);
@@ -148,6 +151,20 @@ impl Server {
     }
 }
 
+/// Fails (`EADDRINUSE`, naming `addr`) if something listens on `addr`
+/// already — another `ferry serve` too: its listeners' `SO_REUSEPORT`
+/// would otherwise let this server's join them and the kernel split the
+/// connections between the two. A socket without `SO_REUSEPORT` cannot
+/// bind beside any listener.
+fn check_free(addr: SocketAddr) -> io::Result<()> {
+    use socket2::{Domain, Socket, Type};
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{addr}: {e}"));
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None).map_err(named)?;
+    // Connections of an earlier run in TIME_WAIT do not count.
+    s.set_reuse_address(true).map_err(named)?;
+    s.bind(&addr.into()).map_err(named)
+}
+
 /// A listening socket on `addr` with `SO_REUSEPORT` (and
 /// `SO_REUSEADDR`), non-blocking.
 fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -211,15 +228,18 @@ impl Worker {
             if stopped_at.is_none() && self.stop.load(Ordering::SeqCst) {
                 stopped_at = Some(Instant::now());
                 self.accept_retry = None;
-                for l in &mut self.listeners {
-                    let _ = self.poll.registry().deregister(l);
+                // Closed, not only left unwatched: new connections are
+                // refused at once (not accepted by the kernel and left
+                // waiting), and a new server may bind the port.
+                for mut l in self.listeners.drain(..) {
+                    let _ = self.poll.registry().deregister(&mut l);
                 }
             }
             let stopping = stopped_at.is_some();
             let mut touched: Vec<usize> = std::mem::take(&mut more);
             if self.accept_retry.is_some_and(|at| at <= Instant::now()) {
                 self.accept_retry = None;
-                for l in 0..n_listeners {
+                for l in 0..self.listeners.len() {
                     self.accept(l, &mut touched);
                 }
             }
@@ -229,7 +249,7 @@ impl Worker {
                     continue;
                 }
                 if t.0 < n_listeners {
-                    if !stopping {
+                    if !stopping && t.0 < self.listeners.len() {
                         self.accept(t.0, &mut touched);
                     }
                     continue;
@@ -268,6 +288,8 @@ impl Worker {
     }
 
     fn accept(&mut self, l: usize, touched: &mut Vec<usize>) {
+        // Connection tokens come after the listeners' (as many as at the
+        // start: accept runs only while they are all there).
         let n_listeners = self.listeners.len();
         loop {
             let (sock, _) = match self.listeners[l].accept() {

@@ -190,3 +190,68 @@ fn overlapping_ranges_never_make_an_answer_larger_than_the_file() {
     assert_eq!(r.status, 206);
     assert_eq!(r.body, pattern(100_000, 9)[..10]);
 }
+
+#[test]
+fn a_body_dripped_a_byte_at_a_time_is_cut_off() {
+    let s = Site::new(
+        |d| fs::write(d.join("a"), b"x").unwrap(),
+        |c| c.header_timeout = Duration::from_millis(800),
+    );
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        .unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let t = Instant::now();
+    let mut got = Vec::new();
+    let mut closed = false;
+    while t.elapsed() < Duration::from_secs(8) {
+        if c.write_all(b"z").is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 4096];
+        match c.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The answer came at once; the body's drip ended the connection.
+    assert!(got.starts_with(b"HTTP/1.1 200 "), "{got:?}");
+    assert!(closed, "still open after {:?} of dripping", t.elapsed());
+}
+
+#[test]
+fn a_version_split_across_packets_is_answered_as_if_whole() {
+    let s = Site::new(|d| fs::write(d.join("a"), b"x").unwrap(), |_| {});
+    for (first, rest, want) in [
+        (
+            &b"GET /a HTTP/1.2"[..],
+            &b"\r\nHost: x\r\nConnection: close\r\n\r\n"[..],
+            200,
+        ),
+        (b"GET /a HTTP/2.0", b"\r\nHost: x\r\n\r\n", 505),
+    ] {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(first).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        c.write_all(rest).unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        assert_eq!(Reply::parse(&got).status, want, "{first:?}");
+    }
+    // A HEAD refused before it parsed gets no body either.
+    let got = s.raw(b"HEAD /a HTTP/1.1\r\n\r\n");
+    let r = Reply::parse(&got);
+    assert_eq!(r.status, 400);
+    assert!(r.body.is_empty(), "{got:?}");
+}

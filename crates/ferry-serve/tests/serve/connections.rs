@@ -173,3 +173,48 @@ fn a_stop_lets_the_response_under_way_finish() {
         }
     );
 }
+
+#[test]
+fn a_second_server_on_a_port_in_use_fails_to_start() {
+    let s = Site::new(|_| {}, |_| {});
+    let mut cfg = ferry_serve::Config::new(s.dir.path());
+    cfg.listen = vec![s.addr];
+    let e = ferry_serve::Server::start(cfg)
+        .err()
+        .expect("the port is taken");
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse, "{e}");
+    assert!(e.to_string().contains(&s.addr.to_string()), "{e}");
+}
+
+#[test]
+fn a_stopping_server_refuses_new_connections_at_once() {
+    let mut s = Site::new(
+        |d| fs::write(d.join("big"), pattern(32 << 20, 6)).unwrap(),
+        |_| {},
+    );
+    // A response under way keeps the server stopping for a while.
+    let mut slow = TcpStream::connect(s.addr).unwrap();
+    slow.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut first = [0u8; 4096];
+    slow.read_exact(&mut first).unwrap();
+    let server = s.server.take().unwrap();
+    let stopper = std::thread::spawn(move || server.shutdown());
+    std::thread::sleep(Duration::from_millis(700));
+    let t = Instant::now();
+    match TcpStream::connect(s.addr) {
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}"),
+        Ok(mut c) => {
+            // Accepted by the kernel in the instant before the close: it
+            // must end at once, not wait for the stop.
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = c.write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+            let mut b = Vec::new();
+            let _ = c.read_to_end(&mut b);
+            assert!(b.is_empty());
+            assert!(t.elapsed() < Duration::from_secs(3));
+        }
+    }
+    drop(slow);
+    stopper.join().unwrap();
+}

@@ -114,6 +114,7 @@ fn a_directory_redirect_never_leads_to_another_site() {
         ("/sub?x=1", "/sub/?x=1"),
         ("http://evil.example/sub", "/sub/"),
         ("/./sub", "/sub/"),
+        ("/sub?\u{e9}=1", "/sub/?%C3%A9=1"),
     ] {
         let req = format!("GET {target} HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
         let r = Reply::parse(&s.raw(req.as_bytes()));
@@ -226,4 +227,24 @@ fn the_type_follows_the_file_served_and_only_regular_files_are_served() {
         &["-H", "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT"],
     );
     assert_eq!(r.status, 200);
+}
+
+#[test]
+fn links_that_lead_back_into_the_root_are_followed() {
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("in.txt"), b"inside").unwrap();
+            let name = d.file_name().unwrap().to_str().unwrap().to_string();
+            // Absolute, into the root; relative, out and back in.
+            symlink(d.join("in.txt"), d.join("abs-in")).unwrap();
+            symlink(format!("../{name}/in.txt"), d.join("back-in")).unwrap();
+            symlink("/etc/hostname", d.join("abs-out")).unwrap();
+            symlink("/dev/zero", d.join("dev-out")).unwrap();
+        },
+        |_| {},
+    );
+    assert_eq!(s.curl("/abs-in", &[]).body, b"inside");
+    assert_eq!(s.curl("/back-in", &[]).body, b"inside");
+    assert_eq!(s.curl("/abs-out", &[]).status, 403);
+    assert_eq!(s.curl("/dev-out", &[]).status, 403);
 }

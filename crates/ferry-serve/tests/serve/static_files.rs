@@ -3,6 +3,7 @@
 
 use crate::{pattern, Site};
 use std::fs;
+use std::time::Duration;
 
 fn site() -> Site {
     Site::new(
@@ -266,4 +267,29 @@ fn precompressed_siblings_are_served_to_clients_that_accept_them() {
     let r = s.curl("/only-gz.css", &["-H", "Accept-Encoding: br, gzip"]);
     assert_eq!(r.header("content-type"), Some("text/css; charset=utf-8"));
     assert_eq!(r.body, b"not really gzip");
+}
+
+#[test]
+fn a_kept_listing_follows_its_directory() {
+    let s = Site::new(
+        |d| {
+            fs::create_dir(d.join("l")).unwrap();
+            fs::write(d.join("l/one"), b"1").unwrap();
+        },
+        |c| c.list = true,
+    );
+    // A directory changed more than a second ago has its page kept.
+    std::thread::sleep(Duration::from_millis(2100));
+    let a = s.curl("/l/", &[]).body;
+    assert_eq!(s.curl("/l/", &[]).body, a);
+    assert!(String::from_utf8_lossy(&a).contains("href=\"one\""));
+    fs::write(s.dir.path().join("l/two"), b"2").unwrap();
+    let b = String::from_utf8(s.curl("/l/", &[]).body).unwrap();
+    assert!(
+        b.contains("href=\"two\"") && b.contains("href=\"one\""),
+        "{b}"
+    );
+    fs::remove_file(s.dir.path().join("l/one")).unwrap();
+    let c = String::from_utf8(s.curl("/l/", &[]).body).unwrap();
+    assert!(!c.contains("href=\"one\""), "{c}");
 }
