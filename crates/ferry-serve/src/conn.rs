@@ -109,6 +109,10 @@ pub(crate) struct Conn {
     lingering: Option<Instant>,
     /// When the client last sent bytes or took some.
     last_activity: Instant,
+    /// TCP_CORK is set: a response with a file body goes out in full
+    /// segments (its head joined to the file's first bytes), pushed when
+    /// it ends.
+    corked: bool,
 }
 
 impl Conn {
@@ -129,6 +133,7 @@ impl Conn {
             waiting_since: now,
             lingering: None,
             last_activity: now,
+            corked: false,
         })
     }
 
@@ -395,6 +400,13 @@ impl Conn {
             if sent >= TURN_BYTES {
                 return State::More;
             }
+            // As nginx's `tcp_nopush`: corked while a file body goes, so
+            // that the kernel sends full segments rather than one per
+            // write (docs/BENCHMARKS.md, the web-server section).
+            let file_body = p.pieces.iter().any(|x| matches!(x, Piece::File { .. }));
+            if file_body && !self.corked {
+                self.corked = rustix::net::sockopt::set_tcp_cork(&self.sock, true).is_ok();
+            }
             let head_left = p.head.len() - p.head_off;
             let r = match p.pieces.front_mut() {
                 Some(Piece::File { file, off, end }) if head_left == 0 => {
@@ -424,6 +436,11 @@ impl Conn {
                         if self.out.is_empty() {
                             // The next request's time starts now.
                             self.waiting_since = self.last_activity;
+                        }
+                        if self.corked {
+                            // The response's last bytes go now.
+                            let _ = rustix::net::sockopt::set_tcp_cork(&self.sock, false);
+                            self.corked = false;
                         }
                     }
                 }
