@@ -293,3 +293,56 @@ fn a_kept_listing_follows_its_directory() {
     let c = String::from_utf8(s.curl("/l/", &[]).body).unwrap();
     assert!(!c.contains("href=\"one\""), "{c}");
 }
+
+/// Small files a worker keeps (checked by one statx per request) are
+/// served as they are now: rewritten in place with the same size, renamed
+/// over, removed, or reached through a link swapped in — and a kept file
+/// still answers ranges and conditionals.
+#[test]
+fn a_kept_small_file_is_never_served_stale() {
+    let s = Site::new(
+        |d| {
+            fs::create_dir(d.join("sub")).unwrap();
+            fs::write(d.join("sub/f.txt"), b"first state").unwrap();
+            fs::write(d.join("g.txt"), b"gggg").unwrap();
+        },
+        |c| c.workers = 1,
+    );
+    // Kept only once its last change is over a second old.
+    std::thread::sleep(Duration::from_millis(2100));
+    for _ in 0..3 {
+        assert_eq!(s.curl("/sub/f.txt", &[]).body, b"first state");
+    }
+    let r = s.curl("/sub/f.txt", &["-r", "6-10"]);
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"state"[..]));
+    let etag = s
+        .curl("/sub/f.txt", &[])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let r = s.curl("/sub/f.txt", &["-H", &format!("If-None-Match: {etag}")]);
+    assert_eq!(r.status, 304);
+    // In place, the same size.
+    let path = s.dir.path().join("sub/f.txt");
+    fs::write(&path, b"other state").unwrap();
+    assert_eq!(s.curl("/sub/f.txt", &[]).body, b"other state");
+    // Renamed over.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(s.curl("/sub/f.txt", &[]).body, b"other state");
+    let tmp = s.dir.path().join("sub/new");
+    fs::write(&tmp, b"third state").unwrap();
+    fs::rename(&tmp, &path).unwrap();
+    assert_eq!(s.curl("/sub/f.txt", &[]).body, b"third state");
+    // The directory swapped for a link that leads out of the root.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(s.curl("/sub/f.txt", &[]).body, b"third state");
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("f.txt"), b"outside!!!!").unwrap();
+    fs::rename(s.dir.path().join("sub"), s.dir.path().join("old-sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.dir.path().join("sub")).unwrap();
+    assert_eq!(s.curl("/sub/f.txt", &[]).status, 403);
+    // Removed.
+    assert_eq!(s.curl("/g.txt", &[]).body, b"gggg");
+    fs::remove_file(s.dir.path().join("g.txt")).unwrap();
+    assert_eq!(s.curl("/g.txt", &[]).status, 404);
+}
