@@ -30,6 +30,13 @@ Options:
                              suffixes K, M, G)
       --access-log FILE    append a line per response to FILE, in the
                              Common Log Format (default: no log)
+      --header-timeout T   close a connection that sends no whole request
+                             head within T of starting to wait for one
+                             (default 60s; units ms, s, m)
+      --send-timeout T     drop a response whose client takes nothing for
+                             T (default 60s)
+      --max-connections N  open connections per worker at most (default
+                             1024); past it new ones are closed at once
       --help               display this help and exit
       --version            output version information and exit
 
@@ -37,6 +44,22 @@ SIGINT and SIGTERM stop the server: it accepts no more connections and
 lets the responses under way finish. SIGHUP opens the access log anew
 (after a log rotator moved it away).
 ";
+
+/// `90`, `90s`, `500ms`, `2m`: above zero, at most a day.
+fn duration(v: &str) -> Option<Duration> {
+    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => v.split_at(i),
+        None => (v, "s"),
+    };
+    let n: u64 = num.parse().ok()?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.checked_mul(60)?),
+        _ => return None,
+    };
+    (d > Duration::ZERO && d <= Duration::from_secs(86_400)).then_some(d)
+}
 
 pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     use lexopt::prelude::*;
@@ -110,6 +133,44 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     return 2;
                 }
             },
+            Long("header-timeout") | Long("send-timeout") => {
+                let name = match &arg {
+                    Long(n) => n.to_string(),
+                    _ => String::new(),
+                };
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                let Some(d) = duration(&v) else {
+                    t.usage_error(format_args!(
+                        "invalid time for --{name}: {}",
+                        common::quote_always(&v)
+                    ));
+                    return 2;
+                };
+                if name == "header-timeout" {
+                    cfg.header_timeout = d;
+                } else {
+                    cfg.send_timeout = d;
+                }
+            }
+            Long("max-connections") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match v.parse::<usize>() {
+                    Ok(n) if n > 0 => cfg.max_connections = n,
+                    _ => {
+                        t.usage_error(format_args!(
+                            "invalid number of connections: {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
             Long("list") => cfg.list = true,
             Long("follow-symlinks") => cfg.follow_symlinks = true,
             Value(v) if dir.is_none() => dir = Some(v),
@@ -168,4 +229,31 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     eprintln!("ferry serve: stopping");
     server.shutdown();
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+    use std::time::Duration;
+
+    #[test]
+    fn times_take_a_unit_or_mean_seconds() {
+        assert_eq!(duration("90"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(duration("2m"), Some(Duration::from_secs(120)));
+        for bad in [
+            "",
+            "0",
+            "0ms",
+            "-1",
+            "1h",
+            "s",
+            "1.5s",
+            "99999999999999999999",
+            "1441m",
+        ] {
+            assert_eq!(duration(bad), None, "{bad:?}");
+        }
+    }
 }

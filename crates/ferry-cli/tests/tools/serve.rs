@@ -81,6 +81,59 @@ fn serve_refuses_a_busy_port_a_missing_directory_and_bad_options() {
     assert!(msg.contains("bogus"), "{msg}");
     let (code, _) = run(&["a", "b"]);
     assert_eq!(code, Some(2));
+    for (opt, v, what) in [
+        ("--header-timeout", "0", "invalid time for --header-timeout"),
+        ("--send-timeout", "5h", "invalid time for --send-timeout"),
+        ("--max-connections", "0", "invalid number of connections"),
+    ] {
+        let (code, msg) = run(&[opt, v]);
+        assert_eq!(code, Some(2), "{opt} {v}");
+        assert!(msg.contains(what), "{msg}");
+    }
+}
+
+#[test]
+fn serve_closes_a_silent_connection_after_the_header_timeout_it_was_given() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = ferry("serve")
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--workers",
+            "1",
+            "--header-timeout",
+            "500ms",
+        ])
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let served = Served(child);
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .rsplit("http://")
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let mut c = std::net::TcpStream::connect(&addr).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let t = std::time::Instant::now();
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).unwrap();
+    assert!(got.is_empty());
+    // The sweep runs each second: well under the 60 s default.
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+    drop(served);
 }
 
 /// A `ferry serve` process, killed if a test fails before it stops.
