@@ -153,6 +153,16 @@ pub fn next_arg_of<'p>(
 
 /// A name in single quotes, always, as GNU's `quoteaf` writes it in
 /// messages: `'it'\''s'` for a name holding a quote.
+/// A value quoted in a message as gnulib's `quote` does: ‘x’ in a UTF-8
+/// locale, 'x' in others.
+pub fn quote(s: &str) -> String {
+    if utf8_locale() {
+        format!("\u{2018}{s}\u{2019}")
+    } else {
+        format!("'{s}'")
+    }
+}
+
 pub fn quote_always(name: &str) -> String {
     format!("'{}'", name.replace('\'', "'\\''"))
 }

@@ -483,6 +483,30 @@ fn a_full_temporary_disk_is_a_clear_error() {
 
 /// sort's "cannot read" showed a name that is not UTF-8 with U+FFFD for
 /// each stray byte, and any name unquoted; GNU quotes it with `quotef`.
+/// Values in sort's messages are quoted as gnulib's `quote` does — ‘x’ in
+/// a UTF-8 locale, 'x' in the C locale — and xstrtol's ASCII quotes stay
+/// ASCII in both.
+#[test]
+fn sort_quotes_values_in_messages_as_gnu_in_every_locale() {
+    let c = Corpus::new();
+    for locale in ["C.UTF-8", "C"] {
+        for a in [
+            &["-t", "xy"][..],
+            &["-k", "0"],
+            &["-k", "1.0"],
+            &["-k", "x"],
+            &["-k", "1,x"],
+            &["--sort=foo"],
+            &["--sort="],
+            &["--check=foo"],
+            &["--parallel=x"],
+            &["-S", "1Q"],
+        ] {
+            same("sort", &s(a), Some(b""), c.path(), &[("LC_ALL", locale)]);
+        }
+    }
+}
+
 #[test]
 fn sort_quotes_file_names_in_messages_as_gnu() {
     use std::ffi::OsString;

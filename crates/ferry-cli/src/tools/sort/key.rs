@@ -169,7 +169,12 @@ impl Key {
 
 /// Parses `-k`'s argument into a key, with GNU's messages.
 pub fn parse(spec: &str) -> Result<Key, String> {
-    let bad = |why: &str| format!("{why}: invalid field specification '{spec}'");
+    let bad = |why: &str| {
+        format!(
+            "{why}: invalid field specification {}",
+            crate::tools::common::quote(spec)
+        )
+    };
     let b = spec.as_bytes();
     let mut i = 0;
     let mut k = Key::default();
@@ -180,8 +185,8 @@ pub fn parse(spec: &str) -> Result<Key, String> {
         }
         if start == *i {
             return Err(format!(
-                "{what}: invalid count at start of '{}'",
-                &spec[start..]
+                "{what}: invalid count at start of {}",
+                crate::tools::common::quote(&spec[start..])
             ));
         }
         // GNU clamps huge counts to SIZE_MAX.

@@ -191,8 +191,22 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
                         } else {
                             "ambiguous"
                         };
-                        t.error(format_args!("{how} argument '{v}' for '--sort'"));
-                        eprintln!("Valid arguments are:\n  - 'general-numeric'\n  - 'human-numeric'\n  - 'month'\n  - 'numeric'\n  - 'random'\n  - 'version'");
+                        t.error(format_args!(
+                            "{how} argument {} for {}",
+                            common::quote(&v),
+                            common::quote("--sort")
+                        ));
+                        eprintln!("Valid arguments are:");
+                        for a in [
+                            "general-numeric",
+                            "human-numeric",
+                            "month",
+                            "numeric",
+                            "random",
+                            "version",
+                        ] {
+                            eprintln!("  - {}", common::quote(a));
+                        }
                         t.hint();
                         // GNU's argmatch failure: status 1, not sort's 2.
                         return Err(1);
@@ -223,8 +237,8 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
                     b"\\0" => 0,
                     _ => {
                         return fail(format!(
-                            "multi-character tab '{}'",
-                            String::from_utf8_lossy(b)
+                            "multi-character tab {}",
+                            common::quote(&String::from_utf8_lossy(b))
                         ))
                     }
                 };
@@ -251,9 +265,16 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
                         Check::Quiet
                     }
                     Some(v) => {
-                        t.error(format_args!("invalid argument '{v}' for '--check'"));
+                        t.error(format_args!(
+                            "invalid argument {} for {}",
+                            common::quote(&v),
+                            common::quote("--check")
+                        ));
                         eprintln!(
-                            "Valid arguments are:\n  - 'quiet', 'silent'\n  - 'diagnose-first'"
+                            "Valid arguments are:\n  - {}, {}\n  - {}",
+                            common::quote("quiet"),
+                            common::quote("silent"),
+                            common::quote("diagnose-first")
                         );
                         t.hint();
                         return Err(1);
@@ -298,7 +319,8 @@ pub(super) fn parse(t: &Tool, args: Vec<OsString>) -> Result<Opts, i32> {
                     Ok(0) => return fail("number in parallel must be nonzero".into()),
                     Ok(n) => o.parallel = n.min(64),
                     Err(_) => {
-                        t.error(format_args!("invalid number after '--parallel': '{v}'"));
+                        // GNU's xstrtol message: ASCII quotes in every locale.
+                        t.error(format_args!("invalid --parallel argument '{v}'"));
                         return Err(2);
                     }
                 }
