@@ -18,14 +18,29 @@
 //! the parent and child handlers let it go), so the child finds it whole;
 //! the child's handler allocates nothing and calls only system calls and
 //! `memcpy`, as a child of a threaded process may.
+//!
+//! The child copies the shared mappings after the fork, so the parent's
+//! `fork` returns only once the child says (on a pipe made by the prepare
+//! handler) that its copies are made: a slot the forking thread lets go
+//! of after `fork` returns, and its peer then rewrites, is rewritten after
+//! the child's copy. Another thread of the parent that lets go of its
+//! last `Buf` of a slot while a fork is under way is not held back: if
+//! its peer rewrites the slot before the child's copy is made, a `Buf` of
+//! that slot the child holds shows the new bytes. A program that forks
+//! while other threads drop received buffers should not use them in the
+//! child.
 
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::Mutex;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Once;
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The pipe on which a forked child says its snapshots are made (read
+/// end, write end; -1: none, the registry holds no mapping).
+static SNAPSHOT_DONE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 
 #[derive(Default)]
 struct Registry {
@@ -47,9 +62,37 @@ extern "C" fn prepare() {
     // SAFETY: the raw lock is taken here and let go by the parent and child
     // handlers, which run on this same thread right after the fork.
     unsafe { REGISTRY.raw() }.lock();
+    // SAFETY: locked just above; read without allocating.
+    let maps = unsafe { !(*REGISTRY.data_ptr()).maps.is_empty() };
+    if maps {
+        let mut fds = [-1; 2];
+        // SAFETY: pipe2 into a local array of two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+            SNAPSHOT_DONE[0].store(fds[0], Ordering::Relaxed);
+            SNAPSHOT_DONE[1].store(fds[1], Ordering::Relaxed);
+        }
+    }
 }
 
 extern "C" fn parent() {
+    let (r, w) = (
+        SNAPSHOT_DONE[0].swap(-1, Ordering::Relaxed),
+        SNAPSHOT_DONE[1].swap(-1, Ordering::Relaxed),
+    );
+    if r >= 0 {
+        // Waits for the child's word that its copies are made; a child
+        // that dies first ends the pipe (its own writing end closed, and
+        // this one is closed first), so this never waits for ever.
+        // SAFETY: the two descriptors `prepare` made, closed once here.
+        unsafe {
+            libc::close(w);
+            let mut b = 0u8;
+            while libc::read(r, (&mut b as *mut u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(r);
+        }
+    }
     // SAFETY: locked by `prepare` on this thread.
     unsafe { REGISTRY.force_unlock() };
 }
@@ -62,6 +105,19 @@ extern "C" fn child() {
     let reg = unsafe { &*REGISTRY.data_ptr() };
     for &(_, addr, len, writable) in &reg.maps {
         snapshot(addr, len, writable);
+    }
+    let (r, w) = (
+        SNAPSHOT_DONE[0].swap(-1, Ordering::Relaxed),
+        SNAPSHOT_DONE[1].swap(-1, Ordering::Relaxed),
+    );
+    if w >= 0 {
+        // SAFETY: the child's copies of the pipe `prepare` made: the word
+        // that the snapshots are made, then both closed.
+        unsafe {
+            libc::close(r);
+            let _ = libc::write(w, b"!".as_ptr().cast(), 1);
+            libc::close(w);
+        }
     }
     if !reg.fds.is_empty() {
         // SAFETY: open(2) of a constant path; async-signal-safe.

@@ -55,3 +55,79 @@ on_both_transports! {
         assert_eq!(held.copy_to_vec(), vec![7u8; 4096]);
     }
 }
+
+/// A forked child, waiting for its parent's word on a pipe before it runs
+/// `check`; the parent goes on meanwhile.
+struct Waiting {
+    pid: libc::pid_t,
+    go: std::os::fd::OwnedFd,
+}
+
+/// Forks a child that waits for [`Waiting::go`], then runs `check` and
+/// leaves with status 0 if it returned true. `check` is dropped in the
+/// parent before this returns, so what it borrows is the parent's again.
+fn child_waiting(check: impl FnOnce() -> bool) -> Waiting {
+    let (r, w) = rustix::pipe::pipe().unwrap();
+    // SAFETY: the child only reads the pipe, runs `check` (reads of this
+    // test's own objects, whose locks no other thread holds) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        // Without its own copy of the writing end, the child sees the end
+        // of the pipe if the parent dies before its word.
+        drop(w);
+        let mut b = [0u8; 1];
+        let ok = rustix::io::read(&r, &mut b).is_ok_and(|n| n == 1)
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or(false);
+        // SAFETY: ends the child without the parent's exit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    drop(check);
+    drop(r);
+    Waiting { pid, go: w }
+}
+
+impl Waiting {
+    /// Tells the child to check, and whether it found what it expected
+    /// (a child that takes over 30 s is killed and counts as false).
+    fn go(self) -> bool {
+        let _ = rustix::io::write(&self.go, b"!");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let mut status = 0;
+            // SAFETY: polls the child made by `child_waiting`.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            if r == self.pid {
+                return libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            }
+            if std::time::Instant::now() > deadline {
+                // SAFETY: the child is ours and has not been reaped.
+                unsafe {
+                    libc::kill(self.pid, libc::SIGKILL);
+                    libc::waitpid(self.pid, &mut status, 0);
+                }
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+on_both_transports! {
+    fn a_buf_a_child_holds_keeps_its_bytes_when_the_parent_reuses_the_slot(t: Transport) {
+        let _one = serial();
+        // One slot: the parent's next message must reuse it.
+        let (mut tx, mut rx) = channel(4096, 1, t);
+        tx.send_bytes(&[7u8; 4096]).unwrap();
+        let held = rx.recv().unwrap().unwrap();
+        let child = child_waiting(|| held.copy_to_vec() == vec![7u8; 4096]);
+        // The parent lets go of its copy: the slot is free for the next
+        // message, which the sender writes in place.
+        drop(held);
+        tx.send_bytes(&[9u8; 4096]).unwrap();
+        let next = rx.recv().unwrap().unwrap();
+        assert_eq!(next.copy_to_vec(), vec![9u8; 4096]);
+        // The child's Buf is its private copy as of the fork.
+        assert!(child.go(), "the child's Buf changed under it");
+    }
+}
