@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 pub(crate) struct AccessLog {
     path: PathBuf,
@@ -98,21 +97,14 @@ fn clf_date() -> String {
     thread_local! {
         static CACHED: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
     }
-    let now = SystemTime::now();
-    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    CACHED.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.0 != secs {
-            // `Sun, 06 Nov 1994 08:49:37 GMT` → `06/Nov/1994:08:49:37 +0000`.
-            let http = httpdate::fmt_http_date(now);
-            let p: Vec<&str> = http.split(' ').collect();
-            let s = match p.as_slice() {
-                [_, day, mon, year, time, _] => format!("{day}/{mon}/{year}:{time} +0000"),
-                _ => http.clone(),
-            };
-            *c = (secs, s);
+    crate::response::once_per_second(&CACHED, |now| {
+        // `Sun, 06 Nov 1994 08:49:37 GMT` → `06/Nov/1994:08:49:37 +0000`.
+        let http = httpdate::fmt_http_date(now);
+        let p: Vec<&str> = http.split(' ').collect();
+        match p.as_slice() {
+            [_, day, mon, year, time, _] => format!("{day}/{mon}/{year}:{time} +0000"),
+            _ => http.clone(),
         }
-        c.1.clone()
     })
 }
 

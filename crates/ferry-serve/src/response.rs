@@ -115,12 +115,21 @@ pub(crate) fn date_now() -> String {
     thread_local! {
         static CACHED: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
     }
+    once_per_second(&CACHED, httpdate::fmt_http_date)
+}
+
+/// `format(now)`, kept in `cache` and formatted anew only when the second
+/// changes.
+pub(crate) fn once_per_second(
+    cache: &'static std::thread::LocalKey<RefCell<(u64, String)>>,
+    format: impl FnOnce(SystemTime) -> String,
+) -> String {
     let now = SystemTime::now();
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    CACHED.with(|c| {
+    cache.with(|c| {
         let mut c = c.borrow_mut();
         if c.0 != secs {
-            *c = (secs, httpdate::fmt_http_date(now));
+            *c = (secs, format(now));
         }
         c.1.clone()
     })

@@ -96,30 +96,7 @@ fn serve_refuses_a_busy_port_a_missing_directory_and_bad_options() {
 fn serve_closes_a_silent_connection_after_the_header_timeout_it_was_given() {
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = ferry("serve")
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--workers",
-            "1",
-            "--header-timeout",
-            "500ms",
-        ])
-        .arg(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let served = Served(child);
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
+    let (served, addr, _err) = start(dir.path(), &["--header-timeout".as_ref(), "500ms".as_ref()]);
     let mut c = std::net::TcpStream::connect(&addr).unwrap();
     c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
         .unwrap();
@@ -146,12 +123,16 @@ impl Drop for Served {
     }
 }
 
-/// Starts `ferry serve` on a free port with one worker: the process, its
-/// address, and its standard error (kept open: the server writes to it
-/// when it stops).
-fn start(dir: &std::path::Path) -> (Served, String, BufReader<std::process::ChildStderr>) {
+/// Starts `ferry serve` on a free port with one worker and `extra`
+/// options: the process, its address, and its standard error (kept open:
+/// the server writes to it when it stops).
+fn start(
+    dir: &std::path::Path,
+    extra: &[&std::ffi::OsStr],
+) -> (Served, String, BufReader<std::process::ChildStderr>) {
     let mut child = ferry("serve")
         .args(["--listen", "127.0.0.1:0", "--workers", "1"])
+        .args(extra)
         .arg(dir)
         .stderr(Stdio::piped())
         .spawn()
@@ -174,7 +155,7 @@ fn start(dir: &std::path::Path) -> (Served, String, BufReader<std::process::Chil
 fn serve_out_of_descriptors_takes_the_waiting_connections_once_some_close() {
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
-    let (mut served, addr, _err) = start(dir.path());
+    let (mut served, addr, _err) = start(dir.path(), &[]);
     let pid = rustix::process::Pid::from_child(&served.0);
     // Leave the server three descriptors beyond those it holds now.
     let open = std::fs::read_dir(format!("/proc/{}/fd", served.0.id()))
@@ -219,24 +200,7 @@ fn serve_logs_each_response_and_reopens_its_log_on_sighup() {
     std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
     let logs = tempfile::tempdir().unwrap();
     let log = logs.path().join("access.log");
-    let mut child = ferry("serve")
-        .args(["--listen", "127.0.0.1:0", "--workers", "1", "--access-log"])
-        .arg(&log)
-        .arg(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let served = Served(child);
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .rsplit("http://")
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
+    let (served, addr, _err) = start(dir.path(), &["--access-log".as_ref(), log.as_os_str()]);
     let ask = |req: &str| {
         let mut c = std::net::TcpStream::connect(&addr).unwrap();
         c.write_all(req.as_bytes()).unwrap();
