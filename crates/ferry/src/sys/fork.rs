@@ -19,24 +19,33 @@
 //! the child's handler allocates nothing and calls only system calls and
 //! `memcpy`, as a child of a threaded process may.
 //!
-//! The child copies the shared mappings after the fork, so the parent's
-//! `fork` returns only once the child says (on a pipe made by the prepare
-//! handler) that its copies are made: a slot the forking thread lets go
-//! of after `fork` returns, and its peer then rewrites, is rewritten after
-//! the child's copy. Another thread of the parent that lets go of its
-//! last `Buf` of a slot while a fork is under way is not held back: if
-//! its peer rewrites the slot before the child's copy is made, a `Buf` of
-//! that slot the child holds shows the new bytes. A program that forks
-//! while other threads drop received buffers should not use them in the
-//! child.
+//! The child copies the shared mappings after the fork, so no slot may be
+//! handed back for rewriting until its copies are made: the parent's
+//! `fork` returns only once the child says so (on a pipe made by the
+//! prepare handler), and the two places where a slot becomes writable
+//! again — a receiver giving its releases to the sender, a sender handing
+//! out a free slot — hold the [`gate`] for reading, which the prepare
+//! handler takes for writing until then. So a `Buf` the child holds shows
+//! the bytes it had at the fork, whatever the parent's threads and its
+//! peers do meanwhile.
 
-use parking_lot::lock_api::RawMutex as _;
-use parking_lot::Mutex;
+use parking_lot::lock_api::{RawMutex as _, RawRwLock as _};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Once;
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Held for reading while a slot is made writable again, for writing from
+/// a fork's prepare handler until the child's snapshots are made.
+static GATE: RwLock<()> = parking_lot::const_rwlock(());
+
+/// Holds fork snapshots back while a slot is handed back for rewriting
+/// (see the module doc); a fork waits until the guard goes.
+pub(crate) fn gate() -> RwLockReadGuard<'static, ()> {
+    GATE.read()
+}
 
 /// The pipe on which a forked child says its snapshots are made (read
 /// end, write end; -1: none, the registry holds no mapping).
@@ -58,6 +67,12 @@ static REGISTRY: Mutex<Registry> = parking_lot::const_mutex(Registry {
 });
 
 extern "C" fn prepare() {
+    // No slot is handed back for rewriting from here until the child's
+    // snapshots are made. Taken before the registry: no holder of the
+    // gate waits for the registry.
+    // SAFETY: taken here and let go by the parent and child handlers,
+    // which run on this same thread right after the fork.
+    unsafe { GATE.raw() }.lock_exclusive();
     // Held across the fork: no other thread is in the middle of a change.
     // SAFETY: the raw lock is taken here and let go by the parent and child
     // handlers, which run on this same thread right after the fork.
@@ -95,6 +110,8 @@ extern "C" fn parent() {
     }
     // SAFETY: locked by `prepare` on this thread.
     unsafe { REGISTRY.force_unlock() };
+    // SAFETY: taken for writing by `prepare` on this thread.
+    unsafe { GATE.force_unlock_write() };
 }
 
 extern "C" fn child() {
@@ -137,6 +154,10 @@ extern "C" fn child() {
     }
     // SAFETY: locked by `prepare` before the fork, on this thread.
     unsafe { REGISTRY.force_unlock() };
+    // SAFETY: taken for writing by `prepare` before the fork, on this
+    // thread (the readers of the parent's other threads are not in this
+    // process).
+    unsafe { GATE.force_unlock_write() };
 }
 
 /// Replaces the shared mapping at `addr` by a private copy of its bytes

@@ -131,3 +131,41 @@ on_both_transports! {
         assert!(child.go(), "the child's Buf changed under it");
     }
 }
+
+on_both_transports! {
+    fn a_buf_the_child_holds_keeps_its_bytes_while_another_thread_frees_its_slot(t: Transport) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let _one = serial();
+        for round in 0..40 {
+            // One slot: the other thread's next message must reuse it.
+            let (mut tx, mut rx) = channel(4096, 1, t);
+            tx.send_bytes(&[7u8; 4096]).unwrap();
+            let cell = Arc::new(Mutex::new(rx.recv().unwrap()));
+            let go = Arc::new(AtomicBool::new(false));
+            // Another thread lets go of the only Buf of the slot as the
+            // fork begins, and its sender rewrites the slot at once.
+            let other = {
+                let (cell, go) = (cell.clone(), go.clone());
+                std::thread::spawn(move || {
+                    while !go.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    drop(cell.lock().unwrap().take());
+                    tx.send_bytes(&[9u8; 4096]).unwrap();
+                    rx.recv().unwrap().unwrap().copy_to_vec() == vec![9u8; 4096]
+                })
+            };
+            go.store(true, Ordering::Release);
+            // In the child: the Buf, if it was there at the fork, has the
+            // bytes it had then.
+            let child = child_waiting(|| match cell.try_lock() {
+                Ok(b) => b.as_ref().is_none_or(|b| b.copy_to_vec() == vec![7u8; 4096]),
+                // Taken by the other thread at the fork: nothing to look at.
+                Err(_) => true,
+            });
+            assert!(other.join().unwrap());
+            assert!(child.go(), "round {round}: the child's Buf changed under it");
+        }
+    }
+}

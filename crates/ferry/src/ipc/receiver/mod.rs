@@ -87,6 +87,12 @@ impl Shared {
     /// Sends the releases waiting, as far as the socket (or the release
     /// ring) takes them.
     fn flush(&self, st: &mut State) {
+        if st.releases.is_empty() {
+            return;
+        }
+        // A release makes its slot writable again: not while a fork's
+        // child has yet to copy the pool.
+        let _gate = crate::sys::fork::gate();
         if let (Some(w), Some(_)) = (&self.control, &st.release_ring) {
             ring::flush(self, w, st);
             return;

@@ -340,6 +340,9 @@ impl Sender {
             return Err(forked());
         }
         self.pump()?;
+        // Handing out a free slot to be rewritten: not while a fork's child
+        // has yet to copy the pool.
+        let _gate = crate::sys::fork::gate();
         let mut st = self.shared.lock();
         for (i, s) in st.iter_mut().enumerate() {
             if s.free() {
