@@ -19,6 +19,17 @@ struct Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        // SIGTERM first: a server's master (nginx's) then ends its workers;
+        // SIGKILL would leave them behind, holding the port.
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
