@@ -6,6 +6,7 @@
 
 use crate::config::Config;
 use crate::files;
+use crate::gateway::{self, Awaited, Dispatch, Job, Route};
 use crate::request::{self, BodyKind, Parsed};
 use crate::response::{self, Body, Response};
 use crate::site::Site;
@@ -66,6 +67,26 @@ struct Pending {
     head: Vec<u8>,
     head_off: usize,
     pieces: VecDeque<Piece>,
+    /// A program's response, still to come: nothing of this one (or of
+    /// those after it) is sent until it has. The request line is kept
+    /// for the access log.
+    awaited: Option<(Awaited, Option<Vec<u8>>)>,
+    /// When it was queued.
+    since: Instant,
+}
+
+/// A request for a program whose body is being read.
+struct Collecting {
+    route: Route,
+    /// The request's head as sent (for the meta-variables).
+    head: Vec<u8>,
+    target: String,
+    minor: u8,
+    head_only: bool,
+    close: bool,
+    want: usize,
+    body: Vec<u8>,
+    line: Option<Vec<u8>>,
 }
 
 /// Where a connection stands after some work.
@@ -81,6 +102,10 @@ pub(crate) enum State {
 
 pub(crate) struct Conn {
     sock: TcpStream,
+    /// Its index in the worker's table (how a program's runner names it).
+    index: usize,
+    /// A program's request whose body is being read.
+    collecting: Option<Box<Collecting>>,
     /// The client's address (for the access log).
     peer: Option<std::net::SocketAddr>,
     inbuf: BufMut,
@@ -116,11 +141,13 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub(crate) fn new(sock: TcpStream) -> io::Result<Conn> {
+    pub(crate) fn new(sock: TcpStream, index: usize) -> io::Result<Conn> {
         let now = Instant::now();
         Ok(Conn {
             peer: sock.peer_addr().ok(),
             sock,
+            index,
+            collecting: None,
             inbuf: BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096)?,
             out: VecDeque::new(),
             closing: false,
@@ -157,6 +184,7 @@ impl Conn {
         self.out.is_empty()
             && self.inbuf.is_empty()
             && self.discard == 0
+            && self.collecting.is_none()
             && self.lingering.is_none()
     }
 
@@ -169,8 +197,20 @@ impl Conn {
         if let Some(start) = self.lingering {
             return since(self.last_activity) >= LINGER_IDLE || since(start) >= LINGER_TOTAL;
         }
+        if let Some(p) = self.out.front() {
+            if p.awaited.is_some() {
+                // The program's runner answers within the gateway timeout
+                // (a 504 at worst); this bounds a runner that waits for a
+                // helper thread besides.
+                return since(p.since) >= cfg.gateway_timeout * 3;
+            }
+        }
         if self.sending() {
             return since(self.last_activity) >= cfg.send_timeout;
+        }
+        if self.collecting.is_some() {
+            // Between a body's bytes, as nginx's `client_body_timeout`.
+            return since(self.last_activity) >= cfg.header_timeout;
         }
         if self.discard > 0 {
             return since(self.last_activity) >= cfg.header_timeout
@@ -182,7 +222,12 @@ impl Conn {
     /// Reads what the client sent, queues the responses to the whole
     /// requests, and sends what it can.
     /// `log`: the worker's access-log lines, when there is a log.
-    pub(crate) fn work(&mut self, site: &Site, mut log: Option<&mut Vec<u8>>) -> State {
+    pub(crate) fn work(
+        &mut self,
+        site: &Site,
+        gw: &mut Dispatch<'_>,
+        mut log: Option<&mut Vec<u8>>,
+    ) -> State {
         if self.lingering.is_some() {
             return self.linger();
         }
@@ -192,8 +237,8 @@ impl Conn {
                     return State::Closed;
                 }
             }
-            self.take_requests(site, log.as_deref_mut());
-            match self.send() {
+            self.take_requests(site, gw, log.as_deref_mut());
+            match self.send(log.as_deref_mut()) {
                 State::Waiting => {}
                 other => return other,
             }
@@ -259,9 +304,15 @@ impl Conn {
 
     /// Drops body bytes still owed, then parses whole heads from the
     /// buffer and queues their responses.
-    fn take_requests(&mut self, site: &Site, mut log: Option<&mut Vec<u8>>) {
+    fn take_requests(&mut self, site: &Site, gw: &mut Dispatch<'_>, mut log: Option<&mut Vec<u8>>) {
         self.held = false;
         loop {
+            if self.collecting.is_some() {
+                if !self.collect(site, gw) {
+                    return;
+                }
+                continue;
+            }
             if self.discard > 0 {
                 let take = self.discard.min(self.inbuf.len() as u64);
                 self.consume(take as usize);
@@ -292,6 +343,11 @@ impl Conn {
             match parsed {
                 Parsed::Partial => return,
                 Parsed::Done(mut req, n) => {
+                    if let Some(route) = gw.route(site, &req.target) {
+                        let keep_line = log.is_some().then_some(line);
+                        self.for_program(route, req, n, keep_line, log.as_deref_mut(), gw);
+                        continue;
+                    }
                     self.consume(n);
                     match req.body {
                         BodyKind::None => {}
@@ -321,6 +377,134 @@ impl Conn {
                 }
             }
         }
+    }
+
+    /// A request for a program (its head of `n` bytes at the buffer's
+    /// start): refused at once (a method other than GET, HEAD and POST, a
+    /// body too long or not framed by length), or its body read next.
+    fn for_program(
+        &mut self,
+        route: Result<Route, crate::status::Status>,
+        req: request::Request,
+        n: usize,
+        line: Option<Vec<u8>>,
+        log: Option<&mut Vec<u8>>,
+        gw: &mut Dispatch<'_>,
+    ) {
+        use crate::request::Method;
+        use crate::status::Status;
+        let head_only = req.method == Method::Head;
+        // A body refused is read and dropped if short, else the
+        // connection ends after the answer.
+        let droppable = match req.body {
+            BodyKind::None => true,
+            BodyKind::Length(len) => len <= DISCARD_MAX && !req.expect_continue,
+            BodyKind::Chunked => false,
+        };
+        let refuse = |st: Status, extra: &[(&str, &str)]| {
+            let close = !req.keep_alive || !droppable;
+            response::error_with(st, req.minor, head_only, close, extra)
+        };
+        let refused = match (&route, req.method, req.body) {
+            (Err(st), ..) => Some(refuse(*st, &[])),
+            (_, Method::Other, _) => Some(refuse(
+                Status::MethodNotAllowed,
+                &[("Allow", "GET, HEAD, POST")],
+            )),
+            (_, _, BodyKind::Chunked) => Some(refuse(Status::LengthRequired, &[])),
+            (_, _, BodyKind::Length(len)) if len > gw.body_max() => {
+                Some(refuse(Status::PayloadTooLarge, &[]))
+            }
+            _ => None,
+        };
+        let head = self.inbuf.as_slice()[..n].to_vec();
+        self.consume(n);
+        if let Some(r) = refused {
+            if let (BodyKind::Length(len), false) = (req.body, r.close) {
+                self.discard = len;
+                self.discard_since = Instant::now();
+            }
+            if let (Some(out), Some(line)) = (log, &line) {
+                self.log_line(out, line, &r);
+            }
+            self.queue(r);
+            return;
+        }
+        let Ok(route) = route else { return };
+        let want = match req.body {
+            BodyKind::Length(len) => len as usize,
+            _ => 0,
+        };
+        if req.expect_continue && want > 0 && req.minor >= 1 {
+            self.out.push_back(Pending {
+                head: b"HTTP/1.1 100 Continue\r\n\r\n".to_vec(),
+                head_off: 0,
+                pieces: VecDeque::new(),
+                awaited: None,
+                since: Instant::now(),
+            });
+        }
+        self.collecting = Some(Box::new(Collecting {
+            route,
+            head,
+            target: req.target,
+            minor: req.minor,
+            head_only,
+            close: !req.keep_alive,
+            want,
+            body: Vec::with_capacity(want.min(1 << 20)),
+            line,
+        }));
+        self.discard_since = Instant::now();
+    }
+
+    /// Moves body bytes of the program's request out of the head buffer;
+    /// once it is whole, hands the request to its program. False: more
+    /// bytes are needed.
+    fn collect(&mut self, site: &Site, gw: &mut Dispatch<'_>) -> bool {
+        let Some(c) = &mut self.collecting else {
+            return true;
+        };
+        let take = (c.want - c.body.len()).min(self.inbuf.len());
+        c.body.extend_from_slice(&self.inbuf.as_slice()[..take]);
+        self.consume(take);
+        let Some(c) = self.collecting.take_if(|c| c.body.len() == c.want) else {
+            return false;
+        };
+        let c = *c;
+        let ends = gateway::env::Ends {
+            peer: self.peer,
+            local: self.sock.local_addr().ok(),
+        };
+        let env = gateway::env::build(
+            &c.head,
+            &c.target,
+            c.minor,
+            &c.route,
+            &site.root_path,
+            ends,
+            c.body.len() as u64,
+        );
+        if c.close {
+            self.closing = true;
+        }
+        let job = Job {
+            route: c.route,
+            env,
+            body: c.body,
+            head_only: c.head_only,
+            minor: c.minor,
+            close: c.close,
+        };
+        let awaited = gw.run(job, self.index);
+        self.out.push_back(Pending {
+            head: Vec::new(),
+            head_off: 0,
+            pieces: VecDeque::new(),
+            awaited: Some((awaited, c.line)),
+            since: Instant::now(),
+        });
+        true
     }
 
     /// Bytes in memory that the queued responses still hold.
@@ -354,6 +538,8 @@ impl Conn {
             head: r.head,
             head_off: 0,
             pieces,
+            awaited: None,
+            since: Instant::now(),
         });
         if r.close {
             self.closing = true;
@@ -394,11 +580,28 @@ impl Conn {
 
     /// Sends queued responses until the socket is full (`Waiting`), the
     /// turn's bytes are spent (`More`), or the connection fails.
-    fn send(&mut self) -> State {
+    fn send(&mut self, mut log: Option<&mut Vec<u8>>) -> State {
         let mut sent: u64 = 0;
         while let Some(p) = self.out.front_mut() {
             if sent >= TURN_BYTES {
                 return State::More;
+            }
+            if let Some((a, _)) = &p.awaited {
+                let Some(r) = a.take() else {
+                    // Its program has not answered yet.
+                    return State::Waiting;
+                };
+                let line = p.awaited.take().and_then(|(_, l)| l);
+                if let (Some(out), Some(line)) = (log.as_deref_mut(), line) {
+                    let status = r.head.get(9..12).unwrap_or(b"000");
+                    crate::log::line(out, self.peer, &line, status, r.body.len());
+                }
+                p.head = r.head;
+                flatten(r.body, &mut p.pieces);
+                if r.close {
+                    self.closing = true;
+                }
+                continue;
             }
             // As nginx's `tcp_nopush`: corked while a file body goes, so
             // that the kernel sends full segments rather than one per

@@ -38,7 +38,7 @@ pub(crate) const CACHED_MAX: u64 = 64 << 10;
 pub(crate) fn respond(site: &Site, req: &Request) -> Response {
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
-    if req.method == Method::Other {
+    if matches!(req.method, Method::Other | Method::Post) {
         return response::error_with(
             Status::MethodNotAllowed,
             req.minor,
@@ -96,7 +96,7 @@ fn open(site: &Site, rel: &Path) -> Result<Arc<File>, Status> {
     Ok(Arc::new(File::from(fd)))
 }
 
-fn status_of(e: io::Error) -> Status {
+pub(crate) fn status_of(e: io::Error) -> Status {
     match e.raw_os_error() {
         Some(c)
             if c == rustix::io::Errno::NOENT.raw_os_error()

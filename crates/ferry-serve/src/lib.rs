@@ -43,10 +43,12 @@
 //! # Ok(()) }
 //! ```
 
+pub mod cgi;
 mod config;
 mod conn;
 mod encoding;
 mod files;
+mod gateway;
 mod hot;
 mod listing;
 mod log;
@@ -59,5 +61,5 @@ mod site;
 mod status;
 mod target;
 
-pub use config::Config;
+pub use config::{Config, FastCgi, GatewayAddr, IpcCgi};
 pub use server::Server;

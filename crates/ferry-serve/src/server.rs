@@ -11,6 +11,9 @@
 
 use crate::config::Config;
 use crate::conn::{Conn, State};
+use crate::gateway::helpers::Helpers;
+use crate::gateway::ipc::Program;
+use crate::gateway::{Dispatch, Notify};
 use crate::log::AccessLog;
 use crate::site::Site;
 use mio::net::TcpListener;
@@ -48,7 +51,7 @@ pub struct Server {
     addrs: Vec<SocketAddr>,
     log: Option<Arc<AccessLog>>,
     stop: Arc<AtomicBool>,
-    wakers: Vec<Arc<Waker>>,
+    wakers: Vec<Arc<Notify>>,
     workers: Vec<JoinHandle<()>>,
 }
 
@@ -82,11 +85,22 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let mut wakers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
+        let helpers = Helpers::default();
         for (i, listeners) in per_worker.into_iter().enumerate() {
             let poll = Poll::new()?;
-            let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-            wakers.push(waker);
+            let notify = Arc::new(Notify::new(Waker::new(poll.registry(), WAKER)?));
+            wakers.push(notify.clone());
+            let mut programs = Vec::with_capacity(cfg.ipc_cgi.len());
+            for (k, spec) in cfg.ipc_cgi.iter().enumerate() {
+                let mut p = Program::new(spec.clone(), Token(WAKER.0 - 1 - k));
+                p.start(poll.registry())?;
+                programs.push(p);
+            }
             let mut w = Worker {
+                notify,
+                helpers: helpers.clone(),
+                programs,
+                ready: Vec::new(),
                 poll,
                 listeners: listeners.into_iter().map(TcpListener::from_std).collect(),
                 conns: Vec::new(),
@@ -181,6 +195,12 @@ fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
 
 struct Worker {
     poll: Poll,
+    notify: Arc<Notify>,
+    helpers: Helpers,
+    /// The ipc programs' instances of this worker (tokens below WAKER's).
+    programs: Vec<Program>,
+    /// Connections whose programs' responses came (by the ipc programs).
+    ready: Vec<usize>,
     listeners: Vec<TcpListener>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
@@ -243,9 +263,18 @@ impl Worker {
                     self.accept(l, &mut touched);
                 }
             }
+            let first_program = WAKER.0 - self.programs.len();
             for ev in events.iter() {
                 let t = ev.token();
                 if t == WAKER {
+                    self.notify.drain_into(&mut touched);
+                    continue;
+                }
+                if t.0 >= first_program {
+                    let k = WAKER.0 - 1 - t.0;
+                    if let Some(p) = self.programs.get_mut(k) {
+                        p.on_ready(self.poll.registry(), &mut touched);
+                    }
                     continue;
                 }
                 if t.0 < n_listeners {
@@ -267,21 +296,35 @@ impl Worker {
             for i in touched {
                 if let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) {
                     let lines = self.log.is_some().then_some(&mut self.log_lines);
-                    match c.work(&self.site, lines) {
+                    let mut gw = Dispatch {
+                        cfg: &self.cfg,
+                        helpers: &self.helpers,
+                        notify: &self.notify,
+                        programs: &mut self.programs,
+                        registry: self.poll.registry(),
+                        ready: &mut self.ready,
+                    };
+                    match c.work(&self.site, &mut gw, lines) {
                         State::Waiting => {}
                         State::More => more.push(i),
                         State::Closed => self.close(i),
                     }
                 }
             }
+            // Responses that came while connections were worked on.
+            more.append(&mut self.ready);
             if let Some(l) = &self.log {
                 l.append(&mut self.log_lines);
             }
             if stopping || last_sweep.elapsed() >= Duration::from_secs(1) {
                 last_sweep = Instant::now();
                 self.sweep(stopped_at);
+                more.append(&mut self.ready);
             }
             if stopping && self.conns.iter().all(Option::is_none) {
+                for p in &mut self.programs {
+                    p.stop(self.poll.registry());
+                }
                 return;
             }
         }
@@ -310,15 +353,16 @@ impl Worker {
                 continue;
             }
             let _ = sock.set_nodelay(true);
-            let Ok(mut c) = Conn::new(sock) else {
-                continue;
-            };
             let i = match self.free.pop() {
                 Some(i) => i,
                 None => {
                     self.conns.push(None);
                     self.conns.len() - 1
                 }
+            };
+            let Ok(mut c) = Conn::new(sock, i) else {
+                self.free.push(i);
+                continue;
             };
             if self
                 .poll
@@ -348,8 +392,16 @@ impl Worker {
 
     /// Closes connections past their timeouts; when stopping, the idle
     /// ones at once, those still sending a head after a short grace, and
-    /// every one after the shutdown timeout.
+    /// every one after the shutdown timeout. Programs that answer
+    /// nothing for the gateway timeout are given up.
     fn sweep(&mut self, stopped_at: Option<Instant>) {
+        for p in &mut self.programs {
+            p.sweep(
+                self.poll.registry(),
+                self.cfg.gateway_timeout,
+                &mut self.ready,
+            );
+        }
         let now = Instant::now();
         let stop_for = stopped_at.map(|t| now.saturating_duration_since(t));
         for i in 0..self.conns.len() {

@@ -15,8 +15,13 @@ pub(crate) enum Status {
     RangeNotSatisfiable,
     HeadersTooLarge,
     ExpectationFailed,
+    LengthRequired,
+    PayloadTooLarge,
     InternalError,
     NotImplemented,
+    BadGateway,
+    ServiceUnavailable,
+    GatewayTimeout,
     VersionNotSupported,
 }
 
@@ -35,6 +40,11 @@ impl Status {
             Status::RangeNotSatisfiable => 416,
             Status::HeadersTooLarge => 431,
             Status::ExpectationFailed => 417,
+            Status::LengthRequired => 411,
+            Status::PayloadTooLarge => 413,
+            Status::BadGateway => 502,
+            Status::ServiceUnavailable => 503,
+            Status::GatewayTimeout => 504,
             Status::InternalError => 500,
             Status::NotImplemented => 501,
             Status::VersionNotSupported => 505,
@@ -55,6 +65,11 @@ impl Status {
             Status::RangeNotSatisfiable => "Range Not Satisfiable",
             Status::HeadersTooLarge => "Request Header Fields Too Large",
             Status::ExpectationFailed => "Expectation Failed",
+            Status::LengthRequired => "Length Required",
+            Status::PayloadTooLarge => "Content Too Large",
+            Status::BadGateway => "Bad Gateway",
+            Status::ServiceUnavailable => "Service Unavailable",
+            Status::GatewayTimeout => "Gateway Timeout",
             Status::InternalError => "Internal Server Error",
             Status::NotImplemented => "Not Implemented",
             Status::VersionNotSupported => "HTTP Version Not Supported",
@@ -70,6 +85,8 @@ impl Status {
                 | Status::UriTooLong
                 | Status::HeadersTooLarge
                 | Status::ExpectationFailed
+                | Status::LengthRequired
+                | Status::PayloadTooLarge
                 | Status::InternalError
                 | Status::NotImplemented
                 | Status::VersionNotSupported

@@ -37,6 +37,20 @@ Options:
                              T (default 60s)
       --max-connections N  open connections per worker at most (default
                              1024); past it new ones are closed at once
+      --cgi PREFIX         run executable files below the URL path PREFIX
+                             (/cgi-bin) as CGI/1.1 programs, a process per
+                             request (repeatable)
+      --fastcgi EXT=ADDR   send requests for files ending in EXT (.php) to
+                             the FastCGI server at ADDR (HOST:PORT, or a
+                             Unix socket's path) (repeatable)
+      --ipc-cgi PREFIX=PROGRAM  send requests below the URL path PREFIX to
+                             PROGRAM, a long-lived program on ferry's ipc
+                             (one per worker, restarted if it dies): its
+                             bodies reach the client without a copy
+      --gateway-timeout T  a program that sends nothing for T gets its
+                             request a 504 (default 60s)
+      --max-body BYTES     refuse request bodies (to programs) longer than
+                             BYTES with 413 (default 1M)
       --help               display this help and exit
       --version            output version information and exit
 
@@ -165,6 +179,94 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     _ => {
                         t.usage_error(format_args!(
                             "invalid number of connections: {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Long("cgi") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                if !v.starts_with('/') {
+                    t.usage_error(format_args!(
+                        "invalid --cgi prefix (a URL path, as /cgi-bin): {}",
+                        common::quote_always(&v)
+                    ));
+                    return 2;
+                }
+                cfg.cgi.push(v);
+            }
+            Long("fastcgi") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                let parsed = v.split_once('=').and_then(|(ext, addr)| {
+                    let ok = ext.starts_with('.') && ext.len() > 1 && !ext.contains('/');
+                    Some((ext, addr.parse::<ferry_serve::GatewayAddr>().ok()?)).filter(|_| ok)
+                });
+                match parsed {
+                    Some((ext, addr)) => cfg.fastcgi.push(ferry_serve::FastCgi {
+                        ext: ext.to_string(),
+                        addr,
+                    }),
+                    None => {
+                        t.usage_error(format_args!(
+                            "invalid --fastcgi (EXT=ADDR, as .php=127.0.0.1:9000): {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Long("ipc-cgi") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match v.split_once('=') {
+                    Some((prefix, program)) if prefix.starts_with('/') && !program.is_empty() => {
+                        cfg.ipc_cgi.push(ferry_serve::IpcCgi {
+                            prefix: prefix.to_string(),
+                            program: program.into(),
+                        })
+                    }
+                    _ => {
+                        t.usage_error(format_args!(
+                            "invalid --ipc-cgi (PREFIX=PROGRAM, as /app=./app): {}",
+                            common::quote_always(&v)
+                        ));
+                        return 2;
+                    }
+                }
+            }
+            Long("gateway-timeout") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                let Some(d) = duration(&v) else {
+                    t.usage_error(format_args!(
+                        "invalid time for --gateway-timeout: {}",
+                        common::quote_always(&v)
+                    ));
+                    return 2;
+                };
+                cfg.gateway_timeout = d;
+            }
+            Long("max-body") => {
+                let v = match value(&mut p) {
+                    Ok(v) => v,
+                    Err(c) => return c,
+                };
+                match crate::size::parse_size(&v) {
+                    Ok(n) => cfg.body_max = n,
+                    _ => {
+                        t.usage_error(format_args!(
+                            "invalid body size: {}",
                             common::quote_always(&v)
                         ));
                         return 2;

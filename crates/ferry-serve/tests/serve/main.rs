@@ -4,6 +4,7 @@
 
 mod abuse;
 mod connections;
+mod gateways;
 mod hardening;
 mod nginx;
 mod static_files;
@@ -85,7 +86,14 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn parse(raw: &[u8]) -> Reply {
+    pub fn parse(mut raw: &[u8]) -> Reply {
+        // Interim responses (100 Continue) before the final one.
+        while raw.starts_with(b"HTTP/1.1 1") {
+            match raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                Some(i) => raw = &raw[i + 4..],
+                None => break,
+            }
+        }
         let end = raw
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
