@@ -14,7 +14,9 @@
 //! - `ferry/transfer.h`: `fy_transfer`, a whole input moved to an output
 //!   by the kernel's copy paths;
 //! - `ferry/sort.h`: the external sort, fixed-size records by a byte key
-//!   and lines by their bytes, from one descriptor to another.
+//!   and lines by their bytes, from one descriptor to another;
+//! - `ferry/cgi.h`: programs behind `ferry serve --ipc-cgi`, whose reply
+//!   bodies go to the client from their own pool, never copied.
 //!
 //! One stream serves all four: only the stream buffers data, so a program
 //! can `fread` ten bytes, `read` five and `fy_salloc` the rest, and see one
@@ -33,6 +35,7 @@ pub mod aio;
 pub mod asi;
 pub mod between;
 pub mod buf;
+pub mod cgi;
 pub mod exchange;
 mod ffi;
 pub mod file;

@@ -21,6 +21,8 @@ mod common;
 
 #[path = "c_abi/bench_programs.rs"]
 mod bench_programs;
+#[path = "c_abi/cgi.rs"]
+mod cgi;
 #[path = "c_abi/ffi_boundary.rs"]
 mod ffi_boundary;
 #[path = "c_abi/install.rs"]

@@ -46,6 +46,7 @@ const SLOTS: usize = 1024;
 /// 4.1) and the body.
 #[derive(Debug)]
 pub struct Request {
+    /// Each value is kept with a NUL after it (for C, `var_c`).
     vars: Vec<(String, Vec<u8>)>,
     body: Aggregate,
 }
@@ -63,12 +64,26 @@ impl Request {
         self.vars
             .iter()
             .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_slice())
+            .map(|(_, v)| &v[..v.len() - 1])
+    }
+
+    /// [`var`](Self::var) as a C string (`None` also for a value with a
+    /// NUL in it, which no request carries).
+    ///
+    /// ```
+    /// let r = ferry_serve::cgi::Request::new(vec![("A".into(), b"x".to_vec())], b"");
+    /// assert_eq!(r.var_c("A").unwrap().to_bytes(), b"x");
+    /// ```
+    pub fn var_c(&self, name: &str) -> Option<&std::ffi::CStr> {
+        let (_, v) = self.vars.iter().find(|(k, _)| k == name)?;
+        std::ffi::CStr::from_bytes_with_nul(v).ok()
     }
 
     /// Every meta-variable, in the order given.
     pub fn vars(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.vars.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+        self.vars
+            .iter()
+            .map(|(k, v)| (k.as_str(), &v[..v.len() - 1]))
     }
 
     /// The request's body (empty for most methods), by reference to the
@@ -80,7 +95,13 @@ impl Request {
     /// A request made here (for a program's own tests).
     pub fn new(vars: Vec<(String, Vec<u8>)>, body: &[u8]) -> Request {
         Request {
-            vars,
+            vars: vars
+                .into_iter()
+                .map(|(k, mut v)| {
+                    v.push(0);
+                    (k, v)
+                })
+                .collect(),
             body: Aggregate::from(Buf::from(body.to_vec())),
         }
     }
@@ -287,7 +308,9 @@ fn decode_request(mut msg: Aggregate) -> io::Result<Request> {
         let kl = u32_of(take(4, &msg)?);
         let k = String::from_utf8(take(kl, &msg)?).map_err(|_| bad())?;
         let vl = u32_of(take(4, &msg)?);
-        vars.push((k, take(vl, &msg)?));
+        let mut v = take(vl, &msg)?;
+        v.push(0);
+        vars.push((k, v));
     }
     let b = take(8, &msg)?;
     let len = u64::from_le_bytes(b.try_into().map_err(|_| bad())?);

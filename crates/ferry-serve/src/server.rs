@@ -323,7 +323,7 @@ impl Worker {
             }
             if stopping && self.conns.iter().all(Option::is_none) {
                 for p in &mut self.programs {
-                    p.stop(self.poll.registry());
+                    p.close(self.poll.registry());
                 }
                 return;
             }

@@ -241,6 +241,25 @@ impl Program {
         self.stop(registry);
     }
 
+    /// Ends the program in order, as the server stops: its requests'
+    /// channel closed (its `serve` returns), a second to exit, then
+    /// killed.
+    pub(crate) fn close(&mut self, registry: &Registry) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.close();
+        }
+        if let Some(c) = &mut self.child {
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < deadline {
+                if !matches!(c.try_wait(), Ok(None)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.stop(registry);
+    }
+
     /// Kills and reaps the program, closes its channels.
     pub(crate) fn stop(&mut self, registry: &Registry) {
         if let Some(w) = &self.watched {
