@@ -22,6 +22,18 @@ pub fn ferry(quiet: bool) -> Result<String, String> {
 /// The directory of this executable, once `file` of `package` is there
 /// (built first where cargo can: see the module doc).
 pub fn built(package: &str, file: &str, quiet: bool) -> Result<PathBuf, String> {
+    build(package, &[], file, quiet)
+}
+
+/// The path of example `name` of `package`, built first as [`built`]
+/// builds a package.
+pub fn example(package: &str, name: &str, quiet: bool) -> Result<PathBuf, String> {
+    let file = format!("examples/{name}");
+    let dir = build(package, &["--example", name], &file, quiet)?;
+    Ok(dir.join(file))
+}
+
+fn build(package: &str, extra: &[&str], file: &str, quiet: bool) -> Result<PathBuf, String> {
     let me = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
     let here = me
         .parent()
@@ -41,7 +53,9 @@ pub fn built(package: &str, file: &str, quiet: bool) -> Result<PathBuf, String> 
             eprintln!("  building {package} ({profile}) …");
         }
         let mut c = Command::new(&cargo);
-        c.args(["build", "-q", "-p", package, "--manifest-path"])
+        c.args(["build", "-q", "-p", package])
+            .args(extra)
+            .arg("--manifest-path")
             .arg(root.join("Cargo.toml"))
             .arg("--target-dir")
             .arg(target_dir);
@@ -61,8 +75,9 @@ pub fn built(package: &str, file: &str, quiet: bool) -> Result<PathBuf, String> 
     } else {
         let release = if profile == "debug" { "" } else { "--release " };
         Err(format!(
-            "no {file} next to {} (build it with `cargo build {release}-p {package}`)",
-            me.display()
+            "no {file} next to {} (build it with `cargo build {release}-p {package} {}`)",
+            me.display(),
+            extra.join(" ")
         ))
     }
 }

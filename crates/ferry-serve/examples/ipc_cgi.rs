@@ -1,8 +1,9 @@
 //! A program for `ferry serve --ipc-cgi /app=PATH-TO-THIS`: the pages
 //! below `/app`, answered over ferry's ipc.
 //!
-//! * `/app/bytes/N` — N bytes (`a` to `z` over and over), built once into
-//!   the program's pool and sent by reference every time after;
+//! * `/app/bytes/N` — N bytes (`a` to `z` over and over), built into the
+//!   program's pool; up to 16 bodies of at most 4 MiB are kept and sent by
+//!   reference every time after;
 //! * `/app/echo` — the meta-variables and the request body;
 //! * `/app/status/N` — an empty response of status N;
 //! * `/app/exit` — the program exits (its requests get 502s);
@@ -43,7 +44,10 @@ fn main() -> io::Result<()> {
                     body.append_buf(slot.freeze(take));
                     at += take;
                 }
-                kept.insert(n, body.clone());
+                // Kept within bounds: the pool must keep room for others.
+                if n <= 4 << 20 && kept.len() < 16 {
+                    kept.insert(n, body.clone());
+                }
                 reply.append(body);
                 Ok(())
             }

@@ -199,18 +199,21 @@ impl Conn {
         }
         if let Some(p) = self.out.front() {
             if p.awaited.is_some() {
-                // The program's runner answers within the gateway timeout
-                // (a 504 at worst); this bounds a runner that waits for a
-                // helper thread besides.
-                return since(p.since) >= cfg.gateway_timeout * 3;
+                // The program's runner answers (a 503 or 504 at worst)
+                // within one timeout of waiting for a helper and the
+                // exchange's deadline; this only backs that up.
+                let bound = cfg.gateway_timeout * (gateway::classic::TOTAL_TIMEOUTS + 2);
+                return since(p.since) >= bound;
             }
         }
         if self.sending() {
             return since(self.last_activity) >= cfg.send_timeout;
         }
         if self.collecting.is_some() {
-            // Between a body's bytes, as nginx's `client_body_timeout`.
-            return since(self.last_activity) >= cfg.header_timeout;
+            // Between a body's bytes, as nginx's `client_body_timeout`,
+            // and four of those for the whole body.
+            return since(self.last_activity) >= cfg.header_timeout
+                || since(self.discard_since) >= cfg.header_timeout * 4;
         }
         if self.discard > 0 {
             return since(self.last_activity) >= cfg.header_timeout
@@ -324,7 +327,13 @@ impl Conn {
             if self.closing || self.inbuf.is_empty() {
                 return;
             }
-            if self.out.len() >= MAX_QUEUED || self.queued_mem() > QUEUED_MEM_MAX {
+            // A program's response is counted only once it comes, so one
+            // at a time per connection (its output is bounded by the
+            // gateway's limit) keeps what a client can queue bounded.
+            if self.out.len() >= MAX_QUEUED
+                || self.queued_mem() > QUEUED_MEM_MAX
+                || self.out.iter().any(|p| p.awaited.is_some())
+            {
                 self.held = true;
                 return;
             }

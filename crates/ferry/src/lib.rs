@@ -172,6 +172,8 @@ pub mod ipc;
 #[cfg(all(test, loom))]
 mod loom_models;
 pub mod pool;
+#[cfg(not(miri))]
+pub mod process;
 pub mod sort;
 pub mod stream;
 mod sync;

@@ -31,7 +31,7 @@ const SECONDS: f64 = 4.0;
 /// wrk's connections.
 const CONNECTIONS: usize = 32;
 
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -40,9 +40,9 @@ impl Drop for Scratch {
 }
 
 /// A server process, killed when dropped.
-struct Running {
-    child: Child,
-    addr: SocketAddr,
+pub(super) struct Running {
+    pub(super) child: Child,
+    pub(super) addr: SocketAddr,
 }
 
 impl Drop for Running {
@@ -65,18 +65,22 @@ impl Drop for Running {
 
 /// One server: its name, the program it needs, where that comes from,
 /// and how to start it on `port` over `docs` (scratch files in `dir`).
-struct Server {
-    name: &'static str,
-    program: &'static str,
-    package: Option<&'static str>,
-    start: fn(&Ctx, &str, u16) -> Result<Command, String>,
+pub(super) struct Server {
+    pub(super) name: &'static str,
+    pub(super) program: &'static str,
+    pub(super) package: Option<&'static str>,
+    pub(super) start: fn(&Ctx, &str, u16) -> Result<Command, String>,
 }
 
-struct Ctx {
-    ferry: String,
-    docs: PathBuf,
-    dir: PathBuf,
-    root: bool,
+pub(super) struct Ctx {
+    pub(super) ferry: String,
+    pub(super) docs: PathBuf,
+    pub(super) dir: PathBuf,
+    pub(super) root: bool,
+    /// The programs behind the servers (the CGI case): the ipc program,
+    /// and php-fpm's socket.
+    pub(super) ipc_program: Option<PathBuf>,
+    pub(super) fpm_sock: Option<PathBuf>,
 }
 
 fn servers() -> Vec<Server> {
@@ -185,7 +189,7 @@ fn servers() -> Vec<Server> {
 }
 
 /// `name` on the PATH, or in /usr/sbin (not on every user's PATH).
-fn program(name: &str) -> Option<String> {
+pub(super) fn program(name: &str) -> Option<String> {
     super::super::asf::which(&[name]).or_else(|| {
         let p = format!("/usr/sbin/{name}");
         Path::new(&p).is_file().then_some(p)
@@ -193,13 +197,13 @@ fn program(name: &str) -> Option<String> {
 }
 
 /// A port no one listens on now.
-fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, String> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("binding a port: {e}"))?;
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
 /// Starts `s` on CPU 0 and waits until it accepts connections.
-fn launch(s: &Server, bin: &str, ctx: &Ctx) -> Result<Running, String> {
+pub(super) fn launch(s: &Server, bin: &str, ctx: &Ctx) -> Result<Running, String> {
     let port = free_port()?;
     let cmd = (s.start)(ctx, bin, port)?;
     let mut pinned = Command::new("taskset");
@@ -232,12 +236,13 @@ fn launch(s: &Server, bin: &str, ctx: &Ctx) -> Result<Running, String> {
 }
 
 /// Asks `r` for `path` once; Err unless it answers 200 with `want`.
-fn check(name: &str, r: &Running, path: &str, want: &[u8]) -> Result<(), String> {
+pub(super) fn check(name: &str, r: &Running, path: &str, want: &[u8]) -> Result<(), String> {
     let mut c = TcpStream::connect(r.addr).map_err(|e| format!("{name}: {e}"))?;
     c.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
     c.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n").as_bytes(),
+        // HTTP/1.0: the body comes as it is, never chunked.
+        format!("GET {path} HTTP/1.0\r\nHost: bench\r\n\r\n").as_bytes(),
     )
     .map_err(|e| format!("{name}: {e}"))?;
     let mut got = Vec::new();
@@ -265,7 +270,7 @@ fn check(name: &str, r: &Running, path: &str, want: &[u8]) -> Result<(), String>
 
 /// One wrk run against `url` for `secs` (whole seconds, at least one):
 /// requests per second.
-fn wrk(url: &str, secs: f64) -> Result<f64, String> {
+pub(super) fn wrk(url: &str, secs: f64) -> Result<f64, String> {
     let o = Command::new("taskset")
         .args(["-c", "1", "wrk", "-t1"])
         .arg(format!("-c{CONNECTIONS}"))
@@ -295,7 +300,7 @@ fn wrk(url: &str, secs: f64) -> Result<f64, String> {
         .ok_or_else(|| format!("wrk {url}: no request rate in {out:?}"))
 }
 
-fn human(n: usize) -> String {
+pub(super) fn human(n: usize) -> String {
     if n >= 1 << 20 {
         format!("{} MiB", n >> 20)
     } else {
@@ -359,6 +364,8 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         docs: docs.clone(),
         dir: dir.0.clone(),
         root: rustix::process::geteuid().is_root(),
+        ipc_program: None,
+        fpm_sock: None,
     };
     // Every server that is there, started and checked on every file.
     let mut up: Vec<(&'static str, Running)> = Vec::new();

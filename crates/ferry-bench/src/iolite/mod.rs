@@ -17,6 +17,7 @@ mod cache_fill;
 mod cache_traces;
 mod checksums;
 mod http;
+mod http_cgi;
 mod iceoryx;
 mod ipc;
 mod pipeline;
@@ -29,7 +30,7 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline, http.
+    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline, http, cgi.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -76,6 +77,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "http",
         "HTTP: ferry serve beside nginx, lighttpd, h2o and static-web-server, by file size (wrk)",
         http::run,
+    ),
+    (
+        "cgi",
+        "CGI: ferry's ipc programs beside CGI/1.1, php-fpm behind ferry and nginx, and static files (wrk)",
+        http_cgi::run,
     ),
 ];
 

@@ -6,59 +6,92 @@
 
 use super::{Job, OUTPUT_MAX};
 use crate::status::Status;
+use ferry::process::{Child, Spawn};
 use ferry::{Aggregate, BufMut};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 
 /// Bytes read from a program per buffer.
 pub(crate) const CHUNK: usize = 64 << 10;
 
+/// A program must be done within this many gateway timeouts of its start
+/// (and send something within each): one that trickles its output does
+/// not hold a helper for ever.
+pub(crate) const TOTAL_TIMEOUTS: u32 = 4;
+
+/// How long a program that closed its output is given to exit before its
+/// output is answered with anyway (and the program left to the reaper).
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+
+/// A pipe, both ends close-on-exec (the child gets its end by `dup2`).
+fn pipe() -> Result<(OwnedFd, OwnedFd), Status> {
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|_| Status::ServiceUnavailable)
+}
+
 /// Runs `job`'s program; its whole output, or the status that answers
 /// for it: 502 if it cannot start, dies by a signal or writes too much,
 /// 504 if it sends nothing for `timeout`.
+///
+/// Started by `posix_spawn`, not `fork`: a fork of this process would
+/// copy every ipc pool it maps into the child (ferry's fork handlers),
+/// tens of milliseconds for a child that execs at once.
 pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
     let Some(file) = &job.route.script_file else {
         return Err(Status::InternalError);
     };
-    let mut cmd = Command::new(file);
-    cmd.env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .stdin(if job.body.is_empty() {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+    let mut cmd = Spawn::new(file);
+    cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin")
         // Its own group: a timeout ends whatever it started too.
-        .process_group(0);
+        .new_process_group();
     for (k, v) in &job.env {
         cmd.env(k, std::ffi::OsStr::from_bytes(v));
     }
     if let Some(dir) = file.parent() {
         cmd.current_dir(dir);
     }
+    let (out_r, out_w) = pipe()?;
+    cmd.stdout(out_w);
+    let stdin = if job.body.is_empty() {
+        let null = rustix::fs::open(
+            "/dev/null",
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|_| Status::ServiceUnavailable)?;
+        cmd.stdin(null);
+        None
+    } else {
+        let (in_r, in_w) = pipe()?;
+        cmd.stdin(in_r);
+        Some(in_w)
+    };
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ferry serve: {}: {e}", file.display());
+            eprintln!("ferry serve: {e}");
             return Err(Status::BadGateway);
         }
     };
-    let out = exchange(&mut child, &job.body, timeout);
-    match out {
-        Ok(output) => match wait(&mut child, timeout) {
+    // The child's ends went with it: the body's end is seen when it ends.
+    drop(cmd);
+    let deadline = Instant::now() + timeout * TOTAL_TIMEOUTS;
+    match exchange(stdin, out_r, &job.body, timeout, deadline) {
+        Ok(output) => match wait(&mut child, EXIT_GRACE) {
             Some(st) if st.signal().is_some() => {
                 eprintln!("ferry serve: {}: {st}", file.display());
+                // Whatever it left running goes with it.
+                let _ = child.kill_group();
                 Err(Status::BadGateway)
             }
             Some(_) => Ok(output),
             None => {
-                kill(&mut child);
-                Err(Status::GatewayTimeout)
+                // Its output is whole (it closed it); it is reaped later,
+                // and killed with its group at the deadline.
+                reaper::adopt(child, deadline);
+                Ok(output)
             }
         },
         Err(st) => {
@@ -69,12 +102,14 @@ pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
 }
 
 /// Writes `body` to the program and reads its output to the end.
-fn exchange(child: &mut Child, body: &[u8], timeout: Duration) -> Result<Aggregate, Status> {
+fn exchange(
+    mut stdin: Option<OwnedFd>,
+    stdout: OwnedFd,
+    body: &[u8],
+    timeout: Duration,
+    deadline: Instant,
+) -> Result<Aggregate, Status> {
     use rustix::event::{poll, PollFd, PollFlags};
-    let mut stdin = child.stdin.take();
-    let Some(stdout) = child.stdout.take() else {
-        return Err(Status::InternalError);
-    };
     for fd in stdin.iter().map(|s| s.as_fd()).chain([stdout.as_fd()]) {
         let flags = rustix::fs::fcntl_getfl(fd).map_err(|_| Status::InternalError)?;
         rustix::fs::fcntl_setfl(fd, flags | rustix::fs::OFlags::NONBLOCK)
@@ -89,7 +124,9 @@ fn exchange(child: &mut Child, body: &[u8], timeout: Duration) -> Result<Aggrega
             // The whole body went: the program sees its end.
             stdin = None;
         }
-        let left = timeout.saturating_sub(last.elapsed());
+        let left = timeout
+            .saturating_sub(last.elapsed())
+            .min(deadline.saturating_duration_since(Instant::now()));
         if left.is_zero() {
             return Err(Status::GatewayTimeout);
         }
@@ -175,9 +212,48 @@ fn wait(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus
 
 /// Ends the program's group and reaps the program.
 fn kill(child: &mut Child) {
-    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
+    let _ = child.kill_group();
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Programs that closed their output but had not exited: reaped by one
+/// thread as they end, and killed with their group at their deadline.
+mod reaper {
+    use ferry::process::Child;
+    use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
+
+    static ADOPTED: OnceLock<Mutex<Vec<(Child, Instant)>>> = OnceLock::new();
+
+    pub(super) fn adopt(child: Child, deadline: Instant) {
+        let mut started = false;
+        let list = ADOPTED.get_or_init(|| {
+            started = true;
+            Mutex::new(Vec::new())
+        });
+        list.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((child, deadline));
+        if started {
+            let _ = std::thread::Builder::new()
+                .name("ferry-serve-reaper".into())
+                .spawn(|| loop {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let Some(list) = ADOPTED.get() else { return };
+                    let mut l = list.lock().unwrap_or_else(|p| p.into_inner());
+                    let now = Instant::now();
+                    l.retain_mut(|(c, deadline)| {
+                        if !matches!(c.try_wait(), Ok(None)) {
+                            return false;
+                        }
+                        if now >= *deadline {
+                            super::kill(c);
+                            return false;
+                        }
+                        true
+                    });
+                });
+        }
+    }
 }

@@ -30,6 +30,12 @@ pub(crate) fn build(
     use std::os::unix::ffi::OsStrExt;
     let mut env: Vec<(String, Vec<u8>)> = Vec::with_capacity(32);
     let mut set = |k: &str, v: &[u8]| env.push((k.to_string(), v.to_vec()));
+    // Empty lines before the request line are allowed (RFC 9112, 2.2).
+    let start = head
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(head.len());
+    let head = &head[start..];
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let method = head[..line_end]
         .split(|&b| b == b' ')
@@ -195,6 +201,25 @@ mod tests {
         assert_eq!(var(&env, "HTTP_PROXY"), None);
         assert_eq!(var(&env, "HTTP_X_UNDER"), None);
         assert_eq!(var(&env, "HTTP_CONTENT_LENGTH"), None);
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_change_nothing() {
+        let route = Route {
+            kind: Kind::Classic,
+            script_name: b"/s".to_vec(),
+            path_info: Vec::new(),
+            script_file: None,
+        };
+        let ends = Ends {
+            peer: None,
+            local: None,
+        };
+        let head = b"\r\n\r\nPOST /s HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\n\r\n";
+        let env = build(head, "/s", 1, &route, Path::new("/"), ends, 0);
+        assert_eq!(var(&env, "REQUEST_METHOD"), Some(&b"POST"[..]));
+        assert_eq!(var(&env, "CONTENT_TYPE"), Some(&b"a/b"[..]));
+        assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
     }
 
     #[test]

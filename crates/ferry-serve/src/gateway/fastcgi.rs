@@ -91,13 +91,28 @@ impl Conn {
                 Conn::Tcp(s)
             }
             GatewayAddr::Unix(p) => {
-                let s = std::os::unix::net::UnixStream::connect(p)?;
+                // Not std's connect, which waits without end on a server
+                // whose queue of connections is full.
+                use socket2::{Domain, SockAddr, Socket, Type};
+                let s = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+                s.connect_timeout(&SockAddr::unix(p)?, timeout)?;
+                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(s));
                 s.set_read_timeout(Some(timeout))?;
                 s.set_write_timeout(Some(timeout))?;
                 Conn::Unix(s)
             }
         };
         Ok(c)
+    }
+}
+
+impl Conn {
+    fn set_read_timeout(&self, t: Duration) {
+        let t = Some(t.max(Duration::from_millis(1)));
+        let _ = match self {
+            Conn::Tcp(s) => s.set_read_timeout(t),
+            Conn::Unix(s) => s.set_read_timeout(t),
+        };
     }
 }
 
@@ -139,6 +154,7 @@ pub(crate) fn run(job: &Job, addr: &GatewayAddr, timeout: Duration) -> Result<Ag
             Status::BadGateway
         }
     };
+    let deadline = std::time::Instant::now() + timeout * super::classic::TOTAL_TIMEOUTS;
     let mut conn = Conn::open(addr, timeout).map_err(|e| failed("connect", e))?;
     conn.write_all(&encode(job))
         .map_err(|e| failed("send", e))?;
@@ -146,6 +162,17 @@ pub(crate) fn run(job: &Job, addr: &GatewayAddr, timeout: Duration) -> Result<Ag
     let mut output = Aggregate::new();
     let mut chunk = new_chunk()?;
     loop {
+        // Each read waits at most the timeout, and the whole exchange at
+        // most its deadline.
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            eprintln!(
+                "ferry serve: FastCGI {addr:?}: no whole response in {:?}",
+                timeout * super::classic::TOTAL_TIMEOUTS
+            );
+            return Err(Status::GatewayTimeout);
+        }
+        conn.set_read_timeout(left.min(timeout));
         let n = match conn.read(chunk.spare_capacity_mut()) {
             Ok(0) => {
                 eprintln!(
@@ -279,10 +306,24 @@ impl Records {
         Ok(false)
     }
 
-    /// The STDOUT bytes of `chunk` (now frozen) join `out`, by reference.
+    /// The STDOUT bytes of `chunk` (now frozen) join `out`: by reference
+    /// when they fill most of it; copied out when they are few (records
+    /// of a byte or two among padding and STDERR), so that a response
+    /// never pins much more memory than its own length.
     fn settle(&mut self, chunk: &Buf, out: &mut Aggregate) {
+        let useful: usize = self.ranges.iter().map(|(a, b)| b - a).sum();
+        if useful * 2 >= chunk.len() {
+            for (a, b) in self.ranges.drain(..) {
+                out.append_buf(chunk.slice(a..b));
+            }
+            return;
+        }
+        let mut copy = Vec::with_capacity(useful);
         for (a, b) in self.ranges.drain(..) {
-            out.append_buf(chunk.slice(a..b));
+            copy.extend_from_slice(&chunk[a..b]);
+        }
+        if !copy.is_empty() {
+            out.append_buf(Buf::from(copy));
         }
     }
 }
@@ -375,6 +416,30 @@ mod tests {
             );
             assert_eq!(r.errors, b"a warning");
         }
+    }
+
+    #[test]
+    fn sparse_output_is_copied_out_not_pinned_with_its_chunk() {
+        // One byte of STDOUT among a chunk of STDERR and padding.
+        let mut wire = Vec::new();
+        header(&mut wire, STDOUT, 1);
+        wire.extend_from_slice(b"x");
+        wire.resize(wire.len() + 7, 0);
+        let err = vec![b'e'; 8000];
+        header(&mut wire, STDERR, err.len());
+        wire.extend_from_slice(&err);
+        let chunk = Buf::from(wire.clone());
+        let mut r = Records::default();
+        assert!(!r.scan(&wire, 0).unwrap());
+        let mut out = Aggregate::new();
+        r.settle(&chunk, &mut out);
+        assert_eq!(out.copy_to_vec(), b"x");
+        let b = out.bufs().next().unwrap();
+        let inside = chunk.as_ptr() as usize..chunk.as_ptr() as usize + chunk.len();
+        assert!(
+            !inside.contains(&(b.as_ptr() as usize)),
+            "the chunk is pinned"
+        );
     }
 
     #[test]

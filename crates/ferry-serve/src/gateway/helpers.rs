@@ -22,7 +22,12 @@ type Task = Box<dyn FnOnce() + Send>;
 struct State {
     tasks: VecDeque<Task>,
     threads: usize,
+    /// Threads waiting for a task.
     idle: usize,
+    /// Of those, how many were woken for a task and have not taken it
+    /// yet (so that a burst of tasks does not count one idle thread for
+    /// each of them).
+    woken: usize,
 }
 
 /// The server's helper threads.
@@ -38,7 +43,8 @@ impl Helpers {
             return false;
         }
         st.tasks.push_back(Box::new(task));
-        if st.idle >= st.tasks.len() {
+        if st.idle > st.woken {
+            st.woken += 1;
             cv.notify_one();
             return true;
         }
@@ -75,6 +81,7 @@ impl Helpers {
                 .unwrap_or_else(|p| p.into_inner());
             st = next;
             st.idle -= 1;
+            st.woken = st.woken.saturating_sub(1);
             if waited.timed_out() && st.tasks.is_empty() {
                 st.threads -= 1;
                 return;
@@ -105,12 +112,28 @@ mod tests {
                 tx.send(i).unwrap();
             }));
         }
-        assert!(h.0 .0.lock().unwrap().threads <= MAX_THREADS);
+        assert_eq!(h.0 .0.lock().unwrap().threads, MAX_THREADS);
         *gate.0.lock().unwrap() = true;
         gate.1.notify_all();
         let mut got: Vec<usize> = (0..MAX_THREADS + 10).map(|_| rx.recv().unwrap()).collect();
         got.sort_unstable();
         assert_eq!(got, (0..MAX_THREADS + 10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tasks_one_after_another_reuse_one_thread() {
+        let h = Helpers::default();
+        for i in 0..20 {
+            let (tx, rx) = mpsc::channel();
+            assert!(h.run(move || tx.send(i).unwrap()));
+            assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), i);
+            // Let the thread go back to waiting.
+            let t = std::time::Instant::now();
+            while h.0 .0.lock().unwrap().idle == 0 && t.elapsed() < Duration::from_secs(5) {
+                std::thread::yield_now();
+            }
+        }
+        assert_eq!(h.0 .0.lock().unwrap().threads, 1);
     }
 
     #[test]

@@ -17,13 +17,18 @@ use crate::config::IpcCgi;
 use crate::response::{self, Response};
 use crate::status::Status;
 use ferry::ipc::{Receiver, Sender, SenderConfig, Socket};
+use ferry::process::{Child, Spawn};
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The requests' pool: slots of 64 KiB. A request (its variables and
+/// body) must fit in it whole: a larger one is refused with 413.
+const REQUEST_SLOTS: usize = 64;
+const REQUEST_POOL: usize = REQUEST_SLOTS * (64 << 10);
 
 /// A program is started again at most this often.
 const RESTART_EVERY: Duration = Duration::from_secs(1);
@@ -74,21 +79,19 @@ impl Program {
         self.started = Some(Instant::now());
         let (req_here, req_there) = ferry::ipc::pair()?;
         let (rep_here, rep_there) = ferry::ipc::pair()?;
-        let child = Command::new(&self.spec.program)
-            .stdin(Stdio::from(OwnedFd::from(req_there)))
-            .stdout(Stdio::from(OwnedFd::from(rep_there)))
-            .stderr(Stdio::inherit())
+        // Spawned, not forked: see `classic::run`.
+        let child = Spawn::new(&self.spec.program)
+            .inherit_env()
             .env("FERRY_CGI", "1")
-            .spawn()
-            .map_err(|e| {
-                io::Error::new(e.kind(), format!("{}: {e}", self.spec.program.display()))
-            })?;
+            .stdin(OwnedFd::from(req_there))
+            .stdout(OwnedFd::from(rep_there))
+            .spawn()?;
         self.child = Some(child);
         let tx = Sender::new(
             req_here,
             SenderConfig {
                 slot_size: 64 << 10,
-                slots: 64,
+                slots: REQUEST_SLOTS,
                 // A program that reads no request is one that hangs: its
                 // requests end by the gateway timeout, not by a wait here.
                 timeout: Some(Duration::ZERO),
@@ -124,10 +127,18 @@ impl Program {
             return Err(Status::BadGateway);
         };
         let msg = crate::cgi::encode_request(&job.env, &job.body);
+        if msg.len() > REQUEST_POOL {
+            // More than the channel's pool holds, ever.
+            return Err(Status::PayloadTooLarge);
+        }
         match tx.send_bytes(&msg) {
             Ok(()) => {}
             // No slot or no room: the program is that far behind.
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                return Err(Status::ServiceUnavailable)
+            }
+            // This message only (nothing of it was sent).
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
                 return Err(Status::ServiceUnavailable)
             }
             Err(e) => {

@@ -87,31 +87,24 @@ pub(crate) fn route(site: &Site, cfg: &Config, t: &Target) -> Option<Result<Rout
     }
     for c in &cfg.cgi {
         let pre = prefix_parts(c);
-        if parts.len() > pre.len() && parts.starts_with(&pre) {
-            return Some(find_script(
-                site,
-                &parts,
-                pre.len(),
-                t.slash,
-                |_| true,
-                Kind::Classic,
-            ));
+        if parts.starts_with(&pre) {
+            if parts.len() == pre.len() {
+                // The directory of programs itself: never listed.
+                return Some(Err(Status::Forbidden));
+            }
+            // A directory below it (or a FIFO): nothing to run, nothing
+            // listed.
+            let found = find_script(site, &parts, pre.len(), t.slash, |_| true, Kind::Classic);
+            return Some(found.and_then(|r| r.ok_or(Status::Forbidden)));
         }
     }
     for (i, f) in cfg.fastcgi.iter().enumerate() {
         let ext = f.ext.as_bytes();
-        if let Some(k) = parts
-            .iter()
-            .position(|p| p.len() > ext.len() && p.ends_with(ext))
-        {
-            return Some(find_script(
-                site,
-                &parts,
-                k,
-                t.slash,
-                |p| p.ends_with(ext),
-                Kind::FastCgi(i),
-            ));
+        let fits = |p: &[u8]| p.len() > ext.len() && p.ends_with(ext);
+        if let Some(k) = parts.iter().position(|p| fits(p)) {
+            // A directory whose name ends so is walked through: a file
+            // below it that is no script is served as files are.
+            return find_script(site, &parts, k, t.slash, fits, Kind::FastCgi(i)).transpose();
         }
     }
     None
@@ -144,7 +137,8 @@ fn join_tail(parts: &[&[u8]], slash: bool) -> Vec<u8> {
 
 /// The first regular file among `parts[..=k]`, `parts[..=k+1]`, … whose
 /// last part `fits`: the script (it must be executable for a CGI
-/// program); what follows it is the path info.
+/// program); what follows it is the path info. `Ok(None)`: the walk
+/// met something else than a directory first, or no file at all.
 fn find_script(
     site: &Site,
     parts: &[&[u8]],
@@ -152,7 +146,7 @@ fn find_script(
     slash: bool,
     fits: impl Fn(&[u8]) -> bool,
     kind: Kind,
-) -> Result<Route, Status> {
+) -> Result<Option<Route>, Status> {
     use rustix::fs::{FileType, OFlags};
     for k in from..parts.len() {
         let rel: PathBuf = parts[..=k]
@@ -170,18 +164,17 @@ fn find_script(
                 if kind == Kind::Classic && st.st_mode & 0o111 == 0 {
                     return Err(Status::Forbidden);
                 }
-                return Ok(Route {
+                return Ok(Some(Route {
                     kind,
                     script_name: join(&parts[..=k]),
                     path_info: join_tail(&parts[k + 1..], slash),
                     script_file: Some(site.root_path.join(&rel)),
-                });
+                }));
             }
-            _ => return Err(Status::NotFound),
+            _ => return Ok(None),
         }
     }
-    // A directory below a CGI prefix: nothing to run, nothing listed.
-    Err(Status::Forbidden)
+    Ok(None)
 }
 
 /// A request for a program, its body read.
@@ -207,6 +200,11 @@ impl Awaited {
 
     pub(crate) fn fill(&self, r: Response) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+    }
+
+    /// Whether nobody waits for it any more (its connection closed).
+    pub(crate) fn abandoned(&self) -> bool {
+        Arc::strong_count(&self.0) == 1
     }
 
     /// The response, once it came.
@@ -297,7 +295,24 @@ impl Dispatch<'_> {
                 };
                 let (slot, notify) = (awaited.clone(), self.notify.clone());
                 let (head_only, minor, close) = (job.head_only, job.minor, job.close);
+                let queued = std::time::Instant::now();
                 let taken = self.helpers.run(move || {
+                    if slot.abandoned() {
+                        // Its client went away while it waited for a
+                        // helper: nothing is run for nobody.
+                        return;
+                    }
+                    if queued.elapsed() >= timeout {
+                        // Every helper was busy for a whole timeout.
+                        slot.fill(crate::response::error(
+                            Status::ServiceUnavailable,
+                            minor,
+                            head_only,
+                            close,
+                        ));
+                        notify.ready(conn);
+                        return;
+                    }
                     let out = match &addr {
                         Some(a) => fastcgi::run(&job, a, timeout),
                         None => classic::run(&job, timeout),

@@ -18,6 +18,8 @@ pub(crate) mod pages;
 #[cfg(not(miri))]
 pub(crate) mod sigbus;
 pub(crate) mod sigguard;
+#[cfg(not(miri))]
+pub(crate) mod spawn;
 pub(crate) mod transfer;
 pub(crate) mod uring;
 pub(crate) mod vectored;

@@ -54,6 +54,16 @@ fn site(timeout: Duration) -> Site {
             script(d, "quiet.cgi", "exit 0\n");
             script(
                 d,
+                "trickle.cgi",
+                "printf 'Content-Type: text/plain\\n\\n'\nwhile :; do printf x; sleep 0.2; done\n",
+            );
+            script(
+                d,
+                "closeout.cgi",
+                "printf 'Content-Type: text/plain\\n\\nsaid'\nexec >&-\nsleep 30\n",
+            );
+            script(
+                d,
                 "sub/deep.cgi",
                 "printf 'Content-Type: text/plain\\n\\ndeep'\n",
             );
@@ -62,6 +72,7 @@ fn site(timeout: Duration) -> Site {
         },
         |c| {
             c.cgi = vec!["/cgi-bin".into()];
+            c.list = true;
             c.gateway_timeout = timeout;
             c.body_max = 4 << 20;
         },
@@ -247,4 +258,39 @@ fn pipelined_requests_to_scripts_and_files_are_answered_in_order() {
             _ => assert_eq!((status, body), (418, b"teapot".to_vec())),
         }
     }
+}
+
+#[test]
+fn a_script_that_trickles_for_ever_is_cut_off_with_a_504() {
+    let s = site(Duration::from_secs(1));
+    let start = Instant::now();
+    // It sends a byte every 0.2 s: never silent for the timeout, but the
+    // whole exchange has a deadline of four timeouts.
+    assert_eq!(s.curl("/cgi-bin/trickle.cgi", &[]).status, 504);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(s.curl("/cgi-bin/status.cgi", &[]).status, 418);
+}
+
+#[test]
+fn a_script_that_closes_its_output_is_answered_at_once() {
+    let s = site(Duration::from_secs(20));
+    let start = Instant::now();
+    let r = s.curl("/cgi-bin/closeout.cgi", &[]);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"said"[..]));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn the_directory_of_programs_is_never_listed() {
+    let s = site(Duration::from_secs(20));
+    assert_eq!(s.curl("/cgi-bin/", &[]).status, 403);
+    assert_eq!(s.curl("/cgi-bin", &[]).status, 403);
 }

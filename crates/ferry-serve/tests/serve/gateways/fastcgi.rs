@@ -53,6 +53,16 @@ impl PhpFpm {
 
 impl Drop for PhpFpm {
     fn drop(&mut self) {
+        // SIGTERM: the master ends its workers (SIGKILL would orphan them).
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -85,6 +95,8 @@ fn site(sock: &Path) -> Site {
             .unwrap();
             std::fs::write(d.join("fatal.php"), "<?php\nundefined_function();\n").unwrap();
             std::fs::write(d.join("plain.txt"), "text").unwrap();
+            std::fs::create_dir(d.join("lib.php")).unwrap();
+            std::fs::write(d.join("lib.php/readme.txt"), "below a directory named .php").unwrap();
         },
         |c| {
             c.fastcgi = vec![ferry_serve::FastCgi {
@@ -138,6 +150,51 @@ fn php_fpm_answers_through_the_server() {
     assert_eq!(s.curl("/fatal.php", &[]).status, 500);
     assert_eq!(s.curl("/missing.php", &[]).status, 404);
     assert_eq!(s.curl("/plain.txt", &[]).body, b"text");
+    // A directory whose name ends in .php holds files, not scripts.
+    assert_eq!(
+        s.curl("/lib.php/readme.txt", &[]).body,
+        b"below a directory named .php"
+    );
+}
+
+#[test]
+fn an_application_server_that_accepts_nothing_is_a_504_not_a_hang() {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("full.sock");
+    // A listener whose queue is full and that never accepts.
+    let l = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+    l.bind(&SockAddr::unix(&path).unwrap()).unwrap();
+    l.listen(0).unwrap();
+    let mut fillers = Vec::new();
+    for _ in 0..4 {
+        let c = Socket::new(Domain::UNIX, Type::STREAM, None).unwrap();
+        c.set_nonblocking(true).unwrap();
+        if c.connect(&SockAddr::unix(&path).unwrap()).is_err() {
+            break;
+        }
+        fillers.push(c);
+    }
+    let sock = path.clone();
+    let s = Site::new(
+        |d| std::fs::write(d.join("x.php"), "<?php echo 1;").unwrap(),
+        move |c| {
+            c.fastcgi = vec![ferry_serve::FastCgi {
+                ext: ".php".into(),
+                addr: ferry_serve::GatewayAddr::Unix(sock),
+            }];
+            c.gateway_timeout = Duration::from_secs(1);
+        },
+    );
+    let start = Instant::now();
+    let status = s.curl("/x.php", &[]).status;
+    assert!(status == 504 || status == 502, "{status}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(l);
 }
 
 #[test]

@@ -129,3 +129,28 @@ fn a_program_that_hangs_costs_a_504_and_is_replaced() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_body_larger_than_the_channel_is_refused_alone() {
+    let s = Site::new(
+        |d| std::fs::write(d.join("index.html"), "static").unwrap(),
+        |c| {
+            c.workers = 1;
+            c.body_max = 8 << 20;
+            c.ipc_cgi = vec![ferry_serve::IpcCgi {
+                prefix: "/app".into(),
+                program: program(),
+            }];
+        },
+    );
+    assert_eq!(s.curl("/app/bytes/3", &[]).body, b"abc");
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), vec![b'x'; 5 << 20]).unwrap();
+    let r = s.curl(
+        "/app/echo",
+        &["--data-binary", &format!("@{}", f.path().display())],
+    );
+    assert_eq!(r.status, 413);
+    // The program lives on: the next request is answered at once.
+    assert_eq!(s.curl("/app/bytes/3", &[]).body, b"abc");
+}
