@@ -11,6 +11,7 @@
 
 use crate::config::Config;
 use crate::conn::{Conn, State};
+use crate::gateway::classic::Groups;
 use crate::gateway::helpers::Helpers;
 use crate::gateway::ipc::Program;
 use crate::gateway::{Dispatch, Notify};
@@ -53,6 +54,8 @@ pub struct Server {
     stop: Arc<AtomicBool>,
     wakers: Vec<Arc<Notify>>,
     workers: Vec<JoinHandle<()>>,
+    /// The CGI programs running.
+    groups: Groups,
 }
 
 impl Server {
@@ -86,6 +89,7 @@ impl Server {
         let mut wakers = Vec::with_capacity(workers);
         let mut handles = Vec::with_capacity(workers);
         let helpers = Helpers::default();
+        let groups = Groups::default();
         for (i, listeners) in per_worker.into_iter().enumerate() {
             let poll = Poll::new()?;
             let notify = Arc::new(Notify::new(Waker::new(poll.registry(), WAKER)?));
@@ -99,6 +103,7 @@ impl Server {
             let mut w = Worker {
                 notify,
                 helpers: helpers.clone(),
+                groups: groups.clone(),
                 programs,
                 ready: Vec::new(),
                 poll,
@@ -124,6 +129,7 @@ impl Server {
             stop,
             wakers,
             workers: handles,
+            groups,
         })
     }
 
@@ -157,11 +163,13 @@ impl Server {
         self.wait();
     }
 
-    /// Waits for the workers (until the stop flag is set and they finish).
+    /// Waits for the workers (until the stop flag is set and they
+    /// finish); then no CGI program the server started lives on.
     pub fn wait(self) {
         for h in self.workers {
             let _ = h.join();
         }
+        self.groups.kill_all();
     }
 }
 
@@ -197,6 +205,7 @@ struct Worker {
     poll: Poll,
     notify: Arc<Notify>,
     helpers: Helpers,
+    groups: Groups,
     /// The ipc programs' instances of this worker (tokens below WAKER's).
     programs: Vec<Program>,
     /// Connections whose programs' responses came (by the ipc programs).
@@ -299,6 +308,7 @@ impl Worker {
                     let mut gw = Dispatch {
                         cfg: &self.cfg,
                         helpers: &self.helpers,
+                        groups: &self.groups,
                         notify: &self.notify,
                         programs: &mut self.programs,
                         registry: self.poll.registry(),

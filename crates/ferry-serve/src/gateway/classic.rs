@@ -21,6 +21,33 @@ pub(crate) const CHUNK: usize = 64 << 10;
 /// not hold a helper for ever.
 pub(crate) const TOTAL_TIMEOUTS: u32 = 4;
 
+/// The process groups of the programs running (a server's): killed when
+/// the server stops, so that no script outlives it.
+#[derive(Clone, Default)]
+pub(crate) struct Groups(std::sync::Arc<std::sync::Mutex<std::collections::HashSet<u32>>>);
+
+impl Groups {
+    fn add(&self, pid: u32) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(pid);
+    }
+
+    fn remove(&self, pid: u32) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&pid);
+    }
+
+    /// Kills every group still running.
+    pub(crate) fn kill_all(&self) {
+        for pid in self.0.lock().unwrap_or_else(|p| p.into_inner()).drain() {
+            if let Some(p) = rustix::process::Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
 /// How long a program that closed its output is given to exit before its
 /// output is answered with anyway (and the program left to the reaper).
 const EXIT_GRACE: Duration = Duration::from_millis(100);
@@ -38,7 +65,7 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), Status> {
 /// Started by `posix_spawn`, not `fork`: a fork of this process would
 /// copy every ipc pool it maps into the child (ferry's fork handlers),
 /// tens of milliseconds for a child that execs at once.
-pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
+pub(crate) fn run(job: &Job, timeout: Duration, groups: &Groups) -> Result<Aggregate, Status> {
     let Some(file) = &job.route.script_file else {
         return Err(Status::InternalError);
     };
@@ -68,7 +95,7 @@ pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
         cmd.stdin(in_r);
         Some(in_w)
     };
-    let mut child = match cmd.spawn() {
+    let child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ferry serve: {e}");
@@ -77,6 +104,30 @@ pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
     };
     // The child's ends went with it: the body's end is seen when it ends.
     drop(cmd);
+    let pid = child.id();
+    groups.add(pid);
+    let r = finish(child, stdin, out_r, job, timeout, groups);
+    if !matches!(r, Ok((_, true))) {
+        groups.remove(pid);
+    }
+    r.map(|(out, _)| out)
+}
+
+/// The exchange with a started program, and its end: its output, and
+/// whether it lives on (left to the reaper).
+fn finish(
+    mut child: Child,
+    stdin: Option<OwnedFd>,
+    out_r: OwnedFd,
+    job: &Job,
+    timeout: Duration,
+    groups: &Groups,
+) -> Result<(Aggregate, bool), Status> {
+    let file = job
+        .route
+        .script_file
+        .as_deref()
+        .unwrap_or(std::path::Path::new("?"));
     let deadline = Instant::now() + timeout * TOTAL_TIMEOUTS;
     match exchange(stdin, out_r, &job.body, timeout, deadline) {
         Ok(output) => match wait(&mut child, EXIT_GRACE) {
@@ -86,12 +137,12 @@ pub(crate) fn run(job: &Job, timeout: Duration) -> Result<Aggregate, Status> {
                 let _ = child.kill_group();
                 Err(Status::BadGateway)
             }
-            Some(_) => Ok(output),
+            Some(_) => Ok((output, false)),
             None => {
                 // Its output is whole (it closed it); it is reaped later,
                 // and killed with its group at the deadline.
-                reaper::adopt(child, deadline);
-                Ok(output)
+                reaper::adopt(child, deadline, groups.clone());
+                Ok((output, true))
             }
         },
         Err(st) => {
@@ -224,9 +275,10 @@ mod reaper {
     use std::sync::{Mutex, OnceLock};
     use std::time::{Duration, Instant};
 
-    static ADOPTED: OnceLock<Mutex<Vec<(Child, Instant)>>> = OnceLock::new();
+    type Adopted = (Child, Instant, super::Groups);
+    static ADOPTED: OnceLock<Mutex<Vec<Adopted>>> = OnceLock::new();
 
-    pub(super) fn adopt(child: Child, deadline: Instant) {
+    pub(super) fn adopt(child: Child, deadline: Instant, groups: super::Groups) {
         let mut started = false;
         let list = ADOPTED.get_or_init(|| {
             started = true;
@@ -234,7 +286,7 @@ mod reaper {
         });
         list.lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((child, deadline));
+            .push((child, deadline, groups));
         if started {
             let _ = std::thread::Builder::new()
                 .name("ferry-serve-reaper".into())
@@ -243,15 +295,16 @@ mod reaper {
                     let Some(list) = ADOPTED.get() else { return };
                     let mut l = list.lock().unwrap_or_else(|p| p.into_inner());
                     let now = Instant::now();
-                    l.retain_mut(|(c, deadline)| {
-                        if !matches!(c.try_wait(), Ok(None)) {
-                            return false;
+                    l.retain_mut(|(c, deadline, groups)| {
+                        let ended = !matches!(c.try_wait(), Ok(None));
+                        if !ended && now < *deadline {
+                            return true;
                         }
-                        if now >= *deadline {
+                        if !ended {
                             super::kill(c);
-                            return false;
                         }
-                        true
+                        groups.remove(c.id());
+                        false
                     });
                 });
         }

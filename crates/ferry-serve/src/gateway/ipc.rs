@@ -281,16 +281,18 @@ impl Program {
 
     /// [`stop`](Self::stop), the poll gone (its registrations with it).
     fn end(&mut self) {
+        // The program first: with it gone, closing the channels waits
+        // for nothing (a receiver's releases have nobody to wait for).
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
         self.watched = None;
         self.hello = None;
         if let Some(tx) = self.tx.take() {
             tx.abort();
         }
         self.rx = None;
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 
     /// Starts the program again, unless it was started within the last

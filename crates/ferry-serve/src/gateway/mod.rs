@@ -251,6 +251,8 @@ impl Notify {
 pub(crate) struct Dispatch<'a> {
     pub cfg: &'a Config,
     pub helpers: &'a helpers::Helpers,
+    /// The CGI programs running, killed when the server stops.
+    pub groups: &'a classic::Groups,
     pub notify: &'a Arc<Notify>,
     pub programs: &'a mut [ipc::Program],
     pub registry: &'a mio::Registry,
@@ -294,6 +296,7 @@ impl Dispatch<'_> {
                     _ => None,
                 };
                 let (slot, notify) = (awaited.clone(), self.notify.clone());
+                let groups = self.groups.clone();
                 let (head_only, minor, close) = (job.head_only, job.minor, job.close);
                 let queued = std::time::Instant::now();
                 let taken = self.helpers.run(move || {
@@ -315,7 +318,7 @@ impl Dispatch<'_> {
                     }
                     let out = match &addr {
                         Some(a) => fastcgi::run(&job, a, timeout),
-                        None => classic::run(&job, timeout),
+                        None => classic::run(&job, timeout, &groups),
                     };
                     slot.fill(match out {
                         Ok(out) => reply::respond(out, head_only, minor, close),

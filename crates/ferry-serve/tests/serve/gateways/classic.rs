@@ -294,3 +294,56 @@ fn the_directory_of_programs_is_never_listed() {
     assert_eq!(s.curl("/cgi-bin/", &[]).status, 403);
     assert_eq!(s.curl("/cgi-bin", &[]).status, 403);
 }
+
+#[test]
+fn no_script_outlives_the_server() {
+    let mut s = Site::new(
+        |d| {
+            script(
+                d,
+                "hang.cgi",
+                "sleep 60 &\necho $! > \"$DOCUMENT_ROOT/sleep.pid\"\nwait\n",
+            )
+        },
+        |c| {
+            c.cgi = vec!["/cgi-bin".into()];
+            c.gateway_timeout = Duration::from_secs(60);
+            c.shutdown_timeout = Duration::from_secs(1);
+        },
+    );
+    let url = s.url("/cgi-bin/hang.cgi");
+    let client = std::thread::spawn(move || {
+        std::process::Command::new("curl")
+            .args(["-s", "--max-time", "30", &url])
+            .output()
+            .unwrap()
+    });
+    let pidfile = s.dir.path().join("sleep.pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pidfile).map_or(true, |p| p.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the script did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    s.server.take().unwrap().shutdown();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive = std::fs::read_to_string(&stat).is_ok_and(|st| {
+            !st.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if !alive {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the script's child {pid} outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = client.join();
+}
