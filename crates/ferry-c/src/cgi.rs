@@ -226,15 +226,8 @@ pub extern "C" fn fy_cgi_write(reply: *mut c_void, buf: *const c_void, n: size_t
         let Some(r) = self::reply(reply) else {
             return -1;
         };
-        if buf.is_null() && n > 0 {
-            set_errno(libc::EFAULT);
+        let Some(bytes) = crate::ffi::c_bytes(buf, n) else {
             return -1;
-        }
-        let bytes: &[u8] = if n == 0 {
-            &[]
-        } else {
-            // SAFETY: the caller's `n` readable bytes at `buf` (non-NULL).
-            unsafe { std::slice::from_raw_parts(buf.cast(), n) }
         };
         done(r.reply.write(bytes))
     })

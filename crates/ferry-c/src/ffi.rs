@@ -55,6 +55,23 @@ pub(crate) fn caught<R>(f: impl FnOnce() -> R) -> Option<R> {
     }
 }
 
+/// The `n` bytes a C caller passed at `buf`: empty for `n == 0` (`buf`
+/// may then be NULL), `None` with errno EFAULT for NULL with `n > 0`.
+/// The caller's contract: `n` readable bytes at `buf`, unchanged while
+/// the slice lives (the call).
+pub(crate) fn c_bytes<'a>(buf: *const libc::c_void, n: libc::size_t) -> Option<&'a [u8]> {
+    if n == 0 {
+        return Some(&[]);
+    }
+    if buf.is_null() {
+        crate::file::set_errno(libc::EFAULT);
+        return None;
+    }
+    // SAFETY: the caller's `n` readable bytes at `buf` (non-NULL), read
+    // during the call only.
+    Some(unsafe { std::slice::from_raw_parts(buf.cast(), n) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -190,15 +190,8 @@ pub extern "C" fn fy_ipc_send(tx: *mut FyIpcSender, buf: *const c_void, n: size_
             set_errno(libc::EINVAL);
             return -1;
         };
-        if buf.is_null() && n > 0 {
-            set_errno(libc::EFAULT);
+        let Some(bytes) = crate::ffi::c_bytes(buf, n) else {
             return -1;
-        }
-        let bytes: &[u8] = if n == 0 {
-            &[]
-        } else {
-            // SAFETY: the caller's `n` readable bytes at `buf` (non-NULL).
-            unsafe { std::slice::from_raw_parts(buf.cast(), n) }
         };
         match tx.0.send_bytes(bytes) {
             Ok(()) => n as ssize_t,

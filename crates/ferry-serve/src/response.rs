@@ -55,18 +55,31 @@ pub(crate) fn head(
     length: u64,
     close: bool,
 ) -> Vec<u8> {
-    let mut h = String::with_capacity(256);
+    let mut lines = String::with_capacity(128);
+    for (k, v) in extra {
+        let _ = write!(lines, "{k}: {v}\r\n");
+    }
+    let length = (status != Status::NotModified).then_some(length);
+    head_lines(status.code(), status.reason(), minor, &lines, length, close)
+}
+
+/// [`head`] for any status: `lines` are whole header lines (each ending
+/// `\r\n`); no `Content-Length` when `length` is `None`.
+pub(crate) fn head_lines(
+    code: u16,
+    reason: &str,
+    minor: u8,
+    lines: &str,
+    length: Option<u64>,
+    close: bool,
+) -> Vec<u8> {
+    let mut h = String::with_capacity(lines.len() + 160);
     let _ = write!(
         h,
-        "HTTP/1.1 {} {}\r\nServer: ferry\r\nDate: {}\r\n",
-        status.code(),
-        status.reason(),
+        "HTTP/1.1 {code} {reason}\r\nServer: ferry\r\nDate: {}\r\n{lines}",
         date_now()
     );
-    for (k, v) in extra {
-        let _ = write!(h, "{k}: {v}\r\n");
-    }
-    if status != Status::NotModified {
+    if let Some(length) = length {
         let _ = write!(h, "Content-Length: {length}\r\n");
     }
     if close {

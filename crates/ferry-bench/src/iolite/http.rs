@@ -101,32 +101,7 @@ fn servers() -> Vec<Server> {
             name: "nginx",
             program: "nginx",
             package: Some("nginx"),
-            start: |c, bin, port| {
-                let d = c.dir.join(format!("nginx-{port}"));
-                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
-                let conf = format!(
-                    "{user}worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-                     events {{ worker_connections 4096; }}\n\
-                     http {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n\
-                     access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 100000000;\n\
-                     client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
-                     uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-                     server {{ listen 127.0.0.1:{port}; root {docs}; }}\n}}\n",
-                    user = if c.root { "user root;\n" } else { "" },
-                    d = d.display(),
-                    docs = c.docs.display(),
-                );
-                let path = d.join("nginx.conf");
-                std::fs::write(&path, conf).map_err(|e| e.to_string())?;
-                let mut cmd = Command::new(bin);
-                cmd.arg("-p")
-                    .arg(&d)
-                    .arg("-c")
-                    .arg(&path)
-                    .arg("-e")
-                    .arg(d.join("error.log"));
-                Ok(cmd)
-            },
+            start: |c, bin, port| nginx(c, bin, port, ""),
         },
         Server {
             name: "lighttpd",
@@ -186,6 +161,35 @@ fn servers() -> Vec<Server> {
             },
         },
     ]
+}
+
+/// nginx with one worker on `port` over the documents, `sendfile` and
+/// `tcp_nopush` on, no access log; `locations` go inside its `server`.
+pub(super) fn nginx(c: &Ctx, bin: &str, port: u16, locations: &str) -> Result<Command, String> {
+    let d = c.dir.join(format!("nginx-{port}"));
+    std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+    let conf = format!(
+        "{user}worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 4096; }}\n\
+         http {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n\
+         access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 100000000;\n\
+         client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
+         uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+         server {{ listen 127.0.0.1:{port}; root {docs};\n{locations}\n  }}\n}}\n",
+        user = if c.root { "user root;\n" } else { "" },
+        d = d.display(),
+        docs = c.docs.display(),
+    );
+    let path = d.join("nginx.conf");
+    std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(bin);
+    cmd.arg("-p")
+        .arg(&d)
+        .arg("-c")
+        .arg(&path)
+        .arg("-e")
+        .arg(d.join("error.log"));
+    Ok(cmd)
 }
 
 /// `name` on the PATH, or in /usr/sbin (not on every user's PATH).

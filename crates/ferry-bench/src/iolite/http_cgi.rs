@@ -113,35 +113,14 @@ fn servers() -> Vec<Server> {
             program: "nginx",
             package: Some("nginx"),
             start: |c, bin, port| {
-                let d = c.dir.join(format!("nginx-{port}"));
-                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
                 let sock = c.fpm_sock.as_ref().ok_or("no php-fpm")?;
-                let conf = format!(
-                    "{user}worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-                     events {{ worker_connections 4096; }}\n\
-                     http {{\n  include /etc/nginx/mime.types;\n  default_type application/octet-stream;\n\
-                     access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 100000000;\n\
-                     client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
-                     uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-                     server {{\n    listen 127.0.0.1:{port};\n    root {docs};\n\
-                     location ~ \\.php$ {{\n      include /etc/nginx/fastcgi_params;\n\
+                let php = format!(
+                    "    location ~ \\.php$ {{\n      include /etc/nginx/fastcgi_params;\n\
                      fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
-                     fastcgi_pass unix:{sock};\n    }}\n  }}\n}}\n",
-                    user = if c.root { "user root;\n" } else { "" },
-                    d = d.display(),
-                    docs = c.docs.display(),
-                    sock = sock.display(),
+                     fastcgi_pass unix:{};\n    }}",
+                    sock.display()
                 );
-                let path = d.join("nginx.conf");
-                std::fs::write(&path, conf).map_err(|e| e.to_string())?;
-                let mut cmd = Command::new(bin);
-                cmd.arg("-p")
-                    .arg(&d)
-                    .arg("-c")
-                    .arg(&path)
-                    .arg("-e")
-                    .arg(d.join("error.log"));
-                Ok(cmd)
+                http::nginx(c, bin, port, &php)
             },
         },
     ]

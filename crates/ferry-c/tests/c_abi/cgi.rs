@@ -3,7 +3,6 @@
 //! sent again by reference, the request's variables and body, the calls
 //! that must refuse, and a handler's failure.
 
-use crate::common::{include, libdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -12,27 +11,7 @@ fn program() -> &'static Path {
     static EXE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     &EXE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("cgi");
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/ferry-only/cgi.c");
-        let lib = libdir();
-        let o = Command::new("cc")
-            .args(["-std=gnu11", "-O1", "-Wall", "-Werror"])
-            .arg("-o")
-            .arg(&exe)
-            .arg(&src)
-            .arg("-I")
-            .arg(include())
-            .arg("-L")
-            .arg(lib)
-            .arg("-lferry")
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .output()
-            .expect("running cc");
-        assert!(
-            o.status.success(),
-            "compiling cgi.c failed:\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let exe = crate::common::build_ferry_only("cgi", dir.path());
         (dir, exe)
     })
     .1

@@ -3,34 +3,13 @@
 //! name, checks every byte in place, and kills a sender. It checks itself:
 //! exit 0 and "ok".
 
-use crate::common::{self, include, libdir};
-use std::path::Path;
+use crate::common;
 use std::process::Command;
 
 #[test]
 fn ipc_header_passes_buffers_between_two_c_processes() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("ipc");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/ferry-only/ipc.c");
-    let lib = libdir();
-    let o = Command::new("cc")
-        .args(["-std=gnu11", "-O1", "-Wall", "-Werror"])
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .arg("-I")
-        .arg(include())
-        .arg("-L")
-        .arg(lib)
-        .arg("-lferry")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .output()
-        .expect("running cc");
-    assert!(
-        o.status.success(),
-        "compiling ipc.c failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let exe = common::build_ferry_only("ipc", dir.path());
     let child = Command::new(&exe)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

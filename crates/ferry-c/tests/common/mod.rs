@@ -44,6 +44,33 @@ pub fn include() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
+/// Compiles tests/c/ferry-only/NAME.c against libferry (`-Werror`, the
+/// library found at run time by rpath) into `dir`; the program's path.
+pub fn build_ferry_only(name: &str, dir: &Path) -> PathBuf {
+    let exe = dir.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/ferry-only/{name}.c"));
+    let lib = libdir();
+    let o = Command::new("cc")
+        .args(["-std=gnu11", "-O1", "-Wall", "-Werror"])
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .arg("-I")
+        .arg(include())
+        .arg("-L")
+        .arg(lib)
+        .arg("-lferry")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .output()
+        .expect("running cc");
+    assert!(
+        o.status.success(),
+        "compiling {name}.c failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
 /// How long a test program may run before it counts as hung (killed,
 /// status None).
 pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);

@@ -74,24 +74,10 @@ fn build(mut output: Aggregate, head_only: bool, minor: u8, close: bool) -> Opti
     };
     output.advance(used);
     let bodiless = code == 204 || code == 304;
-    let length = output.len() as u64;
-    let mut h = String::with_capacity(out.len() + 160);
-    let _ = write!(
-        h,
-        "HTTP/1.1 {code} {reason}\r\nServer: ferry\r\nDate: {}\r\n{out}",
-        response::date_now()
-    );
-    if !bodiless {
-        let _ = write!(h, "Content-Length: {length}\r\n");
-    }
-    if close {
-        h.push_str("Connection: close\r\n");
-    } else if minor == 0 {
-        h.push_str("Connection: keep-alive\r\n");
-    }
-    h.push_str("\r\n");
+    let length = (!bodiless).then_some(output.len() as u64);
+    let head = response::head_lines(code, &reason, minor, &out, length, close);
     Some(Response {
-        head: h.into_bytes(),
+        head,
         body: if head_only || bodiless {
             Body::Empty
         } else {

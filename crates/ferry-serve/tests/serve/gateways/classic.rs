@@ -212,25 +212,7 @@ fn a_script_that_hangs_gets_a_504_and_is_killed_with_its_children() {
     // Its `sleep 60` went with it (its process group was killed): gone,
     // or a zombie waiting for whoever adopted it.
     let pid = std::fs::read_to_string(s.dir.path().join("sleep.pid")).unwrap();
-    let stat = format!("/proc/{}/stat", pid.trim());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let alive = std::fs::read_to_string(&stat).is_ok_and(|st| {
-            !st.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        });
-        if !alive {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the script's child {pid} outlived it"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    super::assert_ends(&pid, "the script's child");
     assert_eq!(s.curl("/cgi-bin/status.cgi", &[]).status, 418);
 }
 
@@ -326,24 +308,6 @@ fn no_script_outlives_the_server() {
     }
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     s.server.take().unwrap().shutdown();
-    let stat = format!("/proc/{}/stat", pid.trim());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let alive = std::fs::read_to_string(&stat).is_ok_and(|st| {
-            !st.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        });
-        if !alive {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the script's child {pid} outlived the server"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    super::assert_ends(&pid, "the script's child, after the server stopped");
     let _ = client.join();
 }

@@ -12,6 +12,31 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+/// Waits (5 s at most) until process `pid` is gone, or a zombie waiting
+/// for whoever adopted it; fails naming `what` if it still runs.
+pub fn assert_ends(pid: &str, what: &str) {
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive = std::fs::read_to_string(&stat).is_ok_and(|st| {
+            !st.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        });
+        if !alive {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} ({}) lived on",
+            pid.trim()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Sends `bytes` on one connection and reads `n` responses (each framed
 /// by its Content-Length), returning their statuses and bodies.
 pub fn pipelined(addr: std::net::SocketAddr, bytes: &[u8], n: usize) -> Vec<(u16, Vec<u8>)> {
