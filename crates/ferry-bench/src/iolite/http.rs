@@ -90,10 +90,8 @@ fn servers() -> Vec<Server> {
             program: "ferry",
             package: None,
             start: |c, _, port| {
-                let mut cmd = Command::new(&c.ferry);
-                cmd.args(["serve", "--workers", "1", "--listen"])
-                    .arg(format!("127.0.0.1:{port}"))
-                    .arg(&c.docs);
+                let mut cmd = ferry_serve(c, port);
+                cmd.arg(&c.docs);
                 Ok(cmd)
             },
         },
@@ -161,6 +159,15 @@ fn servers() -> Vec<Server> {
             },
         },
     ]
+}
+
+/// `ferry serve` with one worker on `port` (its options and directory
+/// still to add).
+pub(super) fn ferry_serve(c: &Ctx, port: u16) -> Command {
+    let mut cmd = Command::new(&c.ferry);
+    cmd.args(["serve", "--workers", "1", "--listen"])
+        .arg(format!("127.0.0.1:{port}"));
+    cmd
 }
 
 /// nginx with one worker on `port` over the documents, `sendfile` and

@@ -93,14 +93,11 @@ fn servers() -> Vec<Server> {
             program: "ferry",
             package: None,
             start: |c, _, port| {
-                let mut cmd = Command::new(&c.ferry);
-                cmd.args(["serve", "--workers", "1", "--listen"])
-                    .arg(format!("127.0.0.1:{port}"))
-                    .args(["--cgi", "/cgi-bin", "--ipc-cgi"])
-                    .arg(format!(
-                        "/app={}",
-                        c.ipc_program.as_ref().ok_or("no ipc program")?.display()
-                    ));
+                let mut cmd = http::ferry_serve(c, port);
+                cmd.args(["--cgi", "/cgi-bin", "--ipc-cgi"]).arg(format!(
+                    "/app={}",
+                    c.ipc_program.as_ref().ok_or("no ipc program")?.display()
+                ));
                 if let Some(s) = &c.fpm_sock {
                     cmd.arg("--fastcgi").arg(format!(".php={}", s.display()));
                 }
