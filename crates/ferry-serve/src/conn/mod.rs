@@ -2,19 +2,27 @@
 //! and parsed (pipelined requests in turn), responses queued and sent
 //! without blocking — the head and the bytes in memory that follow it by
 //! one gathered write, file ranges by `sendfile` — a bounded amount per
-//! turn, so that one fast client cannot hold a worker.
+//! turn, so that one fast client cannot hold a worker. `program.rs`
+//! holds requests for programs (their bodies read, their responses
+//! awaited), `send.rs` the sending.
+
+mod program;
+mod send;
+
+use program::Collecting;
+use send::flatten;
 
 use crate::config::Config;
 use crate::files;
-use crate::gateway::{self, Awaited, Dispatch, Job, Route};
+use crate::gateway::{self, Awaited, Dispatch};
 use crate::request::{self, BodyKind, Parsed};
-use crate::response::{self, Body, Response};
+use crate::response::{self, Response};
 use crate::site::Site;
 use ferry::{Aggregate, BufMut};
 use mio::net::TcpStream;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, IoSlice, Read};
+use std::io::{self, Read};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -73,20 +81,6 @@ struct Pending {
     awaited: Option<(Awaited, Option<Vec<u8>>)>,
     /// When it was queued.
     since: Instant,
-}
-
-/// A request for a program whose body is being read.
-struct Collecting {
-    route: Route,
-    /// The request's head as sent (for the meta-variables).
-    head: Vec<u8>,
-    target: String,
-    minor: u8,
-    head_only: bool,
-    close: bool,
-    want: usize,
-    body: Vec<u8>,
-    line: Option<Vec<u8>>,
 }
 
 /// Where a connection stands after some work.
@@ -388,134 +382,6 @@ impl Conn {
         }
     }
 
-    /// A request for a program (its head of `n` bytes at the buffer's
-    /// start): refused at once (a method other than GET, HEAD and POST, a
-    /// body too long or not framed by length), or its body read next.
-    fn for_program(
-        &mut self,
-        route: Result<Route, crate::status::Status>,
-        req: request::Request,
-        n: usize,
-        line: Option<Vec<u8>>,
-        log: Option<&mut Vec<u8>>,
-        gw: &mut Dispatch<'_>,
-    ) {
-        use crate::request::Method;
-        use crate::status::Status;
-        let head_only = req.method == Method::Head;
-        // A body refused is read and dropped if short, else the
-        // connection ends after the answer.
-        let droppable = match req.body {
-            BodyKind::None => true,
-            BodyKind::Length(len) => len <= DISCARD_MAX && !req.expect_continue,
-            BodyKind::Chunked => false,
-        };
-        let refuse = |st: Status, extra: &[(&str, &str)]| {
-            let close = !req.keep_alive || !droppable;
-            response::error_with(st, req.minor, head_only, close, extra)
-        };
-        let refused = match (&route, req.method, req.body) {
-            (Err(st), ..) => Some(refuse(*st, &[])),
-            (_, Method::Other, _) => Some(refuse(
-                Status::MethodNotAllowed,
-                &[("Allow", "GET, HEAD, POST")],
-            )),
-            (_, _, BodyKind::Chunked) => Some(refuse(Status::LengthRequired, &[])),
-            (_, _, BodyKind::Length(len)) if len > gw.body_max() => {
-                Some(refuse(Status::PayloadTooLarge, &[]))
-            }
-            _ => None,
-        };
-        let head = self.inbuf.as_slice()[..n].to_vec();
-        self.consume(n);
-        if let Some(r) = refused {
-            if let (BodyKind::Length(len), false) = (req.body, r.close) {
-                self.discard = len;
-                self.discard_since = Instant::now();
-            }
-            if let (Some(out), Some(line)) = (log, &line) {
-                self.log_line(out, line, &r);
-            }
-            self.queue(r);
-            return;
-        }
-        let Ok(route) = route else { return };
-        let want = match req.body {
-            BodyKind::Length(len) => len as usize,
-            _ => 0,
-        };
-        if req.expect_continue && want > 0 && req.minor >= 1 {
-            self.out.push_back(Pending {
-                head: b"HTTP/1.1 100 Continue\r\n\r\n".to_vec(),
-                head_off: 0,
-                pieces: VecDeque::new(),
-                awaited: None,
-                since: Instant::now(),
-            });
-        }
-        self.collecting = Some(Box::new(Collecting {
-            route,
-            head,
-            target: req.target,
-            minor: req.minor,
-            head_only,
-            close: !req.keep_alive,
-            want,
-            body: Vec::with_capacity(want.min(1 << 20)),
-            line,
-        }));
-        self.discard_since = Instant::now();
-    }
-
-    /// Moves body bytes of the program's request out of the head buffer;
-    /// once it is whole, hands the request to its program. False: more
-    /// bytes are needed.
-    fn collect(&mut self, site: &Site, gw: &mut Dispatch<'_>) -> bool {
-        let Some(c) = &mut self.collecting else {
-            return true;
-        };
-        let take = (c.want - c.body.len()).min(self.inbuf.len());
-        c.body.extend_from_slice(&self.inbuf.as_slice()[..take]);
-        self.consume(take);
-        let Some(c) = self.collecting.take_if(|c| c.body.len() == c.want) else {
-            return false;
-        };
-        let c = *c;
-        let ends = gateway::env::Ends {
-            peer: self.peer,
-            local: self.sock.local_addr().ok(),
-        };
-        let env = gateway::env::build(
-            &c.head,
-            &c.target,
-            c.minor,
-            &c.route,
-            &site.root_path,
-            ends,
-            c.body.len() as u64,
-        );
-        if c.close {
-            self.closing = true;
-        }
-        let job = Job {
-            route: c.route,
-            env,
-            body: c.body,
-            head_only: c.head_only,
-            minor: c.minor,
-            close: c.close,
-        };
-        let awaited = gw.run(job, self.index);
-        self.out.push_back(Pending {
-            head: Vec::new(),
-            head_off: 0,
-            pieces: VecDeque::new(),
-            awaited: Some((awaited, c.line)),
-            since: Instant::now(),
-        });
-        true
-    }
-
     /// Bytes in memory that the queued responses still hold.
     fn queued_mem(&self) -> u64 {
         self.out
@@ -585,154 +451,5 @@ impl Conn {
         }
         self.inbuf.clear();
         State::More
-    }
-
-    /// Sends queued responses until the socket is full (`Waiting`), the
-    /// turn's bytes are spent (`More`), or the connection fails.
-    fn send(&mut self, mut log: Option<&mut Vec<u8>>) -> State {
-        let mut sent: u64 = 0;
-        while let Some(p) = self.out.front_mut() {
-            if sent >= TURN_BYTES {
-                return State::More;
-            }
-            if let Some((a, _)) = &p.awaited {
-                let Some(r) = a.take() else {
-                    // Its program has not answered yet.
-                    return State::Waiting;
-                };
-                let line = p.awaited.take().and_then(|(_, l)| l);
-                if let (Some(out), Some(line)) = (log.as_deref_mut(), line) {
-                    let status = r.head.get(9..12).unwrap_or(b"000");
-                    crate::log::line(out, self.peer, &line, status, r.body.len());
-                }
-                p.head = r.head;
-                flatten(r.body, &mut p.pieces);
-                if r.close {
-                    self.closing = true;
-                }
-                continue;
-            }
-            // As nginx's `tcp_nopush`: corked while a file body goes, so
-            // that the kernel sends full segments rather than one per
-            // write (docs/BENCHMARKS.md, the web-server section).
-            let file_body = p.pieces.iter().any(|x| matches!(x, Piece::File { .. }));
-            if file_body && !self.corked {
-                self.corked = rustix::net::sockopt::set_tcp_cork(&self.sock, true).is_ok();
-            }
-            let head_left = p.head.len() - p.head_off;
-            let r = match p.pieces.front_mut() {
-                Some(Piece::File { file, off, end }) if head_left == 0 => {
-                    let want = (*end - *off).min(TURN_BYTES) as usize;
-                    match rustix::fs::sendfile(&self.sock, &**file, Some(off), want) {
-                        // The file ended early (it shrank since its size
-                        // was sent): the response cannot be finished.
-                        Ok(0) => return State::Closed,
-                        Ok(n) => {
-                            if *off >= *end {
-                                p.pieces.pop_front();
-                            }
-                            Ok(n)
-                        }
-                        Err(e) => Err(io::Error::from(e)),
-                    }
-                }
-                _ => gather_write(&self.sock, p),
-            };
-            match r {
-                Ok(n) => {
-                    sent += n as u64;
-                    self.last_activity = Instant::now();
-                    let p = self.out.front().expect("a response was being sent");
-                    if p.head_off == p.head.len() && p.pieces.is_empty() {
-                        self.out.pop_front();
-                        if self.out.is_empty() {
-                            // The next request's time starts now.
-                            self.waiting_since = self.last_activity;
-                        }
-                        if self.corked {
-                            // The response's last bytes go now.
-                            let _ = rustix::net::sockopt::set_tcp_cork(&self.sock, false);
-                            self.corked = false;
-                        }
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return State::Waiting,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return State::Closed,
-            }
-        }
-        State::Waiting
-    }
-}
-
-/// One `writev` of the head's rest and the bytes in memory after it (up
-/// to the next file piece); advances past what went.
-fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
-    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(IOV_BATCH);
-    if p.head_off < p.head.len() {
-        slices.push(IoSlice::new(&p.head[p.head_off..]));
-    }
-    for piece in &p.pieces {
-        let Piece::Mem(a) = piece else { break };
-        for c in a.chunks() {
-            if slices.len() == IOV_BATCH {
-                break;
-            }
-            slices.push(IoSlice::new(c));
-        }
-        if slices.len() == IOV_BATCH {
-            break;
-        }
-    }
-    if slices.is_empty() {
-        return Ok(0);
-    }
-    let n = rustix::io::writev(sock, &slices).map_err(io::Error::from)?;
-    drop(slices);
-    let mut left = n;
-    let head_left = p.head.len() - p.head_off;
-    let from_head = left.min(head_left);
-    p.head_off += from_head;
-    left -= from_head;
-    while left > 0 {
-        let Some(Piece::Mem(a)) = p.pieces.front_mut() else {
-            break;
-        };
-        let take = left.min(a.len());
-        a.advance(take);
-        left -= take;
-        if a.is_empty() {
-            p.pieces.pop_front();
-        }
-    }
-    // Empty memory pieces ahead go too.
-    while matches!(p.pieces.front(), Some(Piece::Mem(a)) if a.is_empty()) {
-        p.pieces.pop_front();
-    }
-    Ok(n)
-}
-
-fn flatten(body: Body, out: &mut VecDeque<Piece>) {
-    match body {
-        Body::Empty => {}
-        Body::Mem(a) => {
-            if !a.is_empty() {
-                out.push_back(Piece::Mem(a));
-            }
-        }
-        Body::File { file, off, len } => {
-            if len > 0 {
-                out.push_back(Piece::File {
-                    file,
-                    off,
-                    end: off + len,
-                });
-            }
-        }
-        Body::Parts(parts) => {
-            for p in parts {
-                flatten(p, out);
-            }
-        }
     }
 }
