@@ -14,6 +14,9 @@ pub enum Unit {
     CpuPerGiB,
     /// Seconds per request, shown as requests per second.
     PerRequest,
+    /// CPU seconds (user + system, the server's whole process tree) per
+    /// request, shown in microseconds.
+    CpuPerRequest,
 }
 
 impl Unit {
@@ -23,6 +26,7 @@ impl Unit {
             Unit::GBps => format!("{:.2} GB/s", 1.0 / secs_per_unit / 1e9),
             Unit::CpuPerGiB => format!("{:.3} s CPU/GiB", secs_per_unit * (1u64 << 30) as f64),
             Unit::PerRequest => format!("{:.0} req/s", 1.0 / secs_per_unit),
+            Unit::CpuPerRequest => format!("{:.2} µs CPU/req", secs_per_unit * 1e6),
         }
     }
 }
@@ -145,6 +149,7 @@ pub fn json(rows: &[Row]) -> String {
                     Unit::GBps => "byte",
                     Unit::CpuPerGiB => "cpu-byte",
                     Unit::PerRequest => "request",
+                    Unit::CpuPerRequest => "cpu-request",
                 }),
                 json_num(r.ratio()),
                 json_str(&r.target_text()),

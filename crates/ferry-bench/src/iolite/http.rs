@@ -279,6 +279,55 @@ pub(super) fn check(name: &str, r: &Running, path: &str, want: &[u8]) -> Result<
     Ok(())
 }
 
+/// CPU time (user + system, in clock ticks) that process `root` and its
+/// descendants have used, the children they reaped included: a server's
+/// whole cost (nginx's workers are its master's children; ferry's
+/// threads are its own).
+pub(super) fn tree_cpu_ticks(root: u32) -> u64 {
+    let mut parent: Vec<(u32, u32, u64)> = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command's closing parenthesis: state is 3,
+        // ppid 4, utime 14, stime 15, cutime 16, cstime 17.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let num = |i: usize| {
+            f.get(i - 3)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        parent.push((pid, num(4) as u32, num(14) + num(15) + num(16) + num(17)));
+    }
+    let mut inside = vec![root];
+    let mut total = 0;
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (pid, ppid, _) in &parent {
+            if !inside.contains(pid) && inside.contains(ppid) {
+                inside.push(*pid);
+                grew = true;
+            }
+        }
+    }
+    for (pid, _, t) in &parent {
+        if inside.contains(pid) {
+            total += t;
+        }
+    }
+    total
+}
+
 /// One wrk run against `url` for `secs` (whole seconds, at least one):
 /// requests per second.
 pub(super) fn wrk(url: &str, secs: f64) -> Result<f64, String> {
@@ -408,12 +457,24 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
     let secs = if quick { 1.0 } else { SECONDS };
     let mut rows = Vec::new();
     for (path, _, size) in &files {
+        // The server's CPU per request of each run, beside its rate.
+        let cpu: Vec<std::cell::RefCell<Vec<f64>>> = up
+            .iter()
+            .map(|_| std::cell::RefCell::new(Vec::new()))
+            .collect();
+        let tick = 1.0 / rustix::param::clock_ticks_per_second() as f64;
         let mut vs: Vec<Variant<'_>> = up
             .iter()
-            .map(|(name, r)| {
+            .zip(&cpu)
+            .map(|((name, r), cpu)| {
                 let url = format!("http://{}{path}", r.addr);
+                let pid = r.child.id();
                 Variant::new(*name, move || {
+                    let before = tree_cpu_ticks(pid);
                     let rate = wrk(&url, secs)?;
+                    let used = tree_cpu_ticks(pid).saturating_sub(before) as f64 * tick;
+                    let requests = rate * secs.round().max(1.0);
+                    cpu.borrow_mut().push(used / requests.max(1.0));
                     Ok((Duration::from_secs(1), rate))
                 })
             })
@@ -425,7 +486,29 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             }
         }
         let s = interleave(runs, &mut vs)?;
+        drop(vs);
         let ferry_med = median(&s[0].per_unit);
+        let ferry_cpu = median(&cpu[0].borrow());
+        for (i, peer) in s.iter().enumerate().skip(1) {
+            rows.push(Row {
+                what: format!(
+                    "server CPU per request, a {} file, 1 worker, {CONNECTIONS} connections",
+                    human(*size)
+                ),
+                ferry_name: "ferry serve".into(),
+                ferry: ferry_cpu,
+                baseline_name: peer.name.clone(),
+                baseline: Some(median(&cpu[i].borrow())),
+                unit: Unit::CpuPerRequest,
+                // ≤ 0.8× nginx's CPU per request.
+                target: if peer.name == "nginx" {
+                    Target::MinRatio(1.25)
+                } else {
+                    Target::None
+                },
+                runs,
+            });
+        }
         for peer in s.iter().skip(1) {
             rows.push(Row {
                 what: format!(
