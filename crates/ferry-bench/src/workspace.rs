@@ -75,9 +75,9 @@ fn build(package: &str, extra: &[&str], file: &str, quiet: bool) -> Result<PathB
     } else {
         let release = if profile == "debug" { "" } else { "--release " };
         Err(format!(
-            "no {file} next to {} (build it with `cargo build {release}-p {package} {}`)",
+            "no {file} next to {} (build it with `cargo build {release}-p {package}{}`)",
             me.display(),
-            extra.join(" ")
+            extra.iter().map(|a| format!(" {a}")).collect::<String>()
         ))
     }
 }
