@@ -425,8 +425,20 @@ impl Conn {
     /// side, and read (and drop) what the client still sends until it
     /// closes, so that its unread bytes do not turn the close into a reset
     /// that would destroy the response in flight.
+    ///
+    /// When nothing of the client's is left unread — no bytes in the
+    /// buffer or the socket, no body owed — it is closed at once, as
+    /// nginx does (its lingering close is for clients that may still be
+    /// sending): a `Connection: close` request costs no further turn.
     fn start_lingering(&mut self) -> State {
         if self.read_done {
+            return State::Closed;
+        }
+        let nothing_left = self.inbuf.is_empty()
+            && self.discard == 0
+            && self.collecting.is_none()
+            && rustix::io::ioctl_fionread(&self.sock).is_ok_and(|n| n == 0);
+        if nothing_left {
             return State::Closed;
         }
         if self.sock.shutdown(std::net::Shutdown::Write).is_err() {
