@@ -345,7 +345,7 @@ impl Worker {
         // start: accept runs only while they are all there).
         let n_listeners = self.listeners.len();
         loop {
-            let (sock, _) = match self.listeners[l].accept() {
+            let (sock, peer) = match self.listeners[l].accept() {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -370,7 +370,7 @@ impl Worker {
                     self.conns.len() - 1
                 }
             };
-            let Ok(mut c) = Conn::new(sock, i) else {
+            let Ok(mut c) = Conn::new(sock, peer, i) else {
                 self.free.push(i);
                 continue;
             };
@@ -393,9 +393,10 @@ impl Worker {
         }
     }
 
+    /// Closes connection `i`. Closing its socket (the only descriptor
+    /// of it) takes it out of the epoll set: no `EPOLL_CTL_DEL` first.
     fn close(&mut self, i: usize) {
-        if let Some(mut c) = self.conns[i].take() {
-            let _ = self.poll.registry().deregister(c.socket());
+        if self.conns[i].take().is_some() {
             self.free.push(i);
         }
     }

@@ -135,10 +135,15 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    pub(crate) fn new(sock: TcpStream, index: usize) -> io::Result<Conn> {
+    /// A connection on `sock` from `peer` (as `accept` gave it).
+    pub(crate) fn new(
+        sock: TcpStream,
+        peer: std::net::SocketAddr,
+        index: usize,
+    ) -> io::Result<Conn> {
         let now = Instant::now();
         Ok(Conn {
-            peer: sock.peer_addr().ok(),
+            peer: Some(peer),
             sock,
             index,
             collecting: None,
