@@ -91,6 +91,13 @@ pub struct CacheConfig {
     /// when its turn to go comes (S3-FIFO's main queue). Entries readers
     /// hold go last in both queues. Default off: IO-Lite's order alone.
     pub admission_queue: bool,
+    /// Count how often each extent is looked up (a small count-min
+    /// sketch, aged by halving: TinyLFU's estimate, as in `moka`), and let
+    /// an extent leave the admission queue for the main order when it was
+    /// looked up more often lately than the main order's next to go,
+    /// where without the count it leaves the cache. Brings the admission
+    /// queue with it. Entries readers hold still go last. Default off.
+    pub frequency: bool,
     /// Files larger than this many bytes are read for their readers but
     /// not cached (as web caches cap an object's size, and `quick_cache`
     /// refuses an item heavier than its shard's share): one large file
@@ -108,6 +115,7 @@ impl Default for CacheConfig {
             fill: Fill::Read,
             shards: None,
             admission_queue: false,
+            frequency: false,
             largest_file: None,
         }
     }
@@ -178,6 +186,18 @@ impl CacheConfig {
     /// ```
     pub fn with_admission_queue(mut self, on: bool) -> CacheConfig {
         self.admission_queue = on;
+        self
+    }
+
+    /// Turns the frequency count (and with it the admission queue) on or
+    /// off.
+    ///
+    /// ```
+    /// let c = ferry::cache::CacheConfig::default().with_frequency(true);
+    /// assert!(c.frequency);
+    /// ```
+    pub fn with_frequency(mut self, on: bool) -> CacheConfig {
+        self.frequency = on;
         self
     }
 

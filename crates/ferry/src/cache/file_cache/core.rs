@@ -31,6 +31,7 @@
 
 use super::identity::{FileId, Stamp};
 use super::shard::{Entry, Flight, GhostKeys, Shard, ShardInner, Slot};
+use super::sketch::Sketch;
 use crate::Buf;
 use parking_lot::Mutex;
 use std::hash::BuildHasher;
@@ -128,6 +129,15 @@ enum Victim {
     Promoted,
 }
 
+/// What the core's replacement does beyond IO-Lite's order (the
+/// matching [`CacheConfig`](super::CacheConfig) fields say what each is).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Policy {
+    pub admission_queue: bool,
+    pub frequency: bool,
+    pub largest_file: Option<u64>,
+}
+
 pub(crate) struct Core {
     shards: Box<[Shard]>,
     mask: usize,
@@ -138,22 +148,24 @@ pub(crate) struct Core {
     largest_file: u64,
     /// The sizes extents are charged at (the pool's slot sizes).
     classes: Box<[usize]>,
+    /// Lookups per extent lately (`Policy::frequency`).
+    sketch: Option<Sketch>,
+    /// Is there an admission queue?
+    admission: bool,
+    /// The admission queue holds at most a `small_share`th of the budget
+    /// (S3-FIFO's tenth; W-TinyLFU's hundredth with a frequency sketch).
+    small_share: usize,
     acct: Mutex<Acct>,
 }
 
 impl Core {
     /// A core of `shards` lock shards (rounded up to a power of two) that
     /// keeps within `budget` bytes, charging an extent the first of
-    /// `classes` (ascending) that holds it; with an admission queue if
-    /// `admission`.
-    pub(crate) fn new(
-        budget: usize,
-        shards: usize,
-        classes: &[usize],
-        admission: bool,
-        largest_file: Option<u64>,
-    ) -> Core {
+    /// `classes` (ascending) that holds it, replacing as `policy` says (a
+    /// frequency filter brings the admission queue with it).
+    pub(crate) fn new(budget: usize, shards: usize, classes: &[usize], policy: Policy) -> Core {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
+        let admission = policy.admission_queue || policy.frequency;
         // Ghost keys: at most as many as the main order could hold
         // extents of the smallest charge, within limits (and at most as
         // many as it holds: `GhostKeys::remember`).
@@ -165,8 +177,13 @@ impl Core {
             hasher: Default::default(),
             tick: AtomicU64::new(1),
             budget,
-            largest_file: largest_file.unwrap_or(u64::MAX),
+            largest_file: policy.largest_file.unwrap_or(u64::MAX),
             classes: classes.into(),
+            // As many counters a row as the budget holds extents of the
+            // smallest charge.
+            sketch: policy.frequency.then(|| Sketch::new(budget / smallest)),
+            small_share: if policy.frequency { 100 } else { 10 },
+            admission,
             acct: Mutex::new(Acct {
                 held: 0,
                 ghosts: Vec::new(),
@@ -174,7 +191,7 @@ impl Core {
                 replaced: 0,
                 uncached: 0,
                 promoted: 0,
-                ghost_keys: admission.then(|| GhostKeys::new(ghost_cap)),
+                ghost_keys: (admission && !policy.frequency).then(|| GhostKeys::new(ghost_cap)),
                 spares: 0,
             }),
         }
@@ -182,10 +199,15 @@ impl Core {
 
     /// Where a new extent `key` goes: the admission queue (its tick
     /// `now`) if the cache has one and the extent did not just leave it
-    /// unused, else the main order.
-    fn admit(acct: &mut Acct, key: &Key, now: u64) -> Option<u64> {
-        let g = acct.ghost_keys.as_mut()?;
-        (!g.take(key)).then_some(now)
+    /// unused (without a frequency sketch: with one, every new extent
+    /// waits there, and the sketch remembers what came back), else the
+    /// main order.
+    fn admit(&self, acct: &mut Acct, key: &Key, now: u64) -> Option<u64> {
+        if !self.admission {
+            return None;
+        }
+        let returning = acct.ghost_keys.as_mut().is_some_and(|g| g.take(key));
+        (!returning).then_some(now)
     }
 
     /// The bytes an extent of `len` bytes is counted as: the pool slot
@@ -201,6 +223,24 @@ impl Core {
     /// runs of [`RUN`], so that [`hits`](Self::hits) locks once per run.
     fn shard(&self, key: &Key) -> &Shard {
         &self.shards[self.hasher.hash_one((key.0, key.1 / RUN)) as usize & self.mask]
+    }
+
+    /// Counts a lookup of `key` in the frequency sketch, if the cache
+    /// keeps one.
+    fn record(&self, key: &Key) {
+        if let Some(sk) = &self.sketch {
+            sk.record(self.hasher.hash_one(key));
+        }
+    }
+
+    /// Was `a` (charged `ca` bytes) looked up more often lately per byte
+    /// than `b` (charged `cb`)? False without a frequency sketch.
+    fn denser(&self, a: &Key, ca: usize, b: &Key, cb: usize) -> bool {
+        self.sketch.as_ref().is_some_and(|sk| {
+            let fa = u128::from(sk.estimate(self.hasher.hash_one(a)));
+            let fb = u128::from(sk.estimate(self.hasher.hash_one(b)));
+            fa * cb as u128 > fb * ca as u128
+        })
     }
 
     fn now(&self) -> u64 {
@@ -237,6 +277,8 @@ impl Core {
                         e.uses = (e.uses + 1).min(3);
                         take(i, &e.buf);
                         sh.hits += 1;
+                        // (A miss is counted by `get`.)
+                        self.record(&(id, i));
                     }
                     _ => return i,
                 }
@@ -259,6 +301,7 @@ impl Core {
         fill: impl FnOnce(bool) -> Result<Filled, FillError>,
     ) -> Result<Buf, FillError> {
         let shard = self.shard(&key);
+        self.record(&key);
         let (flight, old) = loop {
             let mut sh = shard.0.lock();
             let tick = self.now();
@@ -328,7 +371,7 @@ impl Core {
                     let probation = if had_old {
                         None
                     } else {
-                        Self::admit(&mut acct, &key, now)
+                        self.admit(&mut acct, &key, now)
                     };
                     let entry = Entry {
                         stamp,
@@ -414,26 +457,34 @@ impl Core {
     }
 
     /// Evicts the entry IO-Lite's order puts first, or with an admission
-    /// queue (S3-FIFO's small queue): while that queue holds more than a
-    /// tenth of the budget (or the main order is empty), its first entry
+    /// queue (S3-FIFO's small queue): while that queue holds more than its
+    /// share of the budget (or the main order is empty), its first entry
     /// leaves it — to the main order if it was used again since it came
-    /// in, else out of the cache (its key remembered). Both queues put
-    /// entries readers hold last. None if the cache holds no entry.
+    /// in or, with a frequency sketch, was looked up more often lately per
+    /// byte charged than the main order's next to go (TinyLFU's admission,
+    /// weighed by size); else out of the cache (its key remembered when
+    /// there is no sketch). Both queues put entries readers hold last.
+    /// None if the cache holds no entry.
     fn evict_one(&self, acct: &mut Acct) -> Option<Victim> {
         // The victim can change between the scan and its removal (a lookup
         // touched it); scan again then.
         for _ in 0..64 {
             let mut main: Option<(bool, u64, usize, Key)> = None;
+            let mut main_charge = 0;
             let mut small: Option<(bool, u64, usize, Key)> = None;
             let mut small_held = 0;
             let mut main_len = 0;
-            let admission = acct.ghost_keys.is_some();
+            let admission = self.admission;
             for (i, shard) in self.shards.iter().enumerate() {
                 let mut sh = shard.0.lock();
                 main_len += sh.main_len();
                 if let Some((r, u, k)) = sh.candidate() {
                     if main.is_none_or(|(br, bu, _, _)| (r, u) < (br, bu)) {
                         main = Some((r, u, i, k));
+                        main_charge = match sh.map.get(&k) {
+                            Some(Slot::Ready(e)) => e.charge,
+                            _ => unreachable!("candidates are ready entries"),
+                        };
                     }
                 }
                 if admission {
@@ -445,7 +496,8 @@ impl Core {
                     }
                 }
             }
-            let from_small = small.is_some() && (small_held > self.budget / 10 || main.is_none());
+            let from_small =
+                small.is_some() && (small_held > self.budget / self.small_share || main.is_none());
             let (referenced, at, i, key) = if from_small { small } else { main }?;
             let mut sh = self.shards[i].0.lock();
             let Some(Slot::Ready(e)) = sh.map.get(&key) else {
@@ -458,7 +510,13 @@ impl Core {
                 if e.probation != Some(at) {
                     continue;
                 }
-                if e.last_use != at {
+                // Used again while it waited, or (with a frequency
+                // sketch) looked up more often lately per byte than the
+                // main order's candidate to go: into the main order.
+                let charge = e.charge;
+                let more =
+                    || main.is_some_and(|(_, _, _, m)| self.denser(&key, charge, &m, main_charge));
+                if e.last_use != at || more() {
                     sh.promote(&key);
                     acct.promoted += 1;
                     return Some(Victim::Promoted);
@@ -515,7 +573,7 @@ impl Core {
                     acct.replaced += 1;
                     acct.release(old.buf, old.charge);
                 }
-                let probation = Self::admit(&mut acct, &key, tick);
+                let probation = self.admit(&mut acct, &key, tick);
                 sh.put(
                     key,
                     Entry {

@@ -14,6 +14,7 @@ mod identity;
 mod looked;
 mod open;
 mod shard;
+mod sketch;
 #[cfg(test)]
 mod tests;
 
@@ -21,7 +22,7 @@ pub use config::{CacheConfig, CacheStats, Fill};
 pub use handle::CachedFile;
 pub use looked::Looked;
 
-use self::core::{Core, FillError};
+use self::core::{Core, FillError, Policy};
 use self::fill::{named, Extent};
 use self::identity::{FileId, Stamp};
 use self::open::{not_regular, open};
@@ -137,7 +138,11 @@ const MAPPED_FILES: usize = 64;
 /// reaches the queue's end moves to the main order, one that is not
 /// leaves the cache (and comes back straight into the main order if it is
 /// read again soon), so files read once — a scan, a crawler — do not push
-/// out the ones read all the time. Extents readers hold go last in both.
+/// out the ones read all the time. With [`CacheConfig::frequency`] as
+/// well, the cache counts how often each extent is looked up (TinyLFU's
+/// sketch), and an extent at the queue's end that was looked up more
+/// often lately than the main order's next to go moves to the main order
+/// instead of leaving. Extents readers hold go last in both.
 ///
 /// # Cost
 ///
@@ -233,8 +238,11 @@ impl FileCache {
                     cfg.budget,
                     shards,
                     pool.classes(),
-                    cfg.admission_queue,
-                    cfg.largest_file,
+                    Policy {
+                        admission_queue: cfg.admission_queue,
+                        frequency: cfg.frequency,
+                        largest_file: cfg.largest_file,
+                    },
                 ),
                 pool,
                 cfg,

@@ -1,7 +1,7 @@
 //! The cache's core against a simple reference model (proptest), single
 //! flight under threads, and the read path's bounds.
 
-use super::core::{Core, FillError, Filled};
+use super::core::{Core, FillError, Filled, Policy};
 use super::identity::{FileId, Stamp};
 use super::{CacheConfig, FileCache};
 use crate::Buf;
@@ -66,6 +66,11 @@ type ModelEntry = (u64, u32, u64, bool, u64, usize, Option<u64>, u8);
 struct Model {
     budget: usize,
     admission: bool,
+    /// With a frequency count: lookups of each key (the model's traces
+    /// are shorter than the sketch's sample, so counts never halve, and
+    /// its six keys collide in no row but with odds too small to matter).
+    frequency: bool,
+    lookups: [u8; KEYS as usize],
     version: [u32; KEYS as usize],
     entries: Vec<ModelEntry>,
     /// Keys that left the admission queue unused.
@@ -136,17 +141,28 @@ impl Model {
                 .filter(|e| e.6.is_some())
                 .map(|e| e.5)
                 .sum();
-            let from_small = small.is_some() && (small_held > self.budget / 10 || main.is_none());
+            let share = if self.frequency { 100 } else { 10 };
+            let from_small =
+                small.is_some() && (small_held > self.budget / share || main.is_none());
             let victim = if from_small { small } else { main };
             if let Some(i) = victim.filter(|_| from_small) {
+                // Looked up more often per byte charged.
+                let more = self.frequency
+                    && main.is_some_and(|m| {
+                        let (a, b) = (&self.entries[i], &self.entries[m]);
+                        usize::from(self.lookups[a.0 as usize]) * b.5
+                            > usize::from(self.lookups[b.0 as usize]) * a.5
+                    });
                 let e = &mut self.entries[i];
-                if Some(e.4) != e.6 {
+                if Some(e.4) != e.6 || more {
                     // Used again while it waited: into the main order.
                     e.6 = None;
                     self.promoted += 1;
                     continue;
                 }
-                self.ghost_keys.push(e.0);
+                if !self.frequency {
+                    self.ghost_keys.push(e.0);
+                }
             }
             if let Some(i) = victim.filter(|_| !from_small && self.admission && spares > 0) {
                 if self.entries[i].7 > 0 {
@@ -201,6 +217,8 @@ impl Model {
 
     /// Returns the id of the buffer handed out.
     fn get(&mut self, k: u64) -> u64 {
+        let n = &mut self.lookups[k as usize];
+        *n = (*n + 1).min(15);
         let v = self.version[k as usize];
         let t = self.tick();
         if let Some(e) = self.entries.iter_mut().find(|e| e.0 == k) {
@@ -289,11 +307,14 @@ proptest! {
     fn core_matches_the_reference_model(
         budget_pages in 1usize..8,
         admission in any::<bool>(),
+        frequency in any::<bool>(),
         ops in proptest::collection::vec(op(), 1..80),
     ) {
         let budget = budget_pages * PAGE;
-        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE], admission, None);
-        let mut m = Model { budget, admission, ..Model::default() };
+        let policy = Policy { admission_queue: admission, frequency, largest_file: None };
+        let core = Core::new(budget, 4, &[PAGE, 2 * PAGE, 3 * PAGE], policy);
+        let admission = admission || frequency;
+        let mut m = Model { budget, admission, frequency, ..Model::default() };
         // (model buffer id, the Buf, its bytes)
         let mut readers: Vec<(u64, Buf)> = vec![];
         // Buffer ids the model gave to the bufs the core handed out, by
@@ -353,7 +374,7 @@ proptest! {
 #[test]
 #[cfg_attr(miri, ignore = "threads and sleeps: slow under Miri")]
 fn concurrent_misses_on_one_extent_read_it_once() {
-    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE], false, None));
+    let core = Arc::new(Core::new(1 << 20, 8, &[PAGE, 2 * PAGE], Policy::default()));
     let reads = Arc::new(AtomicUsize::new(0));
     let start = Arc::new(Barrier::new(8));
     let threads: Vec<_> = (0..8)
@@ -389,7 +410,7 @@ fn concurrent_misses_on_one_extent_read_it_once() {
 /// and the budget gets its bytes back.
 #[test]
 fn a_failed_fill_is_not_cached() {
-    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE], false, None);
+    let core = Core::new(1 << 20, 2, &[PAGE, 2 * PAGE, 3 * PAGE], Policy::default());
     let r = core.get(key(1), stamp(1, 1), 10, |_| {
         Err(FillError::Io(std::io::Error::other("disk on fire")))
     });
@@ -475,7 +496,7 @@ fn a_file_that_shrank_since_its_stamp_is_reported_where_it_ends() {
 #[test]
 fn eviction_takes_the_oldest_entry_no_reader_holds_across_shards() {
     let n: u64 = if cfg!(miri) { 12 } else { 400 };
-    let core = Core::new(n as usize * PAGE, 8, &[PAGE], false, None);
+    let core = Core::new(n as usize * PAGE, 8, &[PAGE], Policy::default());
     let page = |k: u64| match core.get(key(k), stamp(k, 1), PAGE, |_| {
         Ok(Filled {
             buf: Buf::from(vec![k as u8; PAGE]),
