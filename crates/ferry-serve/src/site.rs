@@ -92,7 +92,17 @@ impl Site {
             let e = io::Error::from(e);
             io::Error::new(e.kind(), format!("{}: {e}", cfg.root.display()))
         })?;
-        let cache = FileCache::new(CacheConfig::default().with_budget(cfg.cache_bytes))?;
+        // Web traffic is the trace the frequency count was measured on
+        // (docs/BENCHMARKS.md, "iolite cache: a frequency count per byte",
+        // 2026-11-29): it keeps more of the files asked for often, and
+        // files over an eighth of the budget (sent by `sendfile` anyway
+        // when large) do not push out many small ones.
+        let cache = FileCache::new(
+            CacheConfig::default()
+                .with_budget(cfg.cache_bytes)
+                .with_frequency(true)
+                .with_largest_file(Some(cfg.cache_bytes as u64 / 8)),
+        )?;
         let root_path = std::fs::canonicalize(&cfg.root)?;
         Ok(Site {
             root,

@@ -228,10 +228,13 @@ fn best_config(budget: usize) -> CacheConfig {
         .with_largest_file(Some(budget as u64 / 8))
 }
 
+/// One pass's hits: FileCache's in each configuration, then the peers'.
+type Pass = (Vec<Hits>, [Hits; 3]);
+
 /// The untimed pass: every cache's hits on `t`, one thread: FileCache in
 /// each of `ferry_configs`, then quick_cache, quick_cache charged as
 /// FileCache charges, and moka.
-fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<(Vec<Hits>, [Hits; 3]), String> {
+fn hit_ratios(f: &Files, t: &Trace, budget: usize) -> Result<Pass, String> {
     let err = |e: io::Error| e.to_string();
     let fcs = ferry_configs(budget)
         .into_iter()
@@ -359,7 +362,12 @@ fn throughput_rows(
     Ok(vec![
         row(&nf, "FileCache", &nq, "quick_cache"),
         row(&nf, "FileCache", &nm, "moka"),
-        row(&nt, "FileCache (queue + frequency, ≤ B/8)", &nq, "quick_cache"),
+        row(
+            &nt,
+            "FileCache (queue + frequency, ≤ B/8)",
+            &nq,
+            "quick_cache",
+        ),
         row(&nt, "FileCache (queue + frequency, ≤ B/8)", &nm, "moka"),
     ])
 }
@@ -499,12 +507,8 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         let passes = (0..runs)
             .map(|_| hit_ratios(&f, t, budget))
             .collect::<Result<Vec<_>, _>>()?;
-        let col = |pick: &dyn Fn(&(Vec<Hits>, [Hits; 3])) -> Hits| {
-            Hits::median(passes.iter().map(pick).collect())
-        };
-        let fh: Vec<Hits> = (0..passes[0].0.len())
-            .map(|k| col(&|p| p.0[k]))
-            .collect();
+        let col = |pick: &dyn Fn(&Pass) -> Hits| Hits::median(passes.iter().map(pick).collect());
+        let fh: Vec<Hits> = (0..passes[0].0.len()).map(|k| col(&|p| p.0[k])).collect();
         let (q, qf, m) = (col(&|p| p.1[0]), col(&|p| p.1[1]), col(&|p| p.1[2]));
         let within = |x: &Hits| {
             if q.by_count() - x.by_count() <= 1.0 {

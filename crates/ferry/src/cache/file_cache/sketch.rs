@@ -64,7 +64,7 @@ impl Sketch {
             }
         }
         let n = self.recorded.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % self.sample == 0 {
+        if n.is_multiple_of(self.sample) {
             self.halve();
         }
     }
