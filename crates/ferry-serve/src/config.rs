@@ -108,6 +108,9 @@ pub struct Config {
     /// Request bodies (to programs) of more bytes are refused with 413
     /// (nginx's `client_max_body_size`).
     pub body_max: u64,
+    /// HTTPS on every listener, with this certificate and key; plain HTTP
+    /// when none.
+    pub tls: Option<crate::TlsFiles>,
 }
 
 impl Config {
@@ -130,6 +133,7 @@ impl Config {
             ipc_cgi: Vec::new(),
             gateway_timeout: Duration::from_secs(60),
             body_max: 1 << 20,
+            tls: None,
         }
     }
 }

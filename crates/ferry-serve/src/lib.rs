@@ -60,6 +60,8 @@ mod server;
 mod site;
 mod status;
 mod target;
+mod tls;
 
 pub use config::{Config, FastCgi, GatewayAddr, IpcCgi};
 pub use server::Server;
+pub use tls::TlsFiles;

@@ -64,6 +64,11 @@ impl Server {
     /// workers. Errors name what failed: the directory, or the address.
     pub fn start(cfg: Config) -> io::Result<Server> {
         let site = Arc::new(Site::open(&cfg)?);
+        let tls = cfg
+            .tls
+            .as_ref()
+            .map(crate::tls::server_config)
+            .transpose()?;
         let log = match &cfg.access_log {
             Some(p) => Some(Arc::new(AccessLog::open(p)?)),
             None => None,
@@ -115,6 +120,7 @@ impl Server {
                 log_lines: Vec::new(),
                 site: site.clone(),
                 cfg: cfg.clone(),
+                tls: tls.clone(),
                 stop: stop.clone(),
             };
             handles.push(
@@ -220,6 +226,8 @@ struct Worker {
     log_lines: Vec<u8>,
     site: Arc<Site>,
     cfg: Config,
+    /// The HTTPS session configuration, when the server speaks HTTPS.
+    tls: Option<Arc<rustls::ServerConfig>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -370,7 +378,7 @@ impl Worker {
                     self.conns.len() - 1
                 }
             };
-            let Ok(mut c) = Conn::new(sock, peer, i) else {
+            let Ok(mut c) = Conn::new(sock, peer, i, self.tls.as_ref()) else {
                 self.free.push(i);
                 continue;
             };

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const HELP: &str = "Usage: ferry serve [OPTION]... [DIR]
-Serve the files of DIR (the current directory by default) over HTTP/1.1:
+Serve the files of DIR (the current directory by default) over HTTP/1.1
+(or HTTPS, with --tls-cert and --tls-key):
 GET and HEAD, keep-alive and pipelining, ETag and Last-Modified with 304
 answers, byte ranges (206, multipart/byteranges, 416), index.html, and
 pre-compressed siblings (FILE.br, FILE.zst, FILE.gz) to clients whose
@@ -51,6 +52,9 @@ Options:
                              request a 504 (default 60s)
       --max-body BYTES     refuse request bodies (to programs) longer than
                              BYTES with 413 (default 1M)
+      --tls-cert FILE      speak HTTPS on every listener, with the
+                             certificate chain in FILE (PEM); needs --tls-key
+      --tls-key FILE       the certificate's private key (PEM)
       --help               display this help and exit
       --version            output version information and exit
 
@@ -80,6 +84,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     let mut listen: Vec<SocketAddr> = Vec::new();
     let mut dir: Option<OsString> = None;
     let mut cfg = ferry_serve::Config::new(".");
+    let (mut tls_cert, mut tls_key): (Option<OsString>, Option<OsString>) = (None, None);
     let mut p = lexopt::Parser::from_args(args);
     loop {
         let arg = common::next_arg!(t, p, HELP, 2);
@@ -273,6 +278,20 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
                     }
                 }
             }
+            Long("tls-cert") => match p.value() {
+                Ok(v) => tls_cert = Some(v),
+                Err(e) => {
+                    t.bad_option(e);
+                    return 2;
+                }
+            },
+            Long("tls-key") => match p.value() {
+                Ok(v) => tls_key = Some(v),
+                Err(e) => {
+                    t.bad_option(e);
+                    return 2;
+                }
+            },
             Long("list") => cfg.list = true,
             Long("follow-symlinks") => cfg.follow_symlinks = true,
             Value(v) if dir.is_none() => dir = Some(v),
@@ -292,6 +311,24 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if let Some(d) = dir {
         cfg.root = d.into();
     }
+    match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => {
+            cfg.tls = Some(ferry_serve::TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+            })
+        }
+        (None, None) => {}
+        (Some(_), None) => {
+            t.usage_error(format_args!("--tls-cert needs --tls-key"));
+            return 2;
+        }
+        (None, Some(_)) => {
+            t.usage_error(format_args!("--tls-key needs --tls-cert"));
+            return 2;
+        }
+    }
+    let scheme = if cfg.tls.is_some() { "https" } else { "http" };
     if !listen.is_empty() {
         cfg.listen = listen;
     }
@@ -318,7 +355,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         return 1;
     }
     for a in server.local_addrs() {
-        eprintln!("ferry serve: serving {} on http://{a}/", root.display());
+        eprintln!("ferry serve: serving {} on {scheme}://{a}/", root.display());
     }
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));

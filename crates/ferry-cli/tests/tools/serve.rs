@@ -90,6 +90,15 @@ fn serve_refuses_a_busy_port_a_missing_directory_and_bad_options() {
         assert_eq!(code, Some(2), "{opt} {v}");
         assert!(msg.contains(what), "{msg}");
     }
+    let (code, msg) = run(&["--tls-cert", "c.pem"]);
+    assert_eq!(code, Some(2));
+    assert!(msg.contains("--tls-cert needs --tls-key"), "{msg}");
+    let not_pem = dir.path().join("c.pem");
+    std::fs::write(&not_pem, "not PEM\n").unwrap();
+    let p = not_pem.to_str().unwrap();
+    let (code, msg) = run(&["--listen", "127.0.0.1:0", "--tls-cert", p, "--tls-key", p]);
+    assert_eq!(code, Some(1));
+    assert!(msg.starts_with("ferry serve: ") && msg.contains(p), "{msg}");
 }
 
 #[test]

@@ -4,10 +4,12 @@
 //! one gathered write, file ranges by `sendfile` — a bounded amount per
 //! turn, so that one fast client cannot hold a worker. `program.rs`
 //! holds requests for programs (their bodies read, their responses
-//! awaited), `send.rs` the sending.
+//! awaited), `send.rs` the sending, `tls.rs` the same over a TLS
+//! session.
 
 mod program;
 mod send;
+mod tls;
 
 use program::Collecting;
 use send::flatten;
@@ -132,17 +134,29 @@ pub(crate) struct Conn {
     /// segments (its head joined to the file's first bytes), pushed when
     /// it ends.
     corked: bool,
+    /// The TLS session, on an HTTPS listener (`tls.rs`).
+    tls: Option<Box<rustls::ServerConnection>>,
+    /// The session's close_notify is queued.
+    tls_closed: bool,
+    /// The client's first byte was looked at (`tls::plain_http_on_tls`).
+    tls_began: bool,
 }
 
 impl Conn {
-    /// A connection on `sock` from `peer` (as `accept` gave it).
+    /// A connection on `sock` from `peer` (as `accept` gave it), over
+    /// TLS with `tls` if given.
     pub(crate) fn new(
         sock: TcpStream,
         peer: std::net::SocketAddr,
         index: usize,
+        tls: Option<&Arc<rustls::ServerConfig>>,
     ) -> io::Result<Conn> {
         let now = Instant::now();
+        let tls = tls.map(crate::tls::session).transpose()?;
         Ok(Conn {
+            tls,
+            tls_closed: false,
+            tls_began: false,
             peer: Some(peer),
             sock,
             index,
@@ -172,15 +186,16 @@ impl Conn {
         self.peer_closed = true;
     }
 
-    /// Whether a response is being sent (the send timeout applies).
+    /// Whether a response is being sent (the send timeout applies), or
+    /// TLS records wait to go.
     pub(crate) fn sending(&self) -> bool {
-        !self.out.is_empty()
+        !self.out.is_empty() || self.tls.as_ref().is_some_and(|t| t.wants_write())
     }
 
     /// Whether nothing is under way: no response, no head or body begun,
     /// no lingering close (a stopping server closes these at once).
     pub(crate) fn idle(&self) -> bool {
-        self.out.is_empty()
+        !self.sending()
             && self.inbuf.is_empty()
             && self.discard == 0
             && self.collecting.is_none()
@@ -244,7 +259,7 @@ impl Conn {
                 State::Waiting => {}
                 other => return other,
             }
-            if !self.out.is_empty() {
+            if self.sending() {
                 // The socket is full: its writable event comes back here.
                 return State::Waiting;
             }
@@ -268,6 +283,9 @@ impl Conn {
     /// Reads into the head buffer until the socket has no more, the
     /// buffer is full, or the client's end. Err: the connection failed.
     fn read_in(&mut self) -> Result<(), ()> {
+        if self.tls.is_some() {
+            return self.read_in_tls();
+        }
         loop {
             if self.inbuf.tail_room() == 0 {
                 // Come back once requests are taken from the buffer (a
@@ -436,6 +454,17 @@ impl Conn {
     /// nginx does (its lingering close is for clients that may still be
     /// sending): a `Connection: close` request costs no further turn.
     fn start_lingering(&mut self) -> State {
+        if let Some(tls) = self.tls.as_mut().filter(|_| !self.tls_closed) {
+            // The session's end first (its alert written as the queue
+            // was: the caller comes back here once it has gone).
+            tls.send_close_notify();
+            self.tls_closed = true;
+            match self.flush_tls() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return State::Waiting,
+                Err(_) => return State::Closed,
+            }
+        }
         if self.read_done {
             return State::Closed;
         }

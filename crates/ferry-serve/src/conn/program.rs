@@ -121,6 +121,7 @@ impl Conn {
         let ends = gateway::env::Ends {
             peer: self.peer,
             local: self.sock.local_addr().ok(),
+            https: self.tls.is_some(),
         };
         let env = gateway::env::build(
             &c.head,

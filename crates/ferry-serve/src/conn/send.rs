@@ -13,28 +13,19 @@ impl Conn {
     /// Sends queued responses until the socket is full (`Waiting`), the
     /// turn's bytes are spent (`More`), or the connection fails.
     pub(super) fn send(&mut self, mut log: Option<&mut Vec<u8>>) -> State {
+        if self.tls.is_some() {
+            return self.send_tls(log);
+        }
         let mut sent: u64 = 0;
-        while let Some(p) = self.out.front_mut() {
+        while !self.out.is_empty() {
             if sent >= TURN_BYTES {
                 return State::More;
             }
-            if let Some((a, _)) = &p.awaited {
-                let Some(r) = a.take() else {
-                    // Its program has not answered yet.
-                    return State::Waiting;
-                };
-                let line = p.awaited.take().and_then(|(_, l)| l);
-                if let (Some(out), Some(line)) = (log.as_deref_mut(), line) {
-                    let status = r.head.get(9..12).unwrap_or(b"000");
-                    crate::log::line(out, self.peer, &line, status, r.body.len());
-                }
-                p.head = r.head;
-                flatten(r.body, &mut p.pieces);
-                if r.close {
-                    self.closing = true;
-                }
-                continue;
+            if !self.front_ready(log.as_deref_mut()) {
+                // Its program has not answered yet.
+                return State::Waiting;
             }
+            let Some(p) = self.out.front_mut() else { break };
             // As nginx's `tcp_nopush`: corked while a file body goes, so
             // that the kernel sends full segments rather than one per
             // write (docs/BENCHMARKS.md, the web-server section).
@@ -67,11 +58,7 @@ impl Conn {
                     self.last_activity = Instant::now();
                     let p = self.out.front().expect("a response was being sent");
                     if p.head_off == p.head.len() && p.pieces.is_empty() {
-                        self.out.pop_front();
-                        if self.out.is_empty() {
-                            // The next request's time starts now.
-                            self.waiting_since = self.last_activity;
-                        }
+                        self.front_done();
                         if self.corked {
                             // The response's last bytes go now.
                             let _ = rustix::net::sockopt::set_tcp_cork(&self.sock, false);
@@ -88,9 +75,45 @@ impl Conn {
     }
 }
 
-/// One `writev` of the head's rest and the bytes in memory after it (up
-/// to the next file piece); advances past what went.
-fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
+impl Conn {
+    /// Makes the front response ready to send: a program's response that
+    /// has come takes its place (and is logged). False: it has not come.
+    pub(super) fn front_ready(&mut self, log: Option<&mut Vec<u8>>) -> bool {
+        let Some(p) = self.out.front_mut() else {
+            return true;
+        };
+        let Some((a, _)) = &p.awaited else {
+            return true;
+        };
+        let Some(r) = a.take() else {
+            return false;
+        };
+        let line = p.awaited.take().and_then(|(_, l)| l);
+        if let (Some(out), Some(line)) = (log, line) {
+            let status = r.head.get(9..12).unwrap_or(b"000");
+            crate::log::line(out, self.peer, &line, status, r.body.len());
+        }
+        p.head = r.head;
+        flatten(r.body, &mut p.pieces);
+        if r.close {
+            self.closing = true;
+        }
+        true
+    }
+
+    /// The front response is sent whole: it leaves the queue.
+    pub(super) fn front_done(&mut self) {
+        self.out.pop_front();
+        if self.out.is_empty() {
+            // The next request's time starts now.
+            self.waiting_since = self.last_activity;
+        }
+    }
+}
+
+/// The head's rest and the bytes in memory after it (up to the next file
+/// piece), at most [`IOV_BATCH`] slices.
+pub(super) fn mem_slices(p: &Pending) -> Vec<IoSlice<'_>> {
     let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(IOV_BATCH);
     if p.head_off < p.head.len() {
         slices.push(IoSlice::new(&p.head[p.head_off..]));
@@ -107,11 +130,12 @@ fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
             break;
         }
     }
-    if slices.is_empty() {
-        return Ok(0);
-    }
-    let n = rustix::io::writev(sock, &slices).map_err(io::Error::from)?;
-    drop(slices);
+    slices
+}
+
+/// Moves `p` past `n` bytes of its head and the memory pieces after it
+/// (as [`mem_slices`] listed them).
+pub(super) fn advance(p: &mut Pending, n: usize) {
     let mut left = n;
     let head_left = p.head.len() - p.head_off;
     let from_head = left.min(head_left);
@@ -132,6 +156,18 @@ fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
     while matches!(p.pieces.front(), Some(Piece::Mem(a)) if a.is_empty()) {
         p.pieces.pop_front();
     }
+}
+
+/// One `writev` of the head's rest and the bytes in memory after it (up
+/// to the next file piece); advances past what went.
+fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
+    let slices = mem_slices(p);
+    if slices.is_empty() {
+        return Ok(0);
+    }
+    let n = rustix::io::writev(sock, &slices).map_err(io::Error::from)?;
+    drop(slices);
+    advance(p, n);
     Ok(n)
 }
 

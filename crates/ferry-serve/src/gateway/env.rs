@@ -14,6 +14,9 @@ const MAX_HEADERS: usize = 100;
 pub(crate) struct Ends {
     pub peer: Option<SocketAddr>,
     pub local: Option<SocketAddr>,
+    /// The request came over TLS: `HTTPS=on`, `REQUEST_SCHEME=https`
+    /// (the variables nginx's `fastcgi_params` and Apache set).
+    pub https: bool,
 }
 
 /// The variables for the request whose head is `head`: `target` and
@@ -75,6 +78,12 @@ pub(crate) fn build(
     if let Some(l) = ends.local {
         set("SERVER_ADDR", l.ip().to_string().as_bytes());
         set("SERVER_PORT", l.port().to_string().as_bytes());
+    }
+    if ends.https {
+        set("HTTPS", b"on");
+        set("REQUEST_SCHEME", b"https");
+    } else {
+        set("REQUEST_SCHEME", b"http");
     }
     if body_len > 0 {
         set("CONTENT_LENGTH", body_len.to_string().as_bytes());
@@ -176,6 +185,7 @@ mod tests {
         let ends = Ends {
             peer: Some("10.0.0.2:5555".parse().unwrap()),
             local: Some("10.0.0.1:8080".parse().unwrap()),
+            https: true,
         };
         let env = build(
             head,
@@ -196,6 +206,8 @@ mod tests {
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"example.org"[..]));
         assert_eq!(var(&env, "SERVER_PORT"), Some(&b"8080"[..]));
         assert_eq!(var(&env, "REMOTE_ADDR"), Some(&b"10.0.0.2"[..]));
+        assert_eq!(var(&env, "HTTPS"), Some(&b"on"[..]));
+        assert_eq!(var(&env, "REQUEST_SCHEME"), Some(&b"https"[..]));
         assert_eq!(var(&env, "HTTP_X_A"), Some(&b"1, 2"[..]));
         assert_eq!(var(&env, "HTTP_COOKIE"), Some(&b"a=1; b=2"[..]));
         assert_eq!(var(&env, "HTTP_PROXY"), None);
@@ -214,12 +226,15 @@ mod tests {
         let ends = Ends {
             peer: None,
             local: None,
+            https: false,
         };
         let head = b"\r\n\r\nPOST /s HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\n\r\n";
         let env = build(head, "/s", 1, &route, Path::new("/"), ends, 0);
         assert_eq!(var(&env, "REQUEST_METHOD"), Some(&b"POST"[..]));
         assert_eq!(var(&env, "CONTENT_TYPE"), Some(&b"a/b"[..]));
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
+        assert_eq!(var(&env, "HTTPS"), None);
+        assert_eq!(var(&env, "REQUEST_SCHEME"), Some(&b"http"[..]));
     }
 
     #[test]

@@ -8,7 +8,9 @@ mod gateways;
 mod hardening;
 mod nginx;
 mod static_files;
+mod tls;
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -20,6 +22,27 @@ pub struct Site {
     pub dir: tempfile::TempDir,
     pub server: Option<ferry_serve::Server>,
     pub addr: SocketAddr,
+    /// Over HTTPS: the certificate curl is to trust (and its directory).
+    pub tls: Option<(tempfile::TempDir, std::path::PathBuf)>,
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost, made by
+/// `openssl req` in `dir`: (certificate, key).
+pub fn self_signed(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let out = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "30"])
+        .args(["-subj", "/CN=localhost", "-addext"])
+        .arg("subjectAltName=DNS:localhost,IP:127.0.0.1")
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl is needed for the HTTPS tests (.ci/run installs it)");
+    assert!(out.status.success(), "openssl req: {out:?}");
+    (cert, key)
 }
 
 impl Site {
@@ -37,11 +60,29 @@ impl Site {
             dir,
             server: Some(server),
             addr,
+            tls: None,
         }
     }
 
+    /// As [`Site::new`], over HTTPS with a certificate made here.
+    pub fn new_tls(fill: impl FnOnce(&Path), tune: impl FnOnce(&mut ferry_serve::Config)) -> Site {
+        let certs = tempfile::tempdir().unwrap();
+        let (cert, key) = self_signed(certs.path());
+        let tls = ferry_serve::TlsFiles {
+            cert: cert.clone(),
+            key,
+        };
+        let mut site = Site::new(fill, |c| {
+            c.tls = Some(tls);
+            tune(c)
+        });
+        site.tls = Some((certs, cert));
+        site
+    }
+
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.addr)
     }
 
     /// `curl -s -i ARGS URL`: the status, the headers (names lower-case),
@@ -49,6 +90,11 @@ impl Site {
     pub fn curl(&self, path: &str, args: &[&str]) -> Reply {
         let out = Command::new("curl")
             .args(["-s", "-i", "--path-as-is", "--max-time", "20"])
+            .args(
+                self.tls
+                    .iter()
+                    .flat_map(|(_, c)| [OsStr::new("--cacert"), c.as_os_str()]),
+            )
             .args(args)
             .arg(self.url(path))
             .output()
