@@ -387,6 +387,10 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
     if !handle.is_armed() {
         return Err("FileCache::open: the handle is not armed (no lease here?)".into());
     }
+    // The same through a cache that counts lookups (the frequency count).
+    let fcf = FileCache::new(best_config(64 << 20)).map_err(err)?;
+    let handle_f = fcf.open(&p).map_err(err)?;
+    handle_f.read(..).map_err(err)?;
     let q = quick(64 << 20, None);
     ferry_lookup(&fc, &p).map_err(err)?;
     quick_lookup(&q, &p).map_err(err)?;
@@ -394,14 +398,18 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
     if ferry_lookup(&fc, &p).map_err(err)? != 1 << 20
         || handle.read(..).map_err(err)?.len() != 1 << 20
         || fc.stats().misses != misses
+        || !handle_f.is_armed()
+        || handle_f.read(..).map_err(err)?.len() != 1 << 20
+        || fcf.stats().misses != 4
     {
         return Err("FileCache: the 1 MiB file is not a hit after one read".into());
     }
     let n = scale.of(300_000);
-    let (nr, nrf, nh, nq) = (
+    let (nr, nrf, nh, nhf, nq) = (
         "FileCache::read (path), cached 1 MiB",
         "FileCache::read_file (held File), cached 1 MiB",
         "CachedFile::read (armed handle), cached 1 MiB",
+        "CachedFile::read (armed handle, frequency count), cached 1 MiB",
         "quick_cache get (Bytes clone), cached 1 MiB",
     );
     let mut vs = vec![
@@ -423,6 +431,13 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
             timed(n, || {
                 for _ in 0..n {
                     let _ = black_box(black_box(&handle).read(..));
+                }
+            })
+        }),
+        Variant::new(nhf, || {
+            timed(n, || {
+                for _ in 0..n {
+                    let _ = black_box(black_box(&handle_f).read(..));
                 }
             })
         }),
@@ -455,6 +470,10 @@ fn hit_path_rows(dir: &Path, runs: usize, scale: Scale) -> Result<Vec<Row>, Stri
         row(
             "cache hit, 1 MiB file: lookup by armed CachedFile + Aggregate",
             nh,
+        ),
+        row(
+            "cache hit, 1 MiB file: armed CachedFile, frequency count on",
+            nhf,
         ),
     ])
 }

@@ -81,6 +81,8 @@ pub(super) struct Ctx {
     /// and php-fpm's socket.
     pub(super) ipc_program: Option<PathBuf>,
     pub(super) fpm_sock: Option<PathBuf>,
+    /// HTTPS (the `https` case): the certificate and key, in PEM.
+    pub(super) tls: Option<(PathBuf, PathBuf)>,
 }
 
 fn servers() -> Vec<Server> {
@@ -167,14 +169,30 @@ pub(super) fn ferry_serve(c: &Ctx, port: u16) -> Command {
     let mut cmd = Command::new(&c.ferry);
     cmd.args(["serve", "--workers", "1", "--listen"])
         .arg(format!("127.0.0.1:{port}"));
+    if let Some((cert, key)) = &c.tls {
+        cmd.arg("--tls-cert").arg(cert).arg("--tls-key").arg(key);
+    }
     cmd
 }
 
 /// nginx with one worker on `port` over the documents, `sendfile` and
 /// `tcp_nopush` on, no access log; `locations` go inside its `server`.
+/// With `Ctx::tls`, HTTPS on that port (its defaults: TLS 1.2 and 1.3,
+/// OpenSSL's ciphers) with a session cache.
 pub(super) fn nginx(c: &Ctx, bin: &str, port: u16, locations: &str) -> Result<Command, String> {
     let d = c.dir.join(format!("nginx-{port}"));
     std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+    let (ssl, ssl_conf) = match &c.tls {
+        Some((cert, key)) => (
+            " ssl",
+            format!(
+                "  ssl_certificate {};\n  ssl_certificate_key {};\n  ssl_session_cache shared:SSL:10m;\n",
+                cert.display(),
+                key.display()
+            ),
+        ),
+        None => ("", String::new()),
+    };
     let conf = format!(
         "{user}worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
          events {{ worker_connections 4096; }}\n\
@@ -182,7 +200,7 @@ pub(super) fn nginx(c: &Ctx, bin: &str, port: u16, locations: &str) -> Result<Co
          access_log off;\n  sendfile on;\n  tcp_nopush on;\n  keepalive_requests 100000000;\n\
          client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
          uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-         server {{ listen 127.0.0.1:{port}; root {docs};\n{locations}\n  }}\n}}\n",
+         server {{ listen 127.0.0.1:{port}{ssl}; root {docs};\n{ssl_conf}{locations}\n  }}\n}}\n",
         user = if c.root { "user root;\n" } else { "" },
         d = d.display(),
         docs = c.docs.display(),
@@ -444,6 +462,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         root: rustix::process::geteuid().is_root(),
         ipc_program: None,
         fpm_sock: None,
+        tls: None,
     };
     // Every server that is there, started and checked on every file.
     let mut up: Vec<(&'static str, Running)> = Vec::new();
@@ -471,6 +490,24 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         }
         up.push((s.name, r));
     }
+    let rows = measure(&up, &missing, &files, runs, quick, "http", "HTTP GET")?;
+    drop(up);
+    Ok(rows)
+}
+
+/// The interleaved wrk runs against every server `up` (ferry's first), by
+/// file and with keep-alive and a connection per request, over `scheme`:
+/// rows of requests/s and of server CPU per request, `what` naming the
+/// case; the servers `missing` are named in rows without a baseline.
+pub(super) fn measure(
+    up: &[(&'static str, Running)],
+    missing: &[String],
+    files: &[(String, Vec<u8>, usize)],
+    runs: usize,
+    quick: bool,
+    scheme: &str,
+    what: &str,
+) -> Result<Vec<Row>, String> {
     // wrk counts whole seconds.
     let secs = if quick { 1.0 } else { SECONDS };
     let mut rows = Vec::new();
@@ -493,7 +530,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             .iter()
             .zip(&cpu)
             .map(|((name, r), cpu)| {
-                let url = format!("http://{}{path}", r.addr);
+                let url = format!("{scheme}://{}{path}", r.addr);
                 let pid = r.child.id();
                 Variant::new(*name, move || {
                     let before = tree_cpu_ticks(pid);
@@ -508,7 +545,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         // Warm: each server serves the file for a moment first.
         if !quick {
             for (_, r) in &up {
-                wrk_with(&format!("http://{}{path}", r.addr), 1.0, close)?;
+                wrk_with(&format!("{scheme}://{}{path}", r.addr), 1.0, close)?;
             }
         }
         let s = interleave(runs, &mut vs)?;
@@ -518,7 +555,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         for (i, peer) in s.iter().enumerate().skip(1) {
             rows.push(Row {
                 what: format!(
-                    "server CPU per request, a {} file, 1 worker, {CONNECTIONS} connections{how}",
+                    "{what}: server CPU per request, a {} file, 1 worker, {CONNECTIONS} connections{how}",
                     human(*size)
                 ),
                 ferry_name: "ferry serve".into(),
@@ -538,7 +575,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         for peer in s.iter().skip(1) {
             rows.push(Row {
                 what: format!(
-                    "HTTP GET of a {} file, 1 worker, {CONNECTIONS} connections{how}",
+                    "{what} of a {} file, 1 worker, {CONNECTIONS} connections{how}",
                     human(*size)
                 ),
                 ferry_name: "ferry serve".into(),
@@ -557,7 +594,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         for m in &missing {
             rows.push(Row {
                 what: format!(
-                    "HTTP GET of a {} file, 1 worker, {CONNECTIONS} connections{how}",
+                    "{what} of a {} file, 1 worker, {CONNECTIONS} connections{how}",
                     human(*size)
                 ),
                 ferry_name: "ferry serve".into(),
@@ -570,6 +607,5 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             });
         }
     }
-    drop(up);
     Ok(rows)
 }

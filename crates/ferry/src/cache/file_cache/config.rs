@@ -94,9 +94,12 @@ pub struct CacheConfig {
     /// Count how often each extent is looked up (a small count-min
     /// sketch, aged by halving: TinyLFU's estimate, as in `moka`), and let
     /// an extent leave the admission queue for the main order when it was
-    /// looked up more often lately than the main order's next to go,
-    /// where without the count it leaves the cache. Brings the admission
-    /// queue with it. Entries readers hold still go last. Default off.
+    /// looked up more often lately *per byte charged* than the main
+    /// order's next to go (so a large extent must be asked for more often
+    /// than a small one), where without the count it leaves the cache.
+    /// Brings the admission queue with it, at a hundredth of the budget
+    /// (W-TinyLFU's window) and without ghost keys (the count remembers
+    /// what came back). Entries readers hold still go last. Default off.
     pub frequency: bool,
     /// Files larger than this many bytes are read for their readers but
     /// not cached (as web caches cap an object's size, and `quick_cache`
@@ -241,7 +244,9 @@ pub struct CacheStats {
     /// Entries dropped because their file changed or a write replaced them.
     pub replaced: u64,
     /// Entries moved from the admission queue to the main order because
-    /// they were used again (0 without the queue).
+    /// they were used again, or with the frequency count because they
+    /// were asked for more often per byte than the main order's next to
+    /// go (0 without the queue).
     pub promoted: u64,
     /// Bytes read from files but not kept, because the budget was held by
     /// extents readers still hold (they belong to those readers alone).

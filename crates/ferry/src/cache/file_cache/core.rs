@@ -136,6 +136,10 @@ pub(crate) struct Policy {
     pub admission_queue: bool,
     pub frequency: bool,
     pub largest_file: Option<u64>,
+    /// The admission queue's share of the budget, as a divisor: None for
+    /// a tenth (S3-FIFO's), or a hundredth with the frequency count
+    /// (W-TinyLFU's window). Set by tests.
+    pub queue_share: Option<usize>,
 }
 
 pub(crate) struct Core {
@@ -182,7 +186,10 @@ impl Core {
             // As many counters a row as the budget holds extents of the
             // smallest charge.
             sketch: policy.frequency.then(|| Sketch::new(budget / smallest)),
-            small_share: if policy.frequency { 100 } else { 10 },
+            small_share: policy
+                .queue_share
+                .unwrap_or(if policy.frequency { 100 } else { 10 })
+                .max(1),
             admission,
             acct: Mutex::new(Acct {
                 held: 0,
@@ -270,18 +277,29 @@ impl Core {
             let mut sh = self.shard(&(id, idx)).0.lock();
             // The ticks consecutive lookups of these extents would get.
             let tick = self.tick.fetch_add(run_end - idx + 1, Ordering::Relaxed);
-            for i in idx..=run_end {
-                match sh.map.get_mut(&(id, i)) {
+            let mut end = idx;
+            while end <= run_end {
+                match sh.map.get_mut(&(id, end)) {
                     Some(Slot::Ready(e)) if e.stamp == stamp && e.settled => {
-                        e.last_use = tick + (i - idx);
+                        e.last_use = tick + (end - idx);
                         e.uses = (e.uses + 1).min(3);
-                        take(i, &e.buf);
+                        take(end, &e.buf);
                         sh.hits += 1;
-                        // (A miss is counted by `get`.)
-                        self.record(&(id, i));
+                        end += 1;
                     }
-                    _ => return i,
+                    _ => break,
                 }
+            }
+            drop(sh);
+            // The hits' lookups counted, outside the shard's lock (a miss
+            // is counted by `get`).
+            if self.sketch.is_some() {
+                for i in idx..end {
+                    self.record(&(id, i));
+                }
+            }
+            if end <= run_end {
+                return end;
             }
             idx = run_end + 1;
         }
@@ -496,8 +514,12 @@ impl Core {
                     }
                 }
             }
+            // The queue gives up its first entry when over its share —
+            // unless readers hold that one and the main order has one
+            // they do not (entries readers hold go last, across both).
+            let small_first = small.is_some_and(|(r, ..)| !r || main.is_none_or(|(m, ..)| m));
             let from_small =
-                small.is_some() && (small_held > self.budget / self.small_share || main.is_none());
+                small_first && (small_held > self.budget / self.small_share || main.is_none());
             let (referenced, at, i, key) = if from_small { small } else { main }?;
             let mut sh = self.shards[i].0.lock();
             let Some(Slot::Ready(e)) = sh.map.get(&key) else {

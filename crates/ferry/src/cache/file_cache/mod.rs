@@ -138,17 +138,21 @@ const MAPPED_FILES: usize = 64;
 /// reaches the queue's end moves to the main order, one that is not
 /// leaves the cache (and comes back straight into the main order if it is
 /// read again soon), so files read once — a scan, a crawler — do not push
-/// out the ones read all the time. With [`CacheConfig::frequency`] as
-/// well, the cache counts how often each extent is looked up (TinyLFU's
-/// sketch), and an extent at the queue's end that was looked up more
-/// often lately than the main order's next to go moves to the main order
-/// instead of leaving. Extents readers hold go last in both.
+/// out the ones read all the time. With [`CacheConfig::frequency`]
+/// instead, the cache counts how often each extent is looked up (TinyLFU's
+/// sketch), the queue is a hundredth of the budget and keeps no keys, and
+/// an extent at the queue's end that was looked up more often lately per
+/// byte charged than the main order's next to go moves to the main order
+/// instead of leaving. Extents readers hold go last in both queues and
+/// across them: one at the queue's end waits while the main order has an
+/// entry no reader holds.
 ///
 /// # Cost
 ///
 /// A lookup costs one `fstat` (the stamp) and, per extent of the range, a
 /// hash, one shard lock, a bump of the shared recency clock and a
-/// reference count bump; nothing is copied. A
+/// reference count bump (with [`CacheConfig::frequency`], also a second
+/// hash and four counters, outside the shard's lock); nothing is copied. A
 /// miss reads the extent once however many threads miss on it. Each shard
 /// keeps its entries ordered by use (moved lazily: an entry hit since it
 /// was placed moves at the next eviction), so one that must evict finds
@@ -242,6 +246,7 @@ impl FileCache {
                         admission_queue: cfg.admission_queue,
                         frequency: cfg.frequency,
                         largest_file: cfg.largest_file,
+                        queue_share: None,
                     },
                 ),
                 pool,
