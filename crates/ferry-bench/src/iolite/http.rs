@@ -544,7 +544,7 @@ pub(super) fn measure(
             .collect();
         // Warm: each server serves the file for a moment first.
         if !quick {
-            for (_, r) in &up {
+            for (_, r) in up {
                 wrk_with(&format!("{scheme}://{}{path}", r.addr), 1.0, close)?;
             }
         }
@@ -591,7 +591,7 @@ pub(super) fn measure(
                 runs,
             });
         }
-        for m in &missing {
+        for m in missing {
             rows.push(Row {
                 what: format!(
                     "{what} of a {} file, 1 worker, {CONNECTIONS} connections{how}",

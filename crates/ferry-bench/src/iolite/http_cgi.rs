@@ -212,6 +212,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
         root: rustix::process::geteuid().is_root(),
         ipc_program: Some(ipc_program),
         fpm_sock: fpm.as_ref().map(|(_, s)| s.clone()),
+        tls: None,
     };
     let all = servers();
     let ferry_server = http::launch(&all[0], &ferry, &ctx)?;

@@ -9,7 +9,8 @@
 //! `pipeline`: a C producer → consumer on ferry stdio, over a pipe and
 //! over an ipc channel, beside glibc; `http`: the paper's web server
 //! experiment, `ferry serve` beside nginx, lighttpd, h2o and
-//! static-web-server under wrk).
+//! static-web-server under wrk; `https`: the same over TLS beside nginx's
+//! HTTPS; `cgi`: programs behind the servers).
 
 mod apps;
 mod cache;
@@ -18,6 +19,7 @@ mod cache_traces;
 mod checksums;
 mod http;
 mod http_cgi;
+mod http_tls;
 mod iceoryx;
 mod ipc;
 mod pipeline;
@@ -30,7 +32,8 @@ pub struct IoliteArgs {
     #[command(flatten)]
     c: super::Common,
     /// Run only these cases (comma-separated; default: all). Cases:
-    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline, http, cgi.
+    /// checksums, cache, fill, ipc, iceoryx, apps, pipeline, http, https,
+    /// cgi.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
 }
@@ -77,6 +80,11 @@ const CASES: &[(&str, &str, Case)] = &[
         "http",
         "HTTP: ferry serve beside nginx, lighttpd, h2o and static-web-server, by file size (wrk)",
         http::run,
+    ),
+    (
+        "https",
+        "HTTPS: ferry serve beside nginx's HTTPS, by file size (wrk)",
+        http_tls::run,
     ),
     (
         "cgi",
