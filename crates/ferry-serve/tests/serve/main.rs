@@ -3,6 +3,7 @@
 //! where a client must misbehave. Each module holds one behaviour.
 
 mod abuse;
+mod browser;
 mod connections;
 mod gateways;
 mod hardening;
