@@ -87,16 +87,7 @@ pub(super) struct Ctx {
 
 fn servers() -> Vec<Server> {
     vec![
-        Server {
-            name: "ferry serve",
-            program: "ferry",
-            package: None,
-            start: |c, _, port| {
-                let mut cmd = ferry_serve(c, port);
-                cmd.arg(&c.docs);
-                Ok(cmd)
-            },
-        },
+        ferry_server(),
         Server {
             name: "nginx",
             program: "nginx",
@@ -396,6 +387,48 @@ pub(super) fn wrk_with(url: &str, secs: f64, close: bool) -> Result<f64, String>
         .ok_or_else(|| format!("wrk {url}: no request rate in {out:?}"))
 }
 
+/// A scratch directory (`ferry-bench-TAG-PID`, removed when dropped)
+/// with `docs/` in it holding one file per size of [`SIZES`], both
+/// world-readable (for servers whose workers drop privileges): the
+/// directory, `docs/`, and (URL path, bytes, size) of each file.
+pub(super) type Documents = (Scratch, PathBuf, Vec<(String, Vec<u8>, usize)>);
+
+pub(super) fn documents(tag: &str) -> Result<Documents, String> {
+    let dir =
+        Scratch(std::env::temp_dir().join(format!("ferry-bench-{tag}-{}", std::process::id())));
+    let docs = dir.0.join("docs");
+    std::fs::create_dir_all(&docs).map_err(|e| format!("{}: {e}", docs.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    for d in [&dir.0, &docs] {
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+    }
+    let mut files = Vec::new();
+    for &size in SIZES {
+        let name = format!("f-{size}.bin");
+        let bytes: Vec<u8> = (0..size)
+            .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[2])
+            .collect();
+        std::fs::write(docs.join(&name), &bytes).map_err(|e| e.to_string())?;
+        files.push((format!("/{name}"), bytes, size));
+    }
+    Ok((dir, docs, files))
+}
+
+/// `ferry serve` over the documents with nothing else (HTTPS when the
+/// context has a certificate).
+pub(super) fn ferry_server() -> Server {
+    Server {
+        name: "ferry serve",
+        program: "ferry",
+        package: None,
+        start: |c, _, port| {
+            let mut cmd = ferry_serve(c, port);
+            cmd.arg(&c.docs);
+            Ok(cmd)
+        },
+    }
+}
+
 pub(super) fn human(n: usize) -> String {
     if n >= 1 << 20 {
         format!("{} MiB", n >> 20)
@@ -437,24 +470,7 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             runs,
         }]);
     }
-    let dir =
-        Scratch(std::env::temp_dir().join(format!("ferry-bench-http-{}", std::process::id())));
-    let docs = dir.0.join("docs");
-    std::fs::create_dir_all(&docs).map_err(|e| format!("{}: {e}", docs.display()))?;
-    // World-readable, for servers whose workers drop privileges.
-    use std::os::unix::fs::PermissionsExt;
-    for d in [&dir.0, &docs] {
-        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
-    }
-    let mut files = Vec::new();
-    for &size in SIZES {
-        let name = format!("f-{}.bin", size);
-        let bytes: Vec<u8> = (0..size)
-            .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[2])
-            .collect();
-        std::fs::write(docs.join(&name), &bytes).map_err(|e| e.to_string())?;
-        files.push((format!("/{name}"), bytes, size));
-    }
+    let (dir, docs, files) = documents("http")?;
     let ctx = Ctx {
         ferry: ferry.clone(),
         docs: docs.clone(),

@@ -6,26 +6,15 @@
 //! 127.0.0.1. Every server's answer to every file is checked first
 //! (`curl`, the file's bytes).
 
-use super::http::{self, Ctx, Running, Scratch, Server};
+use super::http::{self, Ctx, Running, Server};
 use crate::measure::Scale;
 use crate::report::{Row, Target, Unit};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const SIZES: &[usize] = &[1 << 10, 16 << 10, 100 << 10, 1 << 20];
-
 fn servers() -> [Server; 2] {
     [
-        Server {
-            name: "ferry serve",
-            program: "ferry",
-            package: None,
-            start: |c, _, port| {
-                let mut cmd = http::ferry_serve(c, port);
-                cmd.arg(&c.docs);
-                Ok(cmd)
-            },
-        },
+        http::ferry_server(),
         Server {
             name: "nginx",
             program: "nginx",
@@ -111,26 +100,11 @@ pub fn run(runs: usize, scale: Scale) -> Result<Vec<Row>, String> {
             }]);
         }
     }
-    let dir =
-        Scratch(std::env::temp_dir().join(format!("ferry-bench-https-{}", std::process::id())));
-    let docs = dir.0.join("docs");
-    std::fs::create_dir_all(&docs).map_err(|e| format!("{}: {e}", docs.display()))?;
-    use std::os::unix::fs::PermissionsExt;
-    for d in [&dir.0, &docs] {
-        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
-    }
+    let (dir, docs, files) = http::documents("https")?;
     let (cert, key) = certificate(&dir.0)?;
     // nginx's workers read the key as themselves.
+    use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644));
-    let mut files = Vec::new();
-    for &size in SIZES {
-        let name = format!("f-{size}.bin");
-        let bytes: Vec<u8> = (0..size)
-            .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[2])
-            .collect();
-        std::fs::write(docs.join(&name), &bytes).map_err(|e| e.to_string())?;
-        files.push((format!("/{name}"), bytes, size));
-    }
     let ctx = Ctx {
         ferry: ferry.clone(),
         docs,
