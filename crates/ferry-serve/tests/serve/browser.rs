@@ -7,13 +7,18 @@
 //!   applied, the video's frame size after the seek, the listing's
 //!   links), and each file fetched again and hashed by the browser
 //!   (`crypto.subtle`, SHA-256) against `sha256sum`'s hash of the file;
+//!   ranges of the video and of an image are fetched by the page
+//!   itself and hashed against the same slices of the files;
 //! - Chromium's network log (`--log-net-log`): every response to the
-//!   page's requests is 200 with the file's length or 206 with the
-//!   length its `Content-Range` says, in bytes read, unless the browser
-//!   itself cancelled the request (media loading stops when it has what
-//!   it wants); among the video's requests is a range that starts past
-//!   the file's first byte (the seek);
-//! - a screenshot of the page (kept as `target/browser-page.png`).
+//!   page's requests is 200 with the file's length or 206 whose
+//!   `Content-Length` is its `Content-Range`'s, and the page read that
+//!   many bytes — unless the browser cancelled the request (media
+//!   loading stops when it has what it wants) or filled part of the
+//!   range from its own cache (then at least the last range the network
+//!   sent, and no more than the file); among the video's requests is a
+//!   range that starts past the file's first byte;
+//! - a screenshot of the page (kept as `target/browser-page.png`; the
+//!   network log as `target/browser-netlog.json`).
 
 use crate::Site;
 use std::collections::HashMap;
@@ -102,10 +107,14 @@ fn sha256(p: &Path) -> String {
 
 /// The page: its elements, and the script that checks them and writes
 /// its verdict into `#verdict` (and the title).
-fn page(hashes: &[(String, String)]) -> String {
+fn page(hashes: &[(String, String)], ranges: &[(String, String, String)]) -> String {
     let want: Vec<String> = hashes
         .iter()
         .map(|(u, h)| format!("[\"{u}\", \"{h}\"]"))
+        .collect();
+    let want_ranges: Vec<String> = ranges
+        .iter()
+        .map(|(u, r, h)| format!("[\"{u}\", \"{r}\", \"{h}\"]"))
         .collect();
     format!(
         r#"<!doctype html>
@@ -146,6 +155,14 @@ async function run() {{
     const got = hex(await crypto.subtle.digest("SHA-256", body));
     check(got === h, url + " hashed " + got);
   }}
+  // Ranges the browser asks for itself, past its own cache: each one's
+  // bytes hashed against the slice of the file.
+  for (const [url, range, h] of [{want_ranges}]) {{
+    const r = await fetch(url, {{ cache: "no-store", headers: {{ Range: range }} }});
+    const body = await r.arrayBuffer();
+    const got = hex(await crypto.subtle.digest("SHA-256", body));
+    check(r.status === 206 && got === h, url + " " + range + ": " + r.status + " hashed " + got);
+  }}
   say(fails.length ? "FAIL " + fails.join("; ") : "PASS");
 }}
 // The verdict goes on the page and to the server, whose access log the
@@ -159,7 +176,8 @@ window.addEventListener("load", () => run().catch(e => say("FAIL " + e)));
 </script>
 </body></html>
 "#,
-        want = want.join(", ")
+        want = want.join(", "),
+        want_ranges = want_ranges.join(", ")
     )
 }
 
@@ -208,18 +226,47 @@ struct Request {
     sent: Vec<String>,
     status: String,
     headers: Vec<String>,
+    /// The `Content-Range` of every response the request was given (the
+    /// browser's cache may assemble one request's body from several
+    /// network ranges and what it kept), with its `Content-Length`.
+    ranges: Vec<(String, Option<u64>)>,
     bytes: u64,
     error: i64,
+    /// Whether the request's end is in the log.
+    ended: bool,
+    /// Whether the browser cancelled it (media loading stops reading
+    /// once it has what it wants).
+    cancelled: bool,
 }
 
 /// The requests in a NetLog file, by source.
 fn requests(log: &Path) -> Vec<Request> {
-    let text = std::fs::read_to_string(log).unwrap();
-    // Chromium may stop before closing the JSON (it is killed or the
-    // page ends first): close it.
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(','))))
-        .expect("the network log is JSON");
+    // The network service (a process of its own) goes on writing the log
+    // after the browser process has gone, and may be stopped before it
+    // closes it: wait a while for whole JSON, else take the events up to
+    // the last whole one (the log is the constants on one line, then one
+    // event per line). Requests are checked only when their end is in
+    // the log, so a cut log counts no request short.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let text = loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if serde_json::from_str::<serde_json::Value>(&text).is_ok()
+            || std::time::Instant::now() > deadline
+        {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("").trim_end().trim_end_matches(',');
+    let head: serde_json::Value = serde_json::from_str(&format!("{first}}}"))
+        .expect("the network log starts with its constants");
+    let events: Vec<serde_json::Value> = lines
+        .skip_while(|l| !l.starts_with("\"events\""))
+        .skip(1)
+        .map_while(|l| serde_json::from_str(l.trim_end().trim_end_matches(',')).ok())
+        .collect();
+    let v = serde_json::json!({ "constants": head["constants"], "events": events });
     let types: HashMap<u64, String> = v["constants"]["logEventTypes"]
         .as_object()
         .unwrap()
@@ -253,13 +300,20 @@ fn requests(log: &Path) -> Vec<Request> {
                 let h = lines(&p["headers"]);
                 let r = by_source.entry(id).or_default();
                 r.status = h.first().cloned().unwrap_or_default();
+                if let Some(range) = header(&h, "content-range") {
+                    let len = header(&h, "content-length").and_then(|v| v.parse().ok());
+                    r.ranges.push((range.to_string(), len));
+                }
                 r.headers = h;
             }
             "URL_REQUEST_JOB_FILTERED_BYTES_READ" => {
                 by_source.entry(id).or_default().bytes += p["byte_count"].as_u64().unwrap_or(0)
             }
+            "CANCELLED" => by_source.entry(id).or_default().cancelled = true,
             "REQUEST_ALIVE" if e["phase"].as_u64() == Some(2) => {
-                by_source.entry(id).or_default().error = p["net_error"].as_i64().unwrap_or(0)
+                let r = by_source.entry(id).or_default();
+                r.error = p["net_error"].as_i64().unwrap_or(0);
+                r.ended = true;
             }
             _ => {}
         }
@@ -311,7 +365,26 @@ fn chromium_loads_a_page_with_css_images_a_seekable_video_and_a_listing_whole() 
                 hashes.push((rel.to_string(), sha256(&p)));
                 files.push((rel.to_string(), p, len));
             }
-            std::fs::write(d.join("index.html"), page(&hashes)).unwrap();
+            let mut ranges = Vec::new();
+            for (rel, range) in [
+                ("/media/clip.webm", "bytes=1000-70999"),
+                ("/media/clip.webm", "bytes=3000000-"),
+                ("/media/clip.webm", "bytes=-5000"),
+                ("/img/small.bmp", "bytes=10-99"),
+            ] {
+                let bytes = std::fs::read(d.join(&rel[1..])).unwrap();
+                let (a, b) = range[6..].split_once('-').unwrap();
+                let slice = match (a.parse::<usize>(), b.parse::<usize>()) {
+                    (Ok(a), Ok(b)) => &bytes[a..=b],
+                    (Ok(a), Err(_)) => &bytes[a..],
+                    (Err(_), Ok(n)) => &bytes[bytes.len() - n..],
+                    _ => unreachable!("{range}"),
+                };
+                let p = work.path().join("slice");
+                std::fs::write(&p, slice).unwrap();
+                ranges.push((rel.to_string(), range.to_string(), sha256(&p)));
+            }
+            std::fs::write(d.join("index.html"), page(&hashes, &ranges)).unwrap();
             files.push(("/".into(), d.join("index.html"), 0));
         },
         |c| {
@@ -345,18 +418,27 @@ fn chromium_loads_a_page_with_css_images_a_seekable_video_and_a_listing_whole() 
         std::fs::read_to_string(work.path().join("chromium.err")).unwrap_or_default()
     );
 
-    // The network log: every response to the page's requests whole.
+    // The network log (kept as `target/browser-netlog.json`): every
+    // response to the page's requests whole.
+    let _ = std::fs::copy(
+        &log,
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/browser-netlog.json"),
+    );
     let origin = site.url("");
     let reqs: Vec<Request> = requests(&log)
         .into_iter()
-        .filter(|r| r.url.starts_with(&origin))
+        .filter(|r| r.url.starts_with(&origin) && r.ended)
         .collect();
     let mut seen_seek = false;
     for r in &reqs {
         let path = &r.url[origin.len()..];
         // The browser's own cancellations (ERR_ABORTED): media loading
         // stops once it has what it wants.
-        if r.error == -3 || path == "/favicon.ico" || path.starts_with("/verdict?") {
+        if r.error == -3 || r.cancelled || path == "/favicon.ico" || path.starts_with("/verdict?") {
+            continue;
+        }
+        if r.error == 0 && r.status.is_empty() {
+            // Answered by the browser's cache without asking the server.
             continue;
         }
         assert_eq!(
@@ -376,16 +458,46 @@ fn chromium_loads_a_page_with_css_images_a_seekable_video_and_a_listing_whole() 
                 "{path}: bytes read against Content-Length: {r:?}"
             );
         } else if r.status.contains(" 206") {
-            let range = header(&r.headers, "content-range").expect("a 206 has Content-Range");
-            let (span, total) = range.trim_start_matches("bytes ").split_once('/').unwrap();
-            let (a, b) = span.split_once('-').unwrap();
-            let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
-            assert_eq!(total.parse::<u64>().unwrap(), len_of(path), "{r:?}");
-            assert_eq!(
-                r.bytes,
-                b - a + 1,
-                "{path}: bytes read against {range}: {r:?}"
-            );
+            let mut sent = 0;
+            let mut last = 0;
+            let mut first = u64::MAX;
+            for (range, len) in &r.ranges {
+                let (span, total) = range.trim_start_matches("bytes ").split_once('/').unwrap();
+                let (a, b) = span.split_once('-').unwrap();
+                let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+                assert_eq!(total.parse::<u64>().unwrap(), len_of(path), "{r:?}");
+                assert!(a <= b && b < len_of(path), "{path}: {range}: {r:?}");
+                // A request that ended well read each response to its
+                // Content-Length (else a length mismatch or a broken next
+                // response is a net error): that length is the range's.
+                assert_eq!(
+                    *len,
+                    Some(b - a + 1),
+                    "{path}: Content-Length against {range}: {r:?}"
+                );
+                sent += b - a + 1;
+                last = b - a + 1;
+                first = first.min(a);
+            }
+            assert!(!r.ranges.is_empty(), "a 206 has Content-Range: {r:?}");
+            let a = first;
+            if r.ranges.len() == 1 && header(&r.sent, "if-range").is_none() {
+                assert_eq!(
+                    r.bytes, sent,
+                    "{path}: bytes read against {:?}: {r:?}",
+                    r.ranges
+                );
+            } else {
+                // The browser's cache had part of the range (it asked
+                // with If-Range, or in several pieces, or asked again):
+                // the page got at least the last response the network
+                // sent, and no more than the file.
+                assert!(
+                    r.bytes >= last && r.bytes <= len_of(path),
+                    "{path}: bytes read against {:?}: {r:?}",
+                    r.ranges
+                );
+            }
             if a > 0 {
                 seen_seek = true;
             }
@@ -415,8 +527,9 @@ fn chromium_loads_a_page_with_css_images_a_seekable_video_and_a_listing_whole() 
         "/media/",
     ] {
         assert!(
-            reqs.iter().any(|r| &r.url[origin.len()..] == want),
-            "no request for {want} in the network log: {:?}",
+            reqs.iter()
+                .any(|r| &r.url[origin.len()..] == want && !r.status.is_empty()),
+            "no request for {want} answered by the server in the network log: {:?}",
             reqs.iter()
                 .map(|r| (&r.url, &r.status, r.bytes, r.error))
                 .collect::<Vec<_>>()
