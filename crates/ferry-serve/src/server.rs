@@ -16,7 +16,9 @@ use crate::gateway::helpers::Helpers;
 use crate::gateway::ipc::Program;
 use crate::gateway::{Dispatch, Notify};
 use crate::log::AccessLog;
+use crate::request;
 use crate::site::Site;
+use ferry::BufMut;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use std::io;
@@ -32,6 +34,10 @@ const WAKER: Token = Token(usize::MAX);
 /// again this much later (the listener's readiness will not be signalled
 /// again for the connections already waiting).
 const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// Request-head buffers a worker keeps for its next connections (8 KiB
+/// each: 2 MiB at most).
+const MAX_SPARE_HEADS: usize = 256;
 
 /// A stopping server gives a client still sending its request head this
 /// long before closing its connection.
@@ -115,6 +121,8 @@ impl Server {
                 listeners: listeners.into_iter().map(TcpListener::from_std).collect(),
                 conns: Vec::new(),
                 free: Vec::new(),
+                spare_heads: Vec::new(),
+                nodelay_each: None,
                 accept_retry: None,
                 log: log.clone(),
                 log_lines: Vec::new(),
@@ -202,6 +210,10 @@ fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     s.set_reuse_address(true).map_err(named)?;
     s.set_reuse_port(true).map_err(named)?;
     s.set_nonblocking(true).map_err(named)?;
+    // Accepted sockets take it from the listener (Linux copies the
+    // listener's TCP options into each connection): no `setsockopt` per
+    // connection. A worker checks that on its first connection.
+    s.set_tcp_nodelay(true).map_err(named)?;
     s.bind(&addr.into()).map_err(named)?;
     s.listen(1024).map_err(named)?;
     Ok(s.into())
@@ -219,6 +231,13 @@ struct Worker {
     listeners: Vec<TcpListener>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
+    /// Request-head buffers of closed connections, for the next ones
+    /// (a connection per request would otherwise allocate, fault in and
+    /// give back a page-aligned buffer each time).
+    spare_heads: Vec<BufMut>,
+    /// Whether accepted sockets must be given `TCP_NODELAY` one by one:
+    /// unknown until the first connection, then whether it came without.
+    nodelay_each: Option<bool>,
     /// When to try `accept` again after it failed for want of resources.
     accept_retry: Option<Instant>,
     log: Option<Arc<AccessLog>>,
@@ -370,7 +389,12 @@ impl Worker {
                 drop(sock);
                 continue;
             }
-            let _ = sock.set_nodelay(true);
+            let each = *self
+                .nodelay_each
+                .get_or_insert_with(|| !sock.nodelay().unwrap_or(false));
+            if each {
+                let _ = sock.set_nodelay(true);
+            }
             let i = match self.free.pop() {
                 Some(i) => i,
                 None => {
@@ -378,7 +402,17 @@ impl Worker {
                     self.conns.len() - 1
                 }
             };
-            let Ok(mut c) = Conn::new(sock, peer, i, self.tls.as_ref()) else {
+            let head = match self.spare_heads.pop() {
+                Some(b) => b,
+                None => match BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096) {
+                    Ok(b) => b,
+                    Err(_) => {
+                        self.free.push(i);
+                        continue;
+                    }
+                },
+            };
+            let Ok(mut c) = Conn::new(sock, peer, i, head, self.tls.as_ref()) else {
                 self.free.push(i);
                 continue;
             };
@@ -404,8 +438,11 @@ impl Worker {
     /// Closes connection `i`. Closing its socket (the only descriptor
     /// of it) takes it out of the epoll set: no `EPOLL_CTL_DEL` first.
     fn close(&mut self, i: usize) {
-        if self.conns[i].take().is_some() {
+        if let Some(c) = self.conns[i].take() {
             self.free.push(i);
+            if self.spare_heads.len() < MAX_SPARE_HEADS {
+                self.spare_heads.push(c.into_head());
+            }
         }
     }
 

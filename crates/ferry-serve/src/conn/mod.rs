@@ -143,14 +143,18 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    /// A connection on `sock` from `peer` (as `accept` gave it), over
-    /// TLS with `tls` if given.
+    /// A connection on `sock` from `peer` (as `accept` gave it), reading
+    /// request heads into `head` (its contents dropped; at least
+    /// `request::MAX_HEAD` of capacity), over TLS with `tls` if given.
     pub(crate) fn new(
         sock: TcpStream,
         peer: std::net::SocketAddr,
         index: usize,
+        mut head: BufMut,
         tls: Option<&Arc<rustls::ServerConfig>>,
     ) -> io::Result<Conn> {
+        head.clear();
+        debug_assert!(head.capacity() >= request::MAX_HEAD);
         let now = Instant::now();
         let tls = tls.map(crate::tls::session).transpose()?;
         Ok(Conn {
@@ -161,7 +165,7 @@ impl Conn {
             sock,
             index,
             collecting: None,
-            inbuf: BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096)?,
+            inbuf: head,
             out: VecDeque::new(),
             closing: false,
             read_done: false,
@@ -175,6 +179,11 @@ impl Conn {
             last_activity: now,
             corked: false,
         })
+    }
+
+    /// Closes the connection, giving back its request-head buffer.
+    pub(crate) fn into_head(self) -> BufMut {
+        self.inbuf
     }
 
     pub(crate) fn socket(&mut self) -> &mut TcpStream {

@@ -25,6 +25,11 @@ impl Conn {
                 // Its program has not answered yet.
                 return State::Waiting;
             }
+            // The connection's last response: its bytes may wait in the
+            // socket (`MSG_MORE`, the cork left on) for the close that
+            // follows at once, which sends them with the FIN in one
+            // segment rather than two.
+            let last = self.closing && self.out.len() == 1;
             let Some(p) = self.out.front_mut() else { break };
             // As nginx's `tcp_nopush`: corked while a file body goes, so
             // that the kernel sends full segments rather than one per
@@ -50,7 +55,7 @@ impl Conn {
                         Err(e) => Err(io::Error::from(e)),
                     }
                 }
-                _ => gather_write(&self.sock, p),
+                _ => gather_write(&self.sock, p, last),
             };
             match r {
                 Ok(n) => {
@@ -59,7 +64,7 @@ impl Conn {
                     let p = self.out.front().expect("a response was being sent");
                     if p.head_off == p.head.len() && p.pieces.is_empty() {
                         self.front_done();
-                        if self.corked {
+                        if self.corked && !last {
                             // The response's last bytes go now.
                             let _ = rustix::net::sockopt::set_tcp_cork(&self.sock, false);
                             self.corked = false;
@@ -158,14 +163,26 @@ pub(super) fn advance(p: &mut Pending, n: usize) {
     }
 }
 
-/// One `writev` of the head's rest and the bytes in memory after it (up
-/// to the next file piece); advances past what went.
-fn gather_write(sock: &TcpStream, p: &mut Pending) -> io::Result<usize> {
+/// One gathered write of the head's rest and the bytes in memory after it
+/// (up to the next file piece); advances past what went. `more`: more
+/// is to follow (the close's FIN at least): the kernel may hold a partial
+/// segment for it.
+fn gather_write(sock: &TcpStream, p: &mut Pending, more: bool) -> io::Result<usize> {
     let slices = mem_slices(p);
     if slices.is_empty() {
         return Ok(0);
     }
-    let n = rustix::io::writev(sock, &slices).map_err(io::Error::from)?;
+    let n = if more {
+        rustix::net::sendmsg(
+            sock,
+            &slices,
+            &mut rustix::net::SendAncillaryBuffer::default(),
+            rustix::net::SendFlags::MORE | rustix::net::SendFlags::NOSIGNAL,
+        )
+    } else {
+        rustix::io::writev(sock, &slices)
+    }
+    .map_err(io::Error::from)?;
     drop(slices);
     advance(p, n);
     Ok(n)

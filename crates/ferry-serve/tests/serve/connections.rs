@@ -218,3 +218,53 @@ fn a_stopping_server_refuses_new_connections_at_once() {
     drop(slow);
     stopper.join().unwrap();
 }
+
+#[test]
+fn a_new_connection_sees_nothing_of_a_closed_one_s_half_sent_head() {
+    // Connections' head buffers are kept for the next ones: what one
+    // left unparsed must not become the start of another's request.
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("a"), b"first").unwrap();
+            fs::write(d.join("b"), b"second").unwrap();
+        },
+        |_| {},
+    );
+    for _ in 0..20 {
+        let mut half = TcpStream::connect(s.addr).unwrap();
+        half.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\nX-Left: ")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        drop(half);
+        std::thread::sleep(Duration::from_millis(20));
+        let rs = responses(&s.raw(b"GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        assert_eq!(rs.len(), 1);
+        assert_eq!(rs[0].status, 200);
+        assert_eq!(rs[0].body, b"second");
+    }
+}
+
+#[test]
+fn the_last_response_before_a_close_arrives_whole_from_memory_and_from_the_file() {
+    // The last response's bytes may wait in the socket for the FIN; the
+    // close must still send every one of them.
+    let big = pattern(3 << 20, 5);
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("small"), b"tiny body").unwrap();
+            fs::write(d.join("big"), &big).unwrap();
+        },
+        |_| {},
+    );
+    for _ in 0..5 {
+        let rs = responses(&s.raw(b"GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        assert_eq!(rs.len(), 1);
+        assert_eq!(rs[0].body, b"tiny body");
+        let rs = responses(
+            &s.raw(b"GET /small HTTP/1.1\r\nHost: x\r\n\r\nGET /big HTTP/1.0\r\nHost: x\r\n\r\n"),
+        );
+        assert_eq!(rs.len(), 2);
+        assert_eq!(rs[0].body, b"tiny body");
+        assert_eq!(rs[1].body, big, "the file, sent last before the close");
+    }
+}
