@@ -11,7 +11,8 @@
 
 use crate::config::Config;
 use crate::conn::{Conn, State};
-use crate::gateway::classic::Groups;
+use crate::gateway::classic::{Groups, TOTAL_TIMEOUTS};
+use crate::gateway::fastcgi::exchange::{Exchanges, FIRST_TOKEN as FIRST_FASTCGI};
 use crate::gateway::helpers::Helpers;
 use crate::gateway::ipc::Program;
 use crate::gateway::{Dispatch, Notify};
@@ -116,6 +117,7 @@ impl Server {
                 helpers: helpers.clone(),
                 groups: groups.clone(),
                 programs,
+                fastcgi: Exchanges::default(),
                 ready: Vec::new(),
                 poll,
                 listeners: listeners.into_iter().map(TcpListener::from_std).collect(),
@@ -226,6 +228,8 @@ struct Worker {
     groups: Groups,
     /// The ipc programs' instances of this worker (tokens below WAKER's).
     programs: Vec<Program>,
+    /// FastCGI exchanges under way (tokens from `FIRST_FASTCGI`).
+    fastcgi: Exchanges,
     /// Connections whose programs' responses came (by the ipc programs).
     ready: Vec<usize>,
     listeners: Vec<TcpListener>,
@@ -268,7 +272,7 @@ impl Worker {
         let mut stopped_at: Option<Instant> = None;
         let mut last_sweep = Instant::now();
         loop {
-            let mut timeout = if more.is_empty() {
+            let mut timeout = if more.is_empty() && !self.fastcgi.pending() {
                 Duration::from_millis(500)
             } else {
                 Duration::ZERO
@@ -313,6 +317,10 @@ impl Worker {
                     }
                     continue;
                 }
+                if t.0 >= FIRST_FASTCGI {
+                    self.fastcgi.on_ready(t, &mut touched);
+                    continue;
+                }
                 if t.0 < n_listeners {
                     if !stopping && t.0 < self.listeners.len() {
                         self.accept(t.0, &mut touched);
@@ -327,6 +335,7 @@ impl Worker {
                 }
                 touched.push(i);
             }
+            self.fastcgi.run_pending(&mut touched);
             touched.sort_unstable();
             touched.dedup();
             for i in touched {
@@ -338,6 +347,7 @@ impl Worker {
                         groups: &self.groups,
                         notify: &self.notify,
                         programs: &mut self.programs,
+                        fastcgi: &mut self.fastcgi,
                         registry: self.poll.registry(),
                         ready: &mut self.ready,
                     };
@@ -451,6 +461,9 @@ impl Worker {
     /// every one after the shutdown timeout. Programs that answer
     /// nothing for the gateway timeout are given up.
     fn sweep(&mut self, stopped_at: Option<Instant>) {
+        let timeout = self.cfg.gateway_timeout;
+        self.fastcgi
+            .sweep(timeout, timeout * TOTAL_TIMEOUTS, &mut self.ready);
         for p in &mut self.programs {
             p.sweep(
                 self.poll.registry(),

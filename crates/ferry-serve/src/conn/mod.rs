@@ -268,6 +268,14 @@ impl Conn {
                 State::Waiting => {}
                 other => return other,
             }
+            if (self.read_done || self.peer_closed)
+                && self.out.front().is_some_and(|p| p.awaited.is_some())
+            {
+                // The client left while a program works for it (nginx:
+                // "client prematurely closed connection"): closing drops
+                // the response's slot, and the program's exchange ends.
+                return State::Closed;
+            }
             if self.sending() {
                 // The socket is full: its writable event comes back here.
                 return State::Waiting;

@@ -1,5 +1,5 @@
-//! Helper threads for the exchanges that block — a CGI process, a
-//! FastCGI connection — as Flash's helpers took the blocking disk
+//! Helper threads for the exchanges that block — a CGI process, its
+//! pipes and its exit — as Flash's helpers took the blocking disk
 //! operations off its event loop. Threads are made as tasks need them,
 //! up to [`MAX_THREADS`], and end after a minute without work.
 

@@ -6,7 +6,8 @@
 //!
 //! ```text
 //!  Conn: head ─► route() ─► body read (≤ body_max) ─► Job
-//!     classic, FastCGI: a helper thread runs it (blocking, with timeouts)
+//!     classic: a helper thread runs it (blocking, with timeouts)
+//!     FastCGI: the worker's own loop connects, sends, reads the records
 //!     ipc: the worker's own loop sends it and waits for the reply's packet
 //!  reply (CGI response: header block, then body) ─► reply::respond
 //!     ─► the Conn's awaited slot filled ─► the worker told (Waker)
@@ -255,6 +256,8 @@ pub(crate) struct Dispatch<'a> {
     pub groups: &'a classic::Groups,
     pub notify: &'a Arc<Notify>,
     pub programs: &'a mut [ipc::Program],
+    /// The worker's FastCGI exchanges under way.
+    pub fastcgi: &'a mut fastcgi::exchange::Exchanges,
     pub registry: &'a mio::Registry,
     /// Connections whose responses came in the meantime.
     pub ready: &'a mut Vec<usize>,
@@ -290,11 +293,29 @@ impl Dispatch<'_> {
                     awaited.fill(ipc::refused(st, &job));
                 }
             }
-            Kind::Classic | Kind::FastCgi(_) => {
-                let addr = match job.route.kind {
-                    Kind::FastCgi(i) => self.cfg.fastcgi.get(i).map(|f| f.addr.clone()),
-                    _ => None,
+            Kind::FastCgi(i) => {
+                let Some(f) = self.cfg.fastcgi.get(i) else {
+                    awaited.fill(crate::response::error(
+                        Status::InternalError,
+                        job.minor,
+                        job.head_only,
+                        job.close,
+                    ));
+                    return awaited;
                 };
+                if let Err(st) =
+                    self.fastcgi
+                        .start(self.registry, &f.addr, &job, awaited.clone(), conn)
+                {
+                    awaited.fill(crate::response::error(
+                        st,
+                        job.minor,
+                        job.head_only,
+                        job.close,
+                    ));
+                }
+            }
+            Kind::Classic => {
                 let (slot, notify) = (awaited.clone(), self.notify.clone());
                 let groups = self.groups.clone();
                 let (head_only, minor, close) = (job.head_only, job.minor, job.close);
@@ -316,11 +337,7 @@ impl Dispatch<'_> {
                         notify.ready(conn);
                         return;
                     }
-                    let out = match &addr {
-                        Some(a) => fastcgi::run(&job, a, timeout),
-                        None => classic::run(&job, timeout, &groups),
-                    };
-                    slot.fill(match out {
+                    slot.fill(match classic::run(&job, timeout, &groups) {
                         Ok(out) => reply::respond(out, head_only, minor, close),
                         Err(st) => crate::response::error(st, minor, head_only, close),
                     });

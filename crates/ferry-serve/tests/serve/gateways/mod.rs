@@ -6,6 +6,7 @@
 
 mod classic;
 mod fastcgi;
+mod fastcgi_peer;
 mod ipc;
 
 use std::io::{Read, Write};

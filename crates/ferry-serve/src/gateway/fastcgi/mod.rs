@@ -1,18 +1,18 @@
 //! FastCGI (the 1996 specification, responder role) to an application
-//! server such as php-fpm: a connection per request. The records are
-//! built and read here — a few fixed 8-byte headers — because the
-//! maintained FastCGI client crate runs only on tokio, and its last
-//! blocking version gathers the whole output into one `Vec` with no
-//! bound. The output's records are read into page-aligned buffers, and
-//! the response's body is slices of them: the STDOUT stream is never
-//! copied out of the buffers it was read into.
+//! server such as php-fpm: a connection per request, run in the worker's
+//! own event loop ([`exchange`]) as nginx runs its `fastcgi_pass`. The
+//! records are built and read here — a few fixed 8-byte headers —
+//! because the maintained FastCGI client crate runs only on tokio, and
+//! its last blocking version gathers the whole output into one `Vec`
+//! with no bound. The output's records are read into page-aligned
+//! buffers, and the response's body is slices of them: the STDOUT stream
+//! is never copied out of the buffers it was read into.
 
-use super::{Job, OUTPUT_MAX};
-use crate::config::GatewayAddr;
+pub(crate) mod exchange;
+
+use super::Job;
 use crate::status::Status;
 use ferry::{Aggregate, Buf, BufMut};
-use std::io::{self, Read, Write};
-use std::time::Duration;
 
 const VERSION: u8 = 1;
 const BEGIN_REQUEST: u8 = 1;
@@ -74,137 +74,6 @@ pub(crate) fn encode(job: &Job) -> Vec<u8> {
     stream(&mut out, PARAMS, &params);
     stream(&mut out, STDIN, &job.body);
     out
-}
-
-enum Conn {
-    Tcp(std::net::TcpStream),
-    Unix(std::os::unix::net::UnixStream),
-}
-
-impl Conn {
-    fn open(addr: &GatewayAddr, timeout: Duration) -> io::Result<Conn> {
-        let c = match addr {
-            GatewayAddr::Tcp(a) => {
-                let s = std::net::TcpStream::connect_timeout(a, timeout)?;
-                s.set_read_timeout(Some(timeout))?;
-                s.set_write_timeout(Some(timeout))?;
-                Conn::Tcp(s)
-            }
-            GatewayAddr::Unix(p) => {
-                // Not std's connect, which waits without end on a server
-                // whose queue of connections is full.
-                use socket2::{Domain, SockAddr, Socket, Type};
-                let s = Socket::new(Domain::UNIX, Type::STREAM, None)?;
-                s.connect_timeout(&SockAddr::unix(p)?, timeout)?;
-                let s = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(s));
-                s.set_read_timeout(Some(timeout))?;
-                s.set_write_timeout(Some(timeout))?;
-                Conn::Unix(s)
-            }
-        };
-        Ok(c)
-    }
-}
-
-impl Conn {
-    fn set_read_timeout(&self, t: Duration) {
-        let t = Some(t.max(Duration::from_millis(1)));
-        let _ = match self {
-            Conn::Tcp(s) => s.set_read_timeout(t),
-            Conn::Unix(s) => s.set_read_timeout(t),
-        };
-    }
-}
-
-impl Read for Conn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(s) => s.read(b),
-            Conn::Unix(s) => s.read(b),
-        }
-    }
-}
-
-impl Write for Conn {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(s) => s.write(b),
-            Conn::Unix(s) => s.write(b),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Runs `job` on the application server at `addr`: its STDOUT stream
-/// (a CGI response), or the status that answers for it — 502 if the
-/// server cannot be reached, ends the connection early, breaks the
-/// protocol or sends too much; 504 if it sends nothing for `timeout`.
-pub(crate) fn run(job: &Job, addr: &GatewayAddr, timeout: Duration) -> Result<Aggregate, Status> {
-    let failed = |what: &str, e: io::Error| {
-        eprintln!("ferry serve: FastCGI {addr:?}: {what}: {e}");
-        if matches!(
-            e.kind(),
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-        ) {
-            Status::GatewayTimeout
-        } else {
-            Status::BadGateway
-        }
-    };
-    let deadline = std::time::Instant::now() + timeout * super::classic::TOTAL_TIMEOUTS;
-    let mut conn = Conn::open(addr, timeout).map_err(|e| failed("connect", e))?;
-    conn.write_all(&encode(job))
-        .map_err(|e| failed("send", e))?;
-    let mut records = Records::default();
-    let mut output = Aggregate::new();
-    let mut chunk = new_chunk()?;
-    loop {
-        // Each read waits at most the timeout, and the whole exchange at
-        // most its deadline.
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            eprintln!(
-                "ferry serve: FastCGI {addr:?}: no whole response in {:?}",
-                timeout * super::classic::TOTAL_TIMEOUTS
-            );
-            return Err(Status::GatewayTimeout);
-        }
-        conn.set_read_timeout(left.min(timeout));
-        let n = match conn.read(chunk.spare_capacity_mut()) {
-            Ok(0) => {
-                eprintln!(
-                    "ferry serve: FastCGI {addr:?}: the connection ended before the request did"
-                );
-                return Err(Status::BadGateway);
-            }
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(failed("receive", e)),
-        };
-        let from = chunk.len();
-        chunk.commit(n);
-        let ended = records.scan(&chunk.as_slice()[from..], from)?;
-        if ended || chunk.tail_room() == 0 {
-            let full = std::mem::replace(&mut chunk, new_chunk()?).freeze();
-            records.settle(&full, &mut output);
-            if output.len() > OUTPUT_MAX {
-                eprintln!("ferry serve: FastCGI {addr:?}: more than {OUTPUT_MAX} bytes of output");
-                return Err(Status::BadGateway);
-            }
-        }
-        if ended {
-            if !records.errors.is_empty() {
-                eprintln!(
-                    "ferry serve: FastCGI {addr:?}: {}",
-                    String::from_utf8_lossy(&records.errors).trim_end()
-                );
-            }
-            return Ok(output);
-        }
-    }
 }
 
 fn new_chunk() -> Result<BufMut, Status> {
