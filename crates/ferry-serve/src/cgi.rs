@@ -224,7 +224,7 @@ pub fn serve(
             slot_size: 64 << 10,
             slots: SLOTS,
             timeout: Some(Duration::from_secs(60)),
-            ring: false,
+            ring: true,
         },
     )
     .map_err(not_served)?;

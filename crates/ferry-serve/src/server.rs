@@ -118,6 +118,7 @@ impl Server {
                 groups: groups.clone(),
                 programs,
                 fastcgi: Exchanges::default(),
+                due_programs: Vec::new(),
                 ready: Vec::new(),
                 poll,
                 listeners: listeners.into_iter().map(TcpListener::from_std).collect(),
@@ -230,6 +231,9 @@ struct Worker {
     programs: Vec<Program>,
     /// FastCGI exchanges under way (tokens from `FIRST_FASTCGI`).
     fastcgi: Exchanges,
+    /// The ipc programs whose replies waited when the worker would have
+    /// slept (indices in `programs`).
+    due_programs: Vec<usize>,
     /// Connections whose programs' responses came (by the ipc programs).
     ready: Vec<usize>,
     listeners: Vec<TcpListener>,
@@ -272,11 +276,20 @@ impl Worker {
         let mut stopped_at: Option<Instant> = None;
         let mut last_sweep = Instant::now();
         loop {
-            let mut timeout = if more.is_empty() && !self.fastcgi.pending() {
-                Duration::from_millis(500)
-            } else {
-                Duration::ZERO
-            };
+            // Programs whose replies wait in their rings are taken now;
+            // the others ring the poll's socket at their next reply.
+            self.due_programs.clear();
+            for (k, p) in self.programs.iter_mut().enumerate() {
+                if p.will_wait() {
+                    self.due_programs.push(k);
+                }
+            }
+            let mut timeout =
+                if more.is_empty() && !self.fastcgi.pending() && self.due_programs.is_empty() {
+                    Duration::from_millis(500)
+                } else {
+                    Duration::ZERO
+                };
             if let Some(at) = self.accept_retry {
                 timeout = timeout.min(at.saturating_duration_since(Instant::now()));
             }
@@ -328,14 +341,22 @@ impl Worker {
                     continue;
                 }
                 let i = t.0 - n_listeners;
-                if ev.is_read_closed() {
-                    if let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) {
+                if let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) {
+                    if ev.is_read_closed() {
                         c.saw_peer_close();
+                    }
+                    if ev.is_readable() || ev.is_error() {
+                        c.saw_readable();
                     }
                 }
                 touched.push(i);
             }
             self.fastcgi.run_pending(&mut touched);
+            for &k in &self.due_programs {
+                if let Some(p) = self.programs.get_mut(k) {
+                    p.on_ready(self.poll.registry(), &mut touched);
+                }
+            }
             touched.sort_unstable();
             touched.dedup();
             for i in touched {

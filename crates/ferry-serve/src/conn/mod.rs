@@ -140,6 +140,13 @@ pub(crate) struct Conn {
     tls_closed: bool,
     /// The client's first byte was looked at (`tls::plain_http_on_tls`).
     tls_began: bool,
+    /// The server's end of the connection, once a program's request
+    /// needed it (one `getsockname` per connection, not per request).
+    local: Option<std::net::SocketAddr>,
+    /// The poller said the socket may have bytes (or it was never read):
+    /// a turn with no such word and nothing left unread makes no read
+    /// that would only say EAGAIN (a program's response coming, say).
+    readable: bool,
 }
 
 impl Conn {
@@ -161,6 +168,8 @@ impl Conn {
             tls,
             tls_closed: false,
             tls_began: false,
+            local: None,
+            readable: true,
             peer: Some(peer),
             sock,
             index,
@@ -193,6 +202,20 @@ impl Conn {
     /// The poller reported the client's end of sending (EPOLLRDHUP).
     pub(crate) fn saw_peer_close(&mut self) {
         self.peer_closed = true;
+        self.readable = true;
+    }
+
+    /// The poller reported the socket readable (or in error).
+    pub(crate) fn saw_readable(&mut self) {
+        self.readable = true;
+    }
+
+    /// The server's address on this connection (asked once).
+    pub(super) fn local_addr(&mut self) -> Option<std::net::SocketAddr> {
+        if self.local.is_none() {
+            self.local = self.sock.local_addr().ok();
+        }
+        self.local
     }
 
     /// Whether a response is being sent (the send timeout applies), or
@@ -303,6 +326,10 @@ impl Conn {
         if self.tls.is_some() {
             return self.read_in_tls();
         }
+        if !self.readable && !self.unread {
+            // Nothing came since the socket was read dry.
+            return Ok(());
+        }
         loop {
             if self.inbuf.tail_room() == 0 {
                 // Come back once requests are taken from the buffer (a
@@ -326,11 +353,13 @@ impl Conn {
                         // the read that would say EAGAIN is saved. Its end
                         // (a FIN already here) is told by EPOLLRDHUP.
                         self.unread = false;
+                        self.readable = false;
                         return Ok(());
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.unread = false;
+                    self.readable = false;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

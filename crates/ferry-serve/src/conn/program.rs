@@ -120,7 +120,7 @@ impl Conn {
         let c = *c;
         let ends = gateway::env::Ends {
             peer: self.peer,
-            local: self.sock.local_addr().ok(),
+            local: self.local_addr(),
             https: self.tls.is_some(),
         };
         let env = gateway::env::build(

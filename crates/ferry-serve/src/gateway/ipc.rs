@@ -95,7 +95,10 @@ impl Program {
                 // A program that reads no request is one that hangs: its
                 // requests end by the gateway timeout, not by a wait here.
                 timeout: Some(Duration::ZERO),
-                ring: false,
+                // Rings: while the program is awake, requests and
+                // releases pass with no system call; the worker rings
+                // it only when it sleeps.
+                ring: true,
             },
         );
         let watched = rep_here.as_fd().try_clone_to_owned()?;
@@ -201,6 +204,12 @@ impl Program {
                     ready.push(w.conn);
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    // With rings, the ring is empty and its doorbells
+                    // taken (the worker says it will wait before it
+                    // sleeps: `will_wait`).
+                    if rx.has_rings() {
+                        return;
+                    }
                     // A receive with no time to wait takes one packet and
                     // stops if it did not end a message: the poll is
                     // edge-triggered, so what is queued still must be
@@ -224,6 +233,18 @@ impl Program {
                     return;
                 }
             }
+        }
+    }
+
+    /// Before the worker sleeps: says so to the replies' channel (its
+    /// program then rings the socket the poll watches at its next
+    /// reply); true if replies wait already (take them now, with
+    /// [`on_ready`](Self::on_ready), rather than sleep).
+    pub(crate) fn will_wait(&mut self) -> bool {
+        match &mut self.rx {
+            // An error is for `recv` to meet and report.
+            Some(rx) => rx.will_wait().unwrap_or(true),
+            None => false,
         }
     }
 

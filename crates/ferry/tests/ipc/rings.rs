@@ -69,6 +69,79 @@ fn a_sleeping_receiver_is_woken_by_each_message() {
     assert!(tx.stats().packets > 0, "the receiver never slept?");
 }
 
+/// A receiver in an event loop (`will_wait` before each sleep on its
+/// socket, `recv` with no time to wait after): every message arrives,
+/// in order, however sender and loop race; each wait costs at most one
+/// doorbell, and a loop that finds entries waiting does not sleep.
+#[test]
+#[cfg_attr(miri, ignore = "memfd and sockets")]
+fn an_event_loop_receiver_is_rung_once_per_wait_and_loses_no_message() {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let _g = serial();
+    const N: u32 = 2000;
+    for transport in [Transport::Ring, Transport::Socket] {
+        let (a, b) = ipc::pair().unwrap();
+        let watched = b.as_fd().try_clone_to_owned().unwrap();
+        let mut tx = Sender::new(
+            a,
+            SenderConfig {
+                slot_size: 4096,
+                slots: 8,
+                ring: transport.ring(),
+                timeout: Some(Duration::from_secs(20)),
+            },
+        )
+        .unwrap();
+        // SAFETY: the peer is the ferry Sender just made.
+        let mut rx = unsafe { ipc::Receiver::new(b, None) }.unwrap();
+        rx.set_timeout(Some(Duration::ZERO));
+        let writer = std::thread::spawn(move || {
+            for i in 0..N {
+                if i % 7 == 0 {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+                tx.send_bytes(&i.to_le_bytes())?;
+            }
+            Ok::<_, io::Error>(tx)
+        });
+        let mut next = 0u32;
+        let mut sleeps = 0u64;
+        while next < N {
+            if !rx.will_wait().unwrap() {
+                sleeps += 1;
+                let mut p = [PollFd::new(&watched, PollFlags::IN)];
+                let ready = poll(
+                    &mut p,
+                    Some(&rustix::time::Timespec {
+                        tv_sec: 10,
+                        tv_nsec: 0,
+                    }),
+                )
+                .unwrap();
+                assert_eq!(ready, 1, "{transport:?}: no doorbell for message {next}");
+            }
+            loop {
+                match rx.recv() {
+                    Ok(Some(m)) => {
+                        assert_eq!(m.copy_to_vec(), next.to_le_bytes(), "{transport:?}");
+                        next += 1;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::TimedOut => break,
+                    other => panic!("{transport:?}: {other:?}"),
+                }
+            }
+        }
+        let tx = writer.join().unwrap().unwrap();
+        if transport == Transport::Ring {
+            assert!(
+                tx.stats().packets <= sleeps,
+                "{} doorbells for {sleeps} waits",
+                tx.stats().packets
+            );
+        }
+    }
+}
+
 /// One message of more pieces than the tx ring has entries: the sender
 /// waits for room while the receiver takes them, and the message arrives
 /// whole.

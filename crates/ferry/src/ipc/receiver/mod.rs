@@ -451,6 +451,44 @@ impl Receiver {
         }
     }
 
+    /// For an event loop that watches this end's socket for input
+    /// instead of blocking in [`recv`](Self::recv): says this side is
+    /// about to sleep, so that on a channel with rings the sender rings
+    /// the socket (one doorbell) at its next entry; without rings every
+    /// message is a packet anyway. True when something can be taken
+    /// already — an entry, a packet, the end — and then the loop calls
+    /// `recv` (with a timeout of zero) rather than sleep. Call it before
+    /// each sleep: a doorbell is rung once per call that returned false.
+    ///
+    /// ```
+    /// # fn main() -> std::io::Result<()> {
+    /// use std::os::fd::AsFd;
+    /// let (a, b) = ferry::ipc::pair()?;
+    /// let watched = b.as_fd().try_clone_to_owned()?; // what the loop polls
+    /// let mut tx = ferry::ipc::Sender::new(a, Default::default())?;
+    /// // SAFETY: the peer is this example's own ferry Sender.
+    /// let mut rx = unsafe { ferry::ipc::Receiver::new(b, None)? };
+    /// rx.set_timeout(Some(std::time::Duration::ZERO));
+    /// assert!(!rx.will_wait()?); // nothing yet: sleep on `watched`
+    /// tx.send_bytes(b"ping")?; // rings the doorbell
+    /// let mut p = [rustix::event::PollFd::new(&watched, rustix::event::PollFlags::IN)];
+    /// assert_eq!(rustix::event::poll(&mut p, None)?, 1);
+    /// assert_eq!(rx.recv()?.unwrap().copy_to_vec(), b"ping");
+    /// # Ok(()) }
+    /// ```
+    pub fn will_wait(&mut self) -> io::Result<bool> {
+        if self.shared.forked() {
+            return Err(crate::ipc::sender::forked());
+        }
+        if self.finished || self.broken.is_some() {
+            return Ok(true);
+        }
+        if self.ring.is_some() {
+            return self.ring_will_wait();
+        }
+        sys::socket_unread(self.shared.sock.as_fd())
+    }
+
     /// Whether this is a forked child's copy of the end (it does nothing
     /// to the channel: the parent's it is).
     pub(crate) fn forked(&self) -> bool {

@@ -218,6 +218,19 @@ impl Receiver {
                 }
                 continue;
             }
+            if !releasing && beside.is_none() && deadline.is_some_and(|d| Instant::now() >= d) {
+                // No time left to sleep (a receive with a timeout of
+                // zero, in an event loop): the doorbells that came are
+                // taken, and the caller hears of the timeout.
+                self.drain_socket()?;
+                if !self.rx().sender_closed {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "ipc: no whole message in time",
+                    ));
+                }
+                continue;
+            }
             // Within a message only its rest is awaited.
             let watch = beside.filter(|_| !self.in_message);
             let slept = self.sleep(deadline, releasing, watch);
@@ -234,6 +247,21 @@ impl Receiver {
                 }
             }
         }
+    }
+
+    /// [`Receiver::will_wait`] on a channel with rings: the waiting flag
+    /// raised, then the ring looked at (the sender publishes, then looks
+    /// at the flag: one of the two sees the other). Lowered again when an
+    /// entry is there.
+    pub(super) fn ring_will_wait(&mut self) -> io::Result<bool> {
+        let shared = self.shared.clone();
+        let w = shared.control.as_ref().expect("a channel with rings");
+        ring::announce_wait(w, ring::RX_WAITING);
+        let waiting = self.rx().tx.waiting(w)? > 0 || self.rx().sender_closed;
+        if waiting {
+            ring::end_wait(w, ring::RX_WAITING);
+        }
+        Ok(waiting)
     }
 
     /// Says this side waits, looks at the ring once more, and sleeps until
