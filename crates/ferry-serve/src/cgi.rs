@@ -265,14 +265,14 @@ pub fn serve(
 
 /// A request's message: `FRQ1`, the variables (count, then each name and
 /// value with a u32 length), the body's length (u64) and the body.
-pub(crate) fn encode_request(vars: &[(String, Vec<u8>)], body: &[u8]) -> Vec<u8> {
-    let size: usize = vars.iter().map(|(k, v)| 8 + k.len() + v.len()).sum();
+pub(crate) fn encode_request(vars: &crate::gateway::env::Vars, body: &[u8]) -> Vec<u8> {
+    let size = vars.bytes_len() + 8 * vars.len();
     let mut out = Vec::with_capacity(16 + size + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(vars.len() as u32).to_le_bytes());
-    for (k, v) in vars {
+    for (k, v) in vars.iter() {
         out.extend_from_slice(&(k.len() as u32).to_le_bytes());
-        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(k);
         out.extend_from_slice(&(v.len() as u32).to_le_bytes());
         out.extend_from_slice(v);
     }
@@ -327,10 +327,9 @@ mod tests {
 
     #[test]
     fn a_request_message_comes_back_as_it_went() {
-        let vars = vec![
-            ("A".to_string(), b"1".to_vec()),
-            ("EMPTY".into(), Vec::new()),
-        ];
+        let mut vars = crate::gateway::env::Vars::default();
+        vars.set(b"A", b"1");
+        vars.set(b"EMPTY", b"");
         let msg = encode_request(&vars, b"the body");
         let r = decode_request(Aggregate::from(Buf::from(msg.clone()))).unwrap();
         assert_eq!(r.var("A"), Some(&b"1"[..]));

@@ -73,8 +73,11 @@ pub(crate) fn run(job: &Job, timeout: Duration, groups: &Groups) -> Result<Aggre
     cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin")
         // Its own group: a timeout ends whatever it started too.
         .new_process_group();
-    for (k, v) in &job.env {
-        cmd.env(k, std::ffi::OsStr::from_bytes(v));
+    for (k, v) in job.env.iter() {
+        cmd.env(
+            std::ffi::OsStr::from_bytes(k),
+            std::ffi::OsStr::from_bytes(v),
+        );
     }
     if let Some(dir) = file.parent() {
         cmd.current_dir(dir);

@@ -19,6 +19,98 @@ pub(crate) struct Ends {
     pub https: bool,
 }
 
+/// A request's variables, names and values in one buffer (a request
+/// makes two allocations here, not two per variable), in the order set.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Vars {
+    bytes: Vec<u8>,
+    /// Each variable: where its name starts, where its value starts (the
+    /// name's end), where the value ends.
+    spans: Vec<[usize; 3]>,
+}
+
+impl Vars {
+    pub(crate) fn set(&mut self, name: &[u8], value: &[u8]) {
+        let a = self.bytes.len();
+        self.bytes.extend_from_slice(name);
+        let b = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        self.spans.push([a, b, self.bytes.len()]);
+    }
+
+    /// `name` set to `value` as `Display` writes it (a number, an
+    /// address), with no allocation of its own.
+    fn set_shown(&mut self, name: &[u8], value: impl std::fmt::Display) {
+        use std::io::Write;
+        let a = self.bytes.len();
+        self.bytes.extend_from_slice(name);
+        let b = self.bytes.len();
+        // Writing into a Vec cannot fail.
+        let _ = write!(self.bytes, "{value}");
+        self.spans.push([a, b, self.bytes.len()]);
+    }
+
+    /// A request header's variable (`HTTP_` and its name, upper case,
+    /// `-` as `_`); a second line of the same name joins the first (RFC
+    /// 9110, 5.3; cookies with `; `, RFC 6265, 5.4).
+    fn set_header(&mut self, name: &str, value: &[u8]) {
+        let a = self.bytes.len();
+        self.bytes.extend_from_slice(b"HTTP_");
+        self.bytes.extend(name.bytes().map(|c| {
+            if c == b'-' {
+                b'_'
+            } else {
+                c.to_ascii_uppercase()
+            }
+        }));
+        let b = self.bytes.len();
+        let key = a..b;
+        let seen = self
+            .spans
+            .iter()
+            .position(|s| self.bytes[s[0]..s[1]] == self.bytes[key.clone()]);
+        match seen {
+            Some(i) => {
+                let [_, va, vb] = self.spans[i];
+                self.bytes.extend_from_within(va..vb);
+                let cookie = &self.bytes[key] == b"HTTP_COOKIE";
+                self.bytes
+                    .extend_from_slice(if cookie { b"; " } else { b", " });
+                self.bytes.extend_from_slice(value);
+                self.spans[i] = [a, b, self.bytes.len()];
+            }
+            None => {
+                self.bytes.extend_from_slice(value);
+                self.spans.push([a, b, self.bytes.len()]);
+            }
+        }
+    }
+
+    /// The variables, names and values, in the order set.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.spans
+            .iter()
+            .map(|&[a, b, c]| (&self.bytes[a..b], &self.bytes[b..c]))
+    }
+
+    /// The value of `name`.
+    #[cfg(test)]
+    pub(crate) fn get(&self, name: &str) -> Option<&[u8]> {
+        self.iter()
+            .find(|(n, _)| *n == name.as_bytes())
+            .map(|(_, v)| v)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The bytes of every name and value together.
+    pub(crate) fn bytes_len(&self) -> usize {
+        self.spans.iter().map(|s| s[2] - s[0]).sum()
+    }
+}
+
 /// The variables for the request whose head is `head`: `target` and
 /// `minor` as the request parser read them, `body_len` bytes of body.
 pub(crate) fn build(
@@ -29,10 +121,12 @@ pub(crate) fn build(
     root: &Path,
     ends: Ends,
     body_len: u64,
-) -> Vec<(String, Vec<u8>)> {
+) -> Vars {
     use std::os::unix::ffi::OsStrExt;
-    let mut env: Vec<(String, Vec<u8>)> = Vec::with_capacity(32);
-    let mut set = |k: &str, v: &[u8]| env.push((k.to_string(), v.to_vec()));
+    let mut env = Vars {
+        bytes: Vec::with_capacity(1024),
+        spans: Vec::with_capacity(32),
+    };
     // Empty lines before the request line are allowed (RFC 9112, 2.2).
     let start = head
         .iter()
@@ -44,49 +138,52 @@ pub(crate) fn build(
         .split(|&b| b == b' ')
         .next()
         .unwrap_or(b"GET");
-    set("GATEWAY_INTERFACE", b"CGI/1.1");
-    set(
-        "SERVER_SOFTWARE",
+    env.set(b"GATEWAY_INTERFACE", b"CGI/1.1");
+    env.set(
+        b"SERVER_SOFTWARE",
         concat!("ferry/", env!("CARGO_PKG_VERSION")).as_bytes(),
     );
-    set("SERVER_PROTOCOL", format!("HTTP/1.{minor}").as_bytes());
-    set("REQUEST_METHOD", method);
-    set("REQUEST_URI", target.as_bytes());
-    set("SCRIPT_NAME", &route.script_name);
+    env.set_shown(b"SERVER_PROTOCOL", format_args!("HTTP/1.{minor}"));
+    env.set(b"REQUEST_METHOD", method);
+    env.set(b"REQUEST_URI", target.as_bytes());
+    env.set(b"SCRIPT_NAME", &route.script_name);
     if !route.path_info.is_empty() {
-        set("PATH_INFO", &route.path_info);
-        let mut translated = root.as_os_str().as_bytes().to_vec();
-        translated.extend_from_slice(&route.path_info);
-        set("PATH_TRANSLATED", &translated);
+        env.set(b"PATH_INFO", &route.path_info);
+        let a = env.bytes.len();
+        env.bytes.extend_from_slice(b"PATH_TRANSLATED");
+        let b = env.bytes.len();
+        env.bytes.extend_from_slice(root.as_os_str().as_bytes());
+        env.bytes.extend_from_slice(&route.path_info);
+        env.spans.push([a, b, env.bytes.len()]);
     }
     let query = target
         .split('#')
         .next()
         .and_then(|t| t.split_once('?'))
         .map_or("", |(_, q)| q);
-    set("QUERY_STRING", query.as_bytes());
+    env.set(b"QUERY_STRING", query.as_bytes());
     if let Some(f) = &route.script_file {
-        set("SCRIPT_FILENAME", f.as_os_str().as_bytes());
+        env.set(b"SCRIPT_FILENAME", f.as_os_str().as_bytes());
     }
-    set("DOCUMENT_ROOT", root.as_os_str().as_bytes());
+    env.set(b"DOCUMENT_ROOT", root.as_os_str().as_bytes());
     // PHP refuses to run as CGI without it (`cgi.force_redirect`).
-    set("REDIRECT_STATUS", b"200");
+    env.set(b"REDIRECT_STATUS", b"200");
     if let Some(p) = ends.peer {
-        set("REMOTE_ADDR", p.ip().to_string().as_bytes());
-        set("REMOTE_PORT", p.port().to_string().as_bytes());
+        env.set_shown(b"REMOTE_ADDR", p.ip());
+        env.set_shown(b"REMOTE_PORT", p.port());
     }
     if let Some(l) = ends.local {
-        set("SERVER_ADDR", l.ip().to_string().as_bytes());
-        set("SERVER_PORT", l.port().to_string().as_bytes());
+        env.set_shown(b"SERVER_ADDR", l.ip());
+        env.set_shown(b"SERVER_PORT", l.port());
     }
     if ends.https {
-        set("HTTPS", b"on");
-        set("REQUEST_SCHEME", b"https");
+        env.set(b"HTTPS", b"on");
+        env.set(b"REQUEST_SCHEME", b"https");
     } else {
-        set("REQUEST_SCHEME", b"http");
+        env.set(b"REQUEST_SCHEME", b"http");
     }
     if body_len > 0 {
-        set("CONTENT_LENGTH", body_len.to_string().as_bytes());
+        env.set_shown(b"CONTENT_LENGTH", body_len);
     }
 
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -95,8 +192,13 @@ pub(crate) fn build(
         Ok(httparse::Status::Complete((_, h))) => h,
         _ => &[],
     };
-    let mut host: Option<&[u8]> = None;
-    let mut http: Vec<(String, Vec<u8>)> = Vec::new();
+    match parsed.iter().find(|h| h.name.eq_ignore_ascii_case("host")) {
+        Some(h) => env.set(b"SERVER_NAME", host_name(h.value)),
+        None => match ends.local {
+            Some(l) => env.set_shown(b"SERVER_NAME", l.ip()),
+            None => env.set(b"SERVER_NAME", b""),
+        },
+    }
     for h in parsed {
         let name = h.name;
         if name.eq_ignore_ascii_case("content-length")
@@ -105,7 +207,7 @@ pub(crate) fn build(
             continue;
         }
         if name.eq_ignore_ascii_case("content-type") {
-            env.push(("CONTENT_TYPE".into(), h.value.to_vec()));
+            env.set(b"CONTENT_TYPE", h.value);
             continue;
         }
         // `Proxy` would become HTTP_PROXY, which many programs take for
@@ -116,37 +218,8 @@ pub(crate) fn build(
         {
             continue;
         }
-        if name.eq_ignore_ascii_case("host") {
-            host = Some(h.value);
-        }
-        let key: String = "HTTP_"
-            .chars()
-            .chain(name.chars().map(|c| {
-                if c == '-' {
-                    '_'
-                } else {
-                    c.to_ascii_uppercase()
-                }
-            }))
-            .collect();
-        match http.iter_mut().find(|(k, _)| *k == key) {
-            // Several lines make one list (RFC 9110, 5.3); cookies join
-            // with `; ` (RFC 6265, 5.4).
-            Some((_, v)) => {
-                v.extend_from_slice(if key == "HTTP_COOKIE" { b"; " } else { b", " });
-                v.extend_from_slice(h.value);
-            }
-            None => http.push((key, h.value.to_vec())),
-        }
+        env.set_header(name, h.value);
     }
-    let server_name: Vec<u8> = match host {
-        Some(h) => host_name(h).to_vec(),
-        None => ends
-            .local
-            .map_or_else(Vec::new, |l| l.ip().to_string().into_bytes()),
-    };
-    env.push(("SERVER_NAME".into(), server_name));
-    env.extend(http);
     env
 }
 
@@ -169,8 +242,8 @@ mod tests {
     use super::*;
     use crate::gateway::Kind;
 
-    fn var<'a>(env: &'a [(String, Vec<u8>)], k: &str) -> Option<&'a [u8]> {
-        env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_slice())
+    fn var<'a>(env: &'a Vars, k: &str) -> Option<&'a [u8]> {
+        env.get(k)
     }
 
     #[test]
@@ -235,6 +308,49 @@ mod tests {
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
         assert_eq!(var(&env, "HTTPS"), None);
         assert_eq!(var(&env, "REQUEST_SCHEME"), Some(&b"http"[..]));
+    }
+
+    proptest::proptest! {
+        /// Variables and header lines in any order read back as a list
+        /// of pairs would hold them: a header's second line joins its
+        /// first, in the first one's place.
+        #[test]
+        fn vars_read_back_as_a_list_of_pairs_holds_them(
+            ops in proptest::collection::vec(
+                (proptest::bool::ANY, "(Cookie|cookie|[A-Za-z]{1,3}(-[a-z]{1,2})?)", proptest::collection::vec(proptest::num::u8::ANY, 0..20)),
+                0..40,
+            )
+        ) {
+            let mut vars = Vars::default();
+            let mut model: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            for (header, name, value) in &ops {
+                if *header {
+                    vars.set_header(name, value);
+                    let key: Vec<u8> = b"HTTP_".iter().copied().chain(name.bytes().map(|c| {
+                        if c == b'-' { b'_' } else { c.to_ascii_uppercase() }
+                    })).collect();
+                    match model.iter_mut().find(|(k, _)| *k == key) {
+                        Some((k, v)) => {
+                            let sep: &[u8] = if k == b"HTTP_COOKIE" { b"; " } else { b", " };
+                            v.extend_from_slice(sep);
+                            v.extend_from_slice(value);
+                        }
+                        None => model.push((key, value.clone())),
+                    }
+                } else {
+                    vars.set(name.as_bytes(), value);
+                    model.push((name.as_bytes().to_vec(), value.clone()));
+                }
+            }
+            let got: Vec<(Vec<u8>, Vec<u8>)> =
+                vars.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+            proptest::prop_assert_eq!(&got, &model);
+            proptest::prop_assert_eq!(vars.len(), model.len());
+            proptest::prop_assert_eq!(
+                vars.bytes_len(),
+                model.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+            );
+        }
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn find_script(
 pub(crate) struct Job {
     pub route: Route,
     /// The meta-variables (RFC 3875, 4.1), built from the head.
-    pub env: Vec<(String, Vec<u8>)>,
+    pub env: env::Vars,
     pub body: Vec<u8>,
     pub head_only: bool,
     pub minor: u8,

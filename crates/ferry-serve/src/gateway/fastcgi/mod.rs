@@ -59,11 +59,11 @@ fn pair_len(out: &mut Vec<u8>, n: usize) {
 
 /// The bytes of the whole request: BEGIN_REQUEST, PARAMS, STDIN.
 pub(crate) fn encode(job: &Job) -> Vec<u8> {
-    let mut params = Vec::with_capacity(1024);
-    for (k, v) in &job.env {
+    let mut params = Vec::with_capacity(job.env.bytes_len() + 8 * job.env.len());
+    for (k, v) in job.env.iter() {
         pair_len(&mut params, k.len());
         pair_len(&mut params, v.len());
-        params.extend_from_slice(k.as_bytes());
+        params.extend_from_slice(k);
         params.extend_from_slice(v);
     }
     let mut out = Vec::with_capacity(params.len() + job.body.len() + 64);
@@ -210,10 +210,12 @@ mod tests {
                 path_info: Vec::new(),
                 script_file: Some("/srv/a.php".into()),
             },
-            env: vec![
-                ("A".into(), b"1".to_vec()),
-                ("LONG".into(), vec![b'x'; 300]),
-            ],
+            env: {
+                let mut v = crate::gateway::env::Vars::default();
+                v.set(b"A", b"1");
+                v.set(b"LONG", &[b'x'; 300]);
+                v
+            },
             body: body.to_vec(),
             head_only: false,
             minor: 1,
