@@ -46,8 +46,13 @@ const SLOTS: usize = 1024;
 /// 4.1) and the body.
 #[derive(Debug)]
 pub struct Request {
-    /// Each value is kept with a NUL after it (for C, `var_c`).
-    vars: Vec<(String, Vec<u8>)>,
+    /// The variables' names, one after another.
+    names: String,
+    /// Their values, each with a NUL after it (for C, `var_c`).
+    values: Vec<u8>,
+    /// Each variable: its name's span in `names`, its value's in
+    /// `values` (without the NUL).
+    spans: Vec<[usize; 4]>,
     body: Aggregate,
 }
 
@@ -61,10 +66,7 @@ impl Request {
     /// assert_eq!(r.var("QUERY_STRING"), None);
     /// ```
     pub fn var(&self, name: &str) -> Option<&[u8]> {
-        self.vars
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| &v[..v.len() - 1])
+        self.vars().find(|(k, _)| *k == name).map(|(_, v)| v)
     }
 
     /// [`var`](Self::var) as a C string (`None` also for a value with a
@@ -75,15 +77,18 @@ impl Request {
     /// assert_eq!(r.var_c("A").unwrap().to_bytes(), b"x");
     /// ```
     pub fn var_c(&self, name: &str) -> Option<&std::ffi::CStr> {
-        let (_, v) = self.vars.iter().find(|(k, _)| k == name)?;
-        std::ffi::CStr::from_bytes_with_nul(v).ok()
+        let s = self
+            .spans
+            .iter()
+            .find(|s| &self.names[s[0]..s[1]] == name)?;
+        std::ffi::CStr::from_bytes_with_nul(&self.values[s[2]..=s[3]]).ok()
     }
 
     /// Every meta-variable, in the order given.
     pub fn vars(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.vars
+        self.spans
             .iter()
-            .map(|(k, v)| (k.as_str(), &v[..v.len() - 1]))
+            .map(|s| (&self.names[s[0]..s[1]], &self.values[s[2]..s[3]]))
     }
 
     /// The request's body (empty for most methods), by reference to the
@@ -94,16 +99,20 @@ impl Request {
 
     /// A request made here (for a program's own tests).
     pub fn new(vars: Vec<(String, Vec<u8>)>, body: &[u8]) -> Request {
-        Request {
-            vars: vars
-                .into_iter()
-                .map(|(k, mut v)| {
-                    v.push(0);
-                    (k, v)
-                })
-                .collect(),
+        let mut r = Request {
+            names: String::new(),
+            values: Vec::new(),
+            spans: Vec::with_capacity(vars.len()),
             body: Aggregate::from(Buf::from(body.to_vec())),
+        };
+        for (k, v) in vars {
+            let (a, c) = (r.names.len(), r.values.len());
+            r.names.push_str(&k);
+            r.values.extend_from_slice(&v);
+            r.spans.push([a, r.names.len(), c, r.values.len()]);
+            r.values.push(0);
         }
+        r
     }
 }
 
@@ -281,44 +290,81 @@ pub(crate) fn encode_request(vars: &crate::gateway::env::Vars, body: &[u8]) -> V
     out
 }
 
-fn decode_request(mut msg: Aggregate) -> io::Result<Request> {
-    let bad = || {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "cgi: a malformed request message",
-        )
-    };
-    let mut at = 0usize;
-    let mut take = |n: usize, msg: &Aggregate| -> io::Result<Vec<u8>> {
-        if msg.len().saturating_sub(at) < n {
-            return Err(bad());
+/// Where the decoding of a request message stands.
+struct Cursor<'a> {
+    msg: &'a Aggregate,
+    at: usize,
+}
+
+impl Cursor<'_> {
+    /// The next `n` bytes, appended to `out`.
+    fn take_into(&mut self, n: usize, out: &mut Vec<u8>) -> io::Result<()> {
+        if self.msg.len().saturating_sub(self.at) < n {
+            return Err(malformed());
         }
-        let mut v = vec![0u8; n];
-        msg.copy_to_slice(at, &mut v);
-        at += n;
-        Ok(v)
-    };
-    let u32_of = |v: Vec<u8>| u32::from_le_bytes([v[0], v[1], v[2], v[3]]) as usize;
-    if take(4, &msg)? != MAGIC {
-        return Err(bad());
+        let from = out.len();
+        out.resize(from + n, 0);
+        self.msg.copy_to_slice(self.at, &mut out[from..]);
+        self.at += n;
+        Ok(())
     }
-    let n = u32_of(take(4, &msg)?);
-    let mut vars = Vec::with_capacity(n.min(256));
+
+    fn array<const N: usize>(&mut self) -> io::Result<[u8; N]> {
+        let mut b = [0u8; N];
+        if self.msg.len().saturating_sub(self.at) < N {
+            return Err(malformed());
+        }
+        self.msg.copy_to_slice(self.at, &mut b);
+        self.at += N;
+        Ok(b)
+    }
+
+    fn len32(&mut self) -> io::Result<usize> {
+        Ok(u32::from_le_bytes(self.array()?) as usize)
+    }
+}
+
+fn malformed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "cgi: a malformed request message",
+    )
+}
+
+fn decode_request(mut msg: Aggregate) -> io::Result<Request> {
+    let mut c = Cursor { msg: &msg, at: 0 };
+    if &c.array::<4>()? != MAGIC {
+        return Err(malformed());
+    }
+    let n = c.len32()?;
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let mut spans = Vec::with_capacity(n.min(256));
     for _ in 0..n {
-        let kl = u32_of(take(4, &msg)?);
-        let k = String::from_utf8(take(kl, &msg)?).map_err(|_| bad())?;
-        let vl = u32_of(take(4, &msg)?);
-        let mut v = take(vl, &msg)?;
-        v.push(0);
-        vars.push((k, v));
+        let kl = c.len32()?;
+        let a = names.len();
+        c.take_into(kl, &mut names)?;
+        // Each name on its own, so that every span is a whole string.
+        std::str::from_utf8(&names[a..]).map_err(|_| malformed())?;
+        let vl = c.len32()?;
+        let v = values.len();
+        c.take_into(vl, &mut values)?;
+        spans.push([a, names.len(), v, values.len()]);
+        values.push(0);
     }
-    let b = take(8, &msg)?;
-    let len = u64::from_le_bytes(b.try_into().map_err(|_| bad())?);
+    let len = u64::from_le_bytes(c.array()?);
+    let at = c.at;
     if msg.len() as u64 - at as u64 != len {
-        return Err(bad());
+        return Err(malformed());
     }
+    let names = String::from_utf8(names).map_err(|_| malformed())?;
     msg.advance(at);
-    Ok(Request { vars, body: msg })
+    Ok(Request {
+        names,
+        values,
+        spans,
+        body: msg,
+    })
 }
 
 #[cfg(test)]
@@ -342,5 +388,33 @@ mod tests {
         let mut long = msg;
         long.push(0);
         assert!(decode_request(Aggregate::from(Buf::from(long))).is_err());
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_on_its_own_is_refused_even_if_two_make_one() {
+        // "é" is C3 A9: cut between two names, the names together would
+        // be UTF-8 but neither is.
+        let mut msg = MAGIC.to_vec();
+        msg.extend_from_slice(&2u32.to_le_bytes());
+        for name in [&b"A\xc3"[..], &b"\xa9B"[..]] {
+            msg.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            msg.extend_from_slice(name);
+            msg.extend_from_slice(&1u32.to_le_bytes());
+            msg.push(b'v');
+        }
+        msg.extend_from_slice(&0u64.to_le_bytes());
+        assert!(decode_request(Aggregate::from(Buf::from(msg))).is_err());
+        // A body in pieces (several buffers) decodes as one.
+        let mut vars = crate::gateway::env::Vars::default();
+        vars.set(b"N\xc3\xa9", b"\xff\x00value");
+        let whole = encode_request(&vars, b"0123456789");
+        let mut pieces = Aggregate::new();
+        for chunk in whole.chunks(3) {
+            pieces.append_buf(Buf::from(chunk.to_vec()));
+        }
+        let r = decode_request(pieces).unwrap();
+        assert_eq!(r.var("Né"), Some(&b"\xff\x00value"[..]));
+        assert_eq!(r.var_c("Né"), None, "a NUL inside");
+        assert_eq!(r.body().copy_to_vec(), b"0123456789");
     }
 }
