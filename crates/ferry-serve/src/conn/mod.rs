@@ -134,6 +134,9 @@ pub(crate) struct Conn {
     /// segments (its head joined to the file's first bytes), pushed when
     /// it ends.
     corked: bool,
+    /// The last response's bytes may wait in the socket (sent with
+    /// `MSG_MORE`, or corked): the close must push them out first.
+    held_back: bool,
     /// The TLS session, on an HTTPS listener (`tls.rs`).
     tls: Option<Box<rustls::ServerConnection>>,
     /// The session's close_notify is queued.
@@ -187,6 +190,7 @@ impl Conn {
             lingering: None,
             last_activity: now,
             corked: false,
+            held_back: false,
         })
     }
 
@@ -519,6 +523,14 @@ impl Conn {
             && self.collecting.is_none()
             && rustix::io::ioctl_fionread(&self.sock).is_ok_and(|n| n == 0);
         if nothing_left {
+            if self.held_back {
+                // The held bytes and the FIN go now, in one segment: a
+                // byte the client sends between here and the close can
+                // then turn the close into a reset only after the whole
+                // response left, never before (the kernel drops what
+                // is unsent when it resets).
+                let _ = self.sock.shutdown(std::net::Shutdown::Write);
+            }
             return State::Closed;
         }
         if self.sock.shutdown(std::net::Shutdown::Write).is_err() {

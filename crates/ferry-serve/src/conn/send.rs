@@ -26,10 +26,13 @@ impl Conn {
                 return State::Waiting;
             }
             // The connection's last response: its bytes may wait in the
-            // socket (`MSG_MORE`, the cork left on) for the close that
-            // follows at once, which sends them with the FIN in one
-            // segment rather than two.
+            // socket (`MSG_MORE`, the cork left on) for the shutdown that
+            // follows at once (`start_lingering`), which sends them with
+            // the FIN in one segment rather than two.
             let last = self.closing && self.out.len() == 1;
+            if last {
+                self.held_back = true;
+            }
             let Some(p) = self.out.front_mut() else { break };
             // As nginx's `tcp_nopush`: corked while a file body goes, so
             // that the kernel sends full segments rather than one per

@@ -268,3 +268,41 @@ fn the_last_response_before_a_close_arrives_whole_from_memory_and_from_the_file(
         assert_eq!(rs[1].body, big, "the file, sent last before the close");
     }
 }
+
+#[test]
+fn a_byte_sent_after_a_closing_request_never_costs_the_response() {
+    // The byte races the server's close: arriving unread, it turns the
+    // close into a reset, which must come only after the whole response
+    // left (the kernel drops what is unsent when it resets).
+    let file = vec![b'f'; 20_000];
+    let s = Site::new(
+        |d| {
+            fs::write(d.join("small"), b"a file").unwrap();
+            fs::write(d.join("big"), &file).unwrap();
+        },
+        |c| c.workers = 1,
+    );
+    for (path, body) in [("/small", &b"a file"[..]), ("/big", &file[..])] {
+        let mut cut = Vec::new();
+        for i in 0..1500u64 {
+            let mut c = TcpStream::connect(s.addr).unwrap();
+            c.set_nodelay(true).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            c.write_all(req.as_bytes()).unwrap();
+            // 0 to 390 µs later: across the server's turn.
+            let wait = Duration::from_micros(i % 40 * 10);
+            let t = Instant::now();
+            while t.elapsed() < wait {
+                std::hint::spin_loop();
+            }
+            let _ = c.write_all(b"X");
+            let mut got = Vec::new();
+            let r = c.read_to_end(&mut got);
+            if !got.ends_with(body) || got.len() <= body.len() {
+                cut.push((wait, got.len(), r.err().map(|e| e.kind())));
+            }
+        }
+        assert!(cut.is_empty(), "{path}: responses cut short: {cut:?}");
+    }
+}

@@ -96,6 +96,8 @@ struct Exchange {
     last_activity: Instant,
     /// What the application server is, for the error log.
     addr: GatewayAddr,
+    /// The request could not be sent whole (the peer stopped reading).
+    send_error: Option<io::Error>,
 }
 
 /// How a turn of an exchange ended.
@@ -130,6 +132,19 @@ impl Exchange {
                         Ok(None) => Turn::Waiting,
                     }
                 }
+                // The application server stopped reading (it may answer
+                // without reading a body it does not want, then close):
+                // what it sent is read, and only a response that does not
+                // end well is its 502.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) =>
+                {
+                    self.send_error = Some(e);
+                    self.sent = self.request.len();
+                }
                 Err(e) => return failed(&self.addr, "send", e),
             }
         }
@@ -145,10 +160,13 @@ impl Exchange {
             }
             let n = match self.sock.read(self.chunk.spare_capacity_mut()) {
                 Ok(0) => {
-                    eprintln!(
-                        "ferry serve: FastCGI {:?}: the connection ended before the request did",
-                        self.addr
-                    );
+                    match &self.send_error {
+                        Some(e) => eprintln!("ferry serve: FastCGI {:?}: send: {e}", self.addr),
+                        None => eprintln!(
+                            "ferry serve: FastCGI {:?}: the connection ended before the request did",
+                            self.addr
+                        ),
+                    }
                     return Turn::Done(Err(Status::BadGateway));
                 }
                 Ok(n) => n,
@@ -264,6 +282,7 @@ impl Exchanges {
             began: now,
             last_activity: now,
             addr: addr.clone(),
+            send_error: None,
         });
         // The socket is writable at once (its event comes too, but the
         // request need not wait a turn for it).

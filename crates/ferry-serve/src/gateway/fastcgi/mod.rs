@@ -125,7 +125,9 @@ impl Records {
                 let id = u16::from_be_bytes([h[2], h[3]]);
                 self.content_left = u16::from_be_bytes([h[4], h[5]]) as usize;
                 self.pad_left = h[6] as usize;
-                if id != ID && id != 0 {
+                // Records with id 0 are management records, which
+                // are never asked for.
+                if id != ID {
                     return Err(broken("a record of another request"));
                 }
                 if !matches!(self.kind, STDOUT | STDERR | END_REQUEST) {
@@ -319,12 +321,15 @@ mod tests {
         bad_version[0] = 2;
         let mut other_id = response(&[b"x"], b"");
         other_id[3] = 9;
+        // Id 0 is for management records, never part of a response.
+        let mut management = response(&[b"x"], b"");
+        management[3] = 0;
         let mut refused = response(&[], b"");
         let n = refused.len();
         refused[n - 4] = 1;
         let mut odd_kind = response(&[b"x"], b"");
         odd_kind[1] = 11;
-        for wire in [bad_version, other_id, refused, odd_kind] {
+        for wire in [bad_version, other_id, management, refused, odd_kind] {
             assert_eq!(Records::default().scan(&wire, 0), Err(Status::BadGateway));
         }
     }

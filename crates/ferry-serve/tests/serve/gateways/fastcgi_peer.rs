@@ -250,3 +250,78 @@ fn many_requests_at_once_each_get_their_own_answer() {
     // 40 answers of 100 ms each, not one after another.
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
 }
+
+#[test]
+fn an_answer_before_the_body_was_read_is_sent_though_the_peer_closed() {
+    // The application server answers after the PARAMS, reads none of a
+    // large body, and closes: its answer stands.
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("peer.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    let _p = std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            // Records up to the PARAMS' end, not the body's.
+            loop {
+                let mut h = [0u8; 8];
+                if s.read_exact(&mut h).is_err() {
+                    break;
+                }
+                let len = u16::from_be_bytes([h[4], h[5]]) as usize;
+                let mut b = vec![0u8; len + h[6] as usize];
+                if s.read_exact(&mut b).is_err() || (h[1] == 4 && len == 0) {
+                    break;
+                }
+            }
+            let mut wire = record(STDOUT, b"Content-Type: text/plain\r\n\r\nearly answer");
+            wire.extend(record(STDOUT, b""));
+            wire.extend(end_request());
+            let _ = s.write_all(&wire);
+            // Closed with the body unread.
+        }
+    });
+    let s = site(sock, Duration::from_secs(10));
+    let body = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(body.path(), vec![b'b'; 900_000]).unwrap();
+    let r = s.curl(
+        "/x.php",
+        &[
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &format!("@{}", body.path().display()),
+        ],
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"early answer");
+}
+
+#[test]
+fn a_client_that_half_closes_gets_files_but_no_program_answer() {
+    // As nginx (its 499): the end of a client's sending, while a program
+    // works for it, ends the exchange.
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("peer.sock");
+    let _p = peer(&sock, |mut s, _| {
+        std::thread::sleep(Duration::from_millis(300));
+        let mut wire = record(STDOUT, b"Content-Type: text/plain\r\n\r\nlate");
+        wire.extend(record(STDOUT, b""));
+        wire.extend(end_request());
+        let _ = s.write_all(&wire);
+    });
+    let s = site(sock, Duration::from_secs(10));
+    let ask = |path: &str| {
+        let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .unwrap();
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        got
+    };
+    assert!(ask("/file.txt").ends_with(b"a file"));
+    assert!(ask("/x.php").is_empty());
+    // The server goes on.
+    assert_eq!(s.curl("/x.php", &[]).body, b"late");
+}

@@ -458,7 +458,9 @@ impl Receiver {
     /// message is a packet anyway. True when something can be taken
     /// already — an entry, a packet, the end — and then the loop calls
     /// `recv` (with a timeout of zero) rather than sleep. Call it before
-    /// each sleep: a doorbell is rung once per call that returned false.
+    /// each sleep: each call costs the sender one doorbell at most (one
+    /// that returned true too, when the sender rang between the flag and
+    /// the look at the ring).
     ///
     /// ```
     /// # fn main() -> std::io::Result<()> {
