@@ -466,8 +466,13 @@ impl Worker {
         }
     }
 
-    /// Closes connection `i`. Closing its socket (the only descriptor
-    /// of it) takes it out of the epoll set: no `EPOLL_CTL_DEL` first.
+    /// Closes connection `i`. Closing its socket takes it out of the
+    /// epoll set, with no `EPOLL_CTL_DEL` first — once no other process
+    /// holds it: a CGI child being spawned holds a copy of every
+    /// descriptor until it execs, and an event of the old socket may
+    /// then come with the token of the connection that takes its place.
+    /// Connections act on no event without looking at the socket itself
+    /// (a read, a write), so such an event costs a system call at most.
     fn close(&mut self, i: usize) {
         if let Some(c) = self.conns[i].take() {
             self.free.push(i);

@@ -295,12 +295,16 @@ impl Conn {
                 State::Waiting => {}
                 other => return other,
             }
-            if (self.read_done || self.peer_closed)
-                && self.out.front().is_some_and(|p| p.awaited.is_some())
-            {
+            if self.read_done && self.out.front().is_some_and(|p| p.awaited.is_some()) {
                 // The client left while a program works for it (nginx:
                 // "client prematurely closed connection"): closing drops
                 // the response's slot, and the program's exchange ends.
+                // Only the end read from the socket says so, never the
+                // poller's word alone: an event of a connection closed a
+                // moment ago can come with this one's token (a child
+                // being spawned holds a copy of every descriptor until it
+                // execs, and with it the old socket's place in the epoll
+                // set).
                 return State::Closed;
             }
             if self.sending() {
