@@ -36,6 +36,9 @@ const WAKER: Token = Token(usize::MAX);
 /// again for the connections already waiting).
 const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 
+/// How long the kernel holds back a new connection that has sent nothing.
+const DEFER_ACCEPT: Duration = Duration::from_secs(1);
+
 /// Request-head buffers a worker keeps for its next connections (8 KiB
 /// each: 2 MiB at most).
 const MAX_SPARE_HEADS: usize = 256;
@@ -205,7 +208,8 @@ fn check_free(addr: SocketAddr) -> io::Result<()> {
 }
 
 /// A listening socket on `addr` with `SO_REUSEPORT` (and
-/// `SO_REUSEADDR`), non-blocking.
+/// `SO_REUSEADDR`), non-blocking, with `TCP_NODELAY` for its connections
+/// and `TCP_DEFER_ACCEPT`.
 fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     use socket2::{Domain, Socket, Type};
     let named = |e: io::Error| io::Error::new(e.kind(), format!("{addr}: {e}"));
@@ -217,6 +221,11 @@ fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     // listener's TCP options into each connection): no `setsockopt` per
     // connection. A worker checks that on its first connection.
     s.set_tcp_nodelay(true).map_err(named)?;
+    // A connection reaches `accept` with its request (nginx's `deferred`):
+    // no read that finds nothing and no wake-up per connection before it.
+    // One that sends nothing comes after about a second and meets the
+    // header timeout as any other.
+    ferry::net::defer_accept(&s, DEFER_ACCEPT).map_err(named)?;
     s.bind(&addr.into()).map_err(named)?;
     s.listen(1024).map_err(named)?;
     Ok(s.into())

@@ -171,6 +171,7 @@ pub mod exchange;
 pub mod ipc;
 #[cfg(all(test, loom))]
 mod loom_models;
+pub mod net;
 pub mod pool;
 #[cfg(not(miri))]
 pub mod process;

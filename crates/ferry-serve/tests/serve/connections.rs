@@ -89,6 +89,24 @@ fn an_idle_or_half_sent_connection_is_closed_after_the_header_timeout() {
 }
 
 #[test]
+fn a_client_silent_for_a_while_after_connecting_is_served_when_it_speaks() {
+    // The listener holds back connections that have sent nothing; one that
+    // speaks later, within the header timeout, is answered as any other.
+    let s = Site::new(|d| fs::write(d.join("a"), b"xyz").unwrap(), |_| {});
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    c.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    c.read_to_end(&mut got).unwrap();
+    let r = responses(&got);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].status, 200);
+    assert_eq!(r[0].body, b"xyz");
+}
+
+#[test]
 fn a_file_that_shrinks_under_its_response_ends_the_connection() {
     let s = Site::new(
         |d| fs::write(d.join("big"), pattern(8 << 20, 4)).unwrap(),

@@ -155,3 +155,27 @@ pub(crate) fn poll_two(
     };
     Ok((ready(&fds[0], libc::POLLIN), ready(&fds[1], libc::POLLOUT)))
 }
+
+/// Sets `TCP_DEFER_ACCEPT` on a listening TCP socket: `accept` hands
+/// out a connection only once its first bytes have come (or after about
+/// `seconds`, when the kernel gives the connection up waiting).
+pub(crate) fn set_defer_accept(fd: BorrowedFd<'_>, seconds: u32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v = libc::c_int::try_from(seconds).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `v` is a valid c_int for the call's duration and its size is
+    // given; the kernel only reads it.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
