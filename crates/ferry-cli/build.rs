@@ -1,4 +1,5 @@
-//! Links the `ferry` binary statically, position-dependent.
+//! Links the `ferry` binary statically, position-dependent; compiles the
+//! one C function of the tools (sort -g's long-double comparison).
 //!
 //! A run over a small file is mostly process start-up. Measured
 //! (docs/BENCHMARKS.md, "start-up: the static binary"): a
@@ -48,6 +49,12 @@ const LIBS: &[(&str, &[&str])] = &[
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // sort -g compares in the C library's long double, which Rust lacks.
+    println!("cargo:rerun-if-changed=src/tools/sort/general.c");
+    cc::Build::new()
+        .file("src/tools/sort/general.c")
+        .warnings(true)
+        .compile("ferry_sort_general");
     println!("cargo:rerun-if-env-changed=FERRY_DYNAMIC");
     println!("cargo:rerun-if-env-changed=CC");
     let gnu_linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux")

@@ -244,17 +244,36 @@ pub fn numeric_separators() -> (u8, Option<u8>) {
     }
 }
 
-/// The C library's `strtod` of the key (a NUL-terminated copy); whether it
-/// converted anything.
-pub fn strtod(s: &[u8]) -> (f64, bool) {
-    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    let Ok(c) = std::ffi::CString::new(&s[..end]) else {
-        return (0.0, false);
-    };
-    let mut e: *mut libc::c_char = std::ptr::null_mut();
-    // SAFETY: a NUL-terminated string and a pointer to receive its end.
-    let v = unsafe { libc::strtod(c.as_ptr(), &mut e) };
-    (v, e.cast_const() != c.as_ptr())
+/// `sort -g`'s order of two keys: each converted by the C library's
+/// `strtold` (up to a NUL), as GNU sort compares them — keys that do not
+/// convert first, then NaNs by their bytes, then numbers, -0 equal to +0.
+pub fn general_numeric_order(x: &[u8], y: &[u8]) -> std::cmp::Ordering {
+    extern "C" {
+        fn ferry_sort_general(a: *const libc::c_char, b: *const libc::c_char) -> libc::c_int;
+    }
+    with_c_string(x, |a| {
+        with_c_string(y, |b| {
+            // SAFETY: two NUL-terminated strings that live for the call;
+            // the function only reads them.
+            unsafe { ferry_sort_general(a, b) }.cmp(&0)
+        })
+    })
+}
+
+/// Runs `f` on a NUL-terminated copy of `s` up to its first NUL (on the
+/// stack when short).
+fn with_c_string<T>(s: &[u8], f: impl FnOnce(*const libc::c_char) -> T) -> T {
+    let s = &s[..s.iter().position(|&c| c == 0).unwrap_or(s.len())];
+    let mut small = [0u8; 128];
+    if s.len() < small.len() {
+        small[..s.len()].copy_from_slice(s);
+        f(small.as_ptr().cast())
+    } else {
+        let mut big = Vec::with_capacity(s.len() + 1);
+        big.extend_from_slice(s);
+        big.push(0);
+        f(big.as_ptr().cast())
+    }
 }
 
 /// The collation order of `x` and `y` (`strcoll` on the NUL-separated

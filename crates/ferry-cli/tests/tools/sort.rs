@@ -333,6 +333,75 @@ proptest! {
     }
 }
 
+/// Numbers that `double` cannot tell apart but GNU's `long double` can:
+/// values differing past the 17th digit, and magnitudes beyond `double`'s
+/// range (1e329, 1e-4000), beside values `long double` rounds together.
+fn long_double_numbers(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = String::new();
+    for _ in 0..n {
+        let r = xorshift(&mut x);
+        let sign = if r.is_multiple_of(5) { "-" } else { "" };
+        let line = match (r >> 3) % 6 {
+            // 1.000…0d: one digit at place 17 to 22 after the point.
+            0 => format!(
+                "{sign}1.{}{}",
+                "0".repeat(16 + (r >> 8) as usize % 6),
+                1 + (r >> 16) % 9
+            ),
+            // Twenty significant digits around a few magnitudes.
+            1 => format!(
+                "{sign}{}.{:019}e{}",
+                1 + (r >> 8) % 9,
+                (r >> 12) % 10_000_000_000_000_000_000,
+                [-4000, -400, -20, 0, 20, 329, 4000][(r >> 60) as usize % 7]
+            ),
+            // Past double's range, inside long double's.
+            2 => format!(
+                "{sign}{}e{}{}",
+                1 + (r >> 8) % 9,
+                if (r >> 12).is_multiple_of(2) { "" } else { "-" },
+                309 + (r >> 16) % 4600
+            ),
+            // Past long double's range too (inf and 0).
+            3 => format!(
+                "{sign}1e{}",
+                ["5000", "-5000", "4933", "-4960"][(r >> 8) as usize % 4]
+            ),
+            // Hexadecimal, with all 64 bits of a long double's mantissa.
+            4 => format!("{sign}0x1.{:016x}p{}", r >> 4, (r % 64) as i64 - 32),
+            // Plain numbers and text that does not convert.
+            _ => [
+                "0", "-0", "1", "1.0", "x", "", " 2", "inf", "-inf", "1e308", "1.8e308",
+            ][(r >> 8) as usize % 11]
+                .to_string(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// GNU sort compares -g keys in `long double`; so does ferry (the same C
+/// library's `strtold`).
+#[test]
+fn general_numeric_order_is_gnu_s_long_double_order() {
+    let c = Corpus::new();
+    std::fs::write(c.file("ld"), long_double_numbers(4000, 91)).unwrap();
+    for o in [
+        &["-g"][..],
+        &["-g", "-s"],
+        &["-gu"],
+        &["-g", "-r", "-s"],
+        &["-k1,1g", "-k1,1r"],
+        &["--parallel=2", "-g", "-s", "-S", "64K"],
+    ] {
+        let mut a = s(o);
+        a.push("ld".into());
+        same("sort", &a, None, c.path(), &[]);
+    }
+}
+
 /// Enough lines for the parallel path (parts sorted on threads, merged):
 /// still GNU's output, stable where -s asks for it.
 #[test]

@@ -77,7 +77,7 @@ impl Cmp {
             }
             let d = match k.order() {
                 Order::Numeric => self.numeric(x, y),
-                Order::General => general(x, y),
+                Order::General => super::super::locale::general_numeric_order(x, y),
                 Order::Human => self.human(x, y),
                 Order::Month => month(x).cmp(&month(y)),
                 Order::Text => self.key_text(x, y, k),
@@ -493,25 +493,6 @@ fn unit_order(s: &[u8], dp: u8, sep: Option<u8>) -> i32 {
         -order
     } else {
         order
-    }
-}
-
-/// `-g`: `strtod` of each (what fails to convert sorts first, then NaNs,
-/// then numbers; -0 equals +0).
-fn general(x: &[u8], y: &[u8]) -> Ordering {
-    let (a, ea) = super::super::locale::strtod(x);
-    let (b, eb) = super::super::locale::strtod(y);
-    if !ea {
-        return if !eb { Ordering::Equal } else { Ordering::Less };
-    }
-    if !eb {
-        return Ordering::Greater;
-    }
-    match a.partial_cmp(&b) {
-        Some(o) => o,
-        None if a.is_nan() && b.is_nan() => a.to_bits().cmp(&b.to_bits()),
-        None if a.is_nan() => Ordering::Less,
-        None => Ordering::Greater,
     }
 }
 
