@@ -5,9 +5,10 @@
 //!
 //! epoll, not io_uring: a static file's body goes by `sendfile` or one
 //! `writev`, one system call either way, and a readiness loop keeps a
-//! connection's state in one place; io_uring's batching would save the
-//! `epoll_wait` per wake-up, which is not where the time goes when the
-//! files are cached.
+//! connection's state in one place. io_uring's batching could save only
+//! the system calls' entry and exit and epoll's own work: about 4 % of a
+//! worker's CPU with keep-alive and 6 % with a connection per request
+//! (docs/BENCHMARKS.md, "iolite http: epoll or io_uring", 2026-11-29).
 
 use crate::config::Config;
 use crate::conn::{Conn, State};
