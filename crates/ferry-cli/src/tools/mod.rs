@@ -19,6 +19,7 @@ mod serve;
 mod sort;
 mod ttcp;
 mod wc;
+mod whole;
 
 pub use diff::diff_normal;
 

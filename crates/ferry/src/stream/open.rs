@@ -47,7 +47,12 @@ impl Stream {
             .to_std()
             .open(path)
             .map_err(|e| named("opening", &name, e))?;
-        let info = fileio::fd_info(file.as_fd()).map_err(|e| named("opening", &name, e))?;
+        let info = if opts.is_write() {
+            fileio::fd_info(file.as_fd())
+        } else {
+            fileio::read_info(file.as_fd(), backend::MAP_FROM)
+        }
+        .map_err(|e| named("opening", &name, e))?;
         if info.dir {
             return Err(named("opening", &name, errno(libc::EISDIR)));
         }
@@ -60,6 +65,9 @@ impl Stream {
             opts.is_leased(),
         );
         let mut inner = Inner::new(io, name, opts.read, opts.is_write(), opts.append);
+        // The size just seen: the first read of a small file needs no
+        // second `fstat` to know how much to ask for.
+        inner.size_seen = info.size;
         if let Some(n) = opts.buffer_size {
             inner.set_bufsize(n);
         }

@@ -34,11 +34,24 @@ pub(crate) struct FdInfo {
 }
 
 pub(crate) fn fd_info(fd: BorrowedFd<'_>) -> io::Result<FdInfo> {
+    fd_info_for(fd, true, 0)
+}
+
+/// [`fd_info`] for a descriptor that is only read: no `RLIMIT_FSIZE`
+/// (nothing is written through it), and the file system asked about only
+/// for a regular file of `map_from` bytes or more (smaller ones are read,
+/// not mapped, wherever they are). A small file then costs one `fstat`.
+pub(crate) fn read_info(fd: BorrowedFd<'_>, map_from: u64) -> io::Result<FdInfo> {
+    fd_info_for(fd, false, map_from)
+}
+
+fn fd_info_for(fd: BorrowedFd<'_>, writing: bool, map_from: u64) -> io::Result<FdInfo> {
     use rustix::fs::FileType;
     let st = rustix::fs::fstat(fd)?;
     let ft = FileType::from_raw_mode(st.st_mode);
     let regular = ft == FileType::RegularFile;
-    let limited = regular
+    let limited = writing
+        && regular
         && rustix::process::getrlimit(rustix::process::Resource::Fsize)
             .current
             .is_some();
@@ -53,7 +66,7 @@ pub(crate) fn fd_info(fd: BorrowedFd<'_>) -> io::Result<FdInfo> {
         size: st.st_size as u64,
         dir: ft == FileType::Directory,
         write,
-        remote: regular && is_remote_fs(fd),
+        remote: regular && st.st_size as u64 >= map_from && is_remote_fs(fd),
     })
 }
 

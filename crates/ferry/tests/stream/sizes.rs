@@ -201,3 +201,38 @@ fn offsets_stop_at_off_t() {
     assert_eq!(ferry::stream::os_error(&e), Some(libc::EFBIG), "{e}");
     assert_eq!(s.position(), i64::MAX as u64 - 10);
 }
+
+/// A file that grows after it is opened (and after a first region) gives
+/// whole regions of what it holds when they are asked for: a region falls
+/// short of its length only at the end, however stale the size the stream
+/// last saw. (Regions larger than the stream's buffer, which are cut to
+/// the size it last saw.)
+#[test]
+fn a_file_that_grew_since_it_was_opened_gives_whole_regions() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f");
+    for backend in [Backend::Auto, Backend::Buffered] {
+        std::fs::write(&p, b"0123456789").unwrap();
+        let s = Stream::open(&p, &OpenOptions::read_only().backend(backend)).unwrap();
+        let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        w.write_all(&vec![b'a'; 300_000]).unwrap();
+        let r = s.salloc(200_000).unwrap();
+        assert_eq!(r.len(), 200_000, "{backend:?}");
+        assert_eq!(&r[..10], b"0123456789");
+        assert!(r[10..].iter().all(|&b| b == b'a'));
+        drop(r);
+        w.write_all(&vec![b'b'; 400_000]).unwrap();
+        let r = s.salloc(300_000).unwrap();
+        assert_eq!(r.len(), 300_000, "{backend:?}");
+        assert_eq!(r[100_009], b'a');
+        assert_eq!(r[100_010], b'b');
+        drop(r);
+        let r = s.salloc(1 << 20).unwrap();
+        assert_eq!(
+            r.len(),
+            700_010 - 500_000,
+            "{backend:?}: the rest, short at the end"
+        );
+    }
+}

@@ -19,7 +19,7 @@
 //! and compared again.
 
 use super::{probe_binary, BINARY_PROBE};
-use crate::tools::common;
+use crate::tools::{common, whole};
 use ferry::Buf;
 use std::ffi::OsString;
 use std::io;
@@ -215,6 +215,11 @@ pub(super) fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
             ..Side::read(shown, data, st)
         });
     }
+    let size = st.as_ref().map_or(0, |st| st.st_size as u64);
+    if size < whole::SMALL {
+        let data = whole::read(&f, size)?;
+        return Ok(Side::read(shown, data, st));
+    }
     let s = ferry::Stream::open(path, &common::input_options()).map_err(common::os_only)?;
     let mapped = s.is_mapped();
     let (data, lost) = match read_to_end(&s) {
@@ -242,14 +247,20 @@ pub(super) fn load_path(path: &Path, shown: Vec<u8>) -> io::Result<Side> {
 /// if the mapping lost pages meanwhile.
 fn read_to_end(s: &ferry::Stream) -> io::Result<Buf> {
     let mut parts: Vec<Buf> = Vec::new();
+    let mut want = usize::try_from(s.len()?.saturating_sub(s.position()))
+        .unwrap_or(usize::MAX)
+        .max(64 << 10);
     loop {
-        let left = s.len()?.saturating_sub(s.position());
-        let want = usize::try_from(left).unwrap_or(usize::MAX).max(64 << 10);
         let r = s.salloc(want)?;
-        if r.is_empty() {
+        // Fewer bytes than asked: the end (a region falls short only there).
+        let last = r.len() < want;
+        if !r.is_empty() {
+            parts.push(r.into_buf());
+        }
+        if last {
             break;
         }
-        parts.push(r.into_buf());
+        want = 64 << 10;
     }
     if parts.len() <= 1 {
         return Ok(parts.pop().unwrap_or_default());

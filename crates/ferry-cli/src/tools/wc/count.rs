@@ -464,8 +464,11 @@ fn locale_basic(b: u8) -> bool {
 
 pub(super) type Failure = (io::Error, Option<Counts>);
 
+/// Counts `f`; `size`: its size when it was looked at as a regular file,
+/// if it was (it only decides whether both cores count it).
 pub(super) fn count_file(
     f: &OsString,
+    size: Option<u64>,
     w: Want,
     charset: Charset,
     wide: &mut WideTable,
@@ -502,8 +505,8 @@ pub(super) fn count_file(
     // the stream reads into a buffer or maps, whichever its page cache
     // favours); standard input, each 16 MiB region in two.
     let large = charset != Charset::OtherMultiByte
-        && stream
-            .len()
+        && size
+            .map_or_else(|| stream.len(), Ok)
             .is_ok_and(|n| n.saturating_sub(stream.position()) >= TWO_CORES_MIN)
         && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     if large && f != "-" {
@@ -519,8 +522,9 @@ pub(super) fn count_file(
     let mut counter = Counter::new(w, charset);
     let stream = stream;
     let g = &stream;
+    let region = if two { 16 << 20 } else { 1 << 20 };
     loop {
-        let r = match g.salloc(if two { 16 << 20 } else { 1 << 20 }) {
+        let r = match g.salloc(region) {
             Ok(r) => r,
             Err(e) => {
                 let partial = std::mem::replace(&mut counter, Counter::new(w, charset)).finish();
@@ -533,6 +537,10 @@ pub(super) fn count_file(
         match helper.as_mut() {
             Some((h, hw)) => counter.feed_two(&r, wide, h, hw),
             None => counter.feed(&r, wide),
+        }
+        // A region falls short only at the end: nothing more to ask.
+        if r.len() < region {
+            break;
         }
     }
     let mut c = counter.finish();

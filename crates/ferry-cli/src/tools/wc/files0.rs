@@ -54,7 +54,7 @@ pub(super) fn run(
         }
     }
     let width = if small_regular && !first.is_empty() {
-        number_width(&first, want)
+        number_width(&first, want).0
     } else {
         1
     };
@@ -90,7 +90,7 @@ pub(super) fn run(
             r.status = 1;
             continue;
         }
-        if let Err(status) = r.file(t, &name, Some(name.as_bytes())) {
+        if let Err(status) = r.file(t, &name, Some(name.as_bytes()), None) {
             return status;
         }
     }

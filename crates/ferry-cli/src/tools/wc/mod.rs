@@ -79,6 +79,7 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
         total: Counts::default(),
         wide: WideTable::new(),
         out: Vec::new(),
+        eager: rustix::termios::isatty(std::io::stdout()),
         stdin_gone: false,
     };
     if let Some(from) = files0 {
@@ -97,9 +98,11 @@ pub fn main(t: &Tool, args: Vec<OsString>) -> i32 {
     if files.is_empty() {
         files.push("-".into());
     }
-    let mut r = report(number_width(&files, &w));
-    for f in &files {
-        if let Err(status) = r.file(t, f, named.then_some(f.as_bytes())) {
+    let (width, sizes) = number_width(&files, &w);
+    let mut r = report(width);
+    for (i, f) in files.iter().enumerate() {
+        let size = sizes.get(i).copied().flatten();
+        if let Err(status) = r.file(t, f, named.then_some(f.as_bytes()), size) {
             return status;
         }
     }
@@ -116,22 +119,32 @@ struct Report {
     total: Counts,
     wide: WideTable,
     out: Vec<u8>,
+    /// Each line is written as it is counted (a terminal); otherwise lines
+    /// are written in blocks, as GNU's buffered standard output does.
+    eager: bool,
     /// Standard input was read and found closed (EBADF): GNU wc's closing
     /// it at the end fails too, which it reports as `-: …` (status 1).
     stdin_gone: bool,
 }
 
 impl Report {
-    /// Counts `f` and prints its line (`label`: its name, if named).
+    /// Counts `f` and prints its line (`label`: its name, if named;
+    /// `size`: its size if it was looked at as a regular file).
     /// `Err(status)` if standard output failed.
-    fn file(&mut self, t: &Tool, f: &OsString, label: Option<&[u8]>) -> Result<(), i32> {
+    fn file(
+        &mut self,
+        t: &Tool,
+        f: &OsString,
+        label: Option<&[u8]>,
+        size: Option<u64>,
+    ) -> Result<(), i32> {
         if f.is_empty() {
             t.error(format_args!("invalid zero-length file name"));
             self.status = 1;
             return Ok(());
         }
         let (w, width) = (self.want, self.width);
-        match count_file(f, w, self.charset, &mut self.wide) {
+        match count_file(f, size, w, self.charset, &mut self.wide) {
             Ok(c) => {
                 add(&mut self.total, &c);
                 line(&mut self.out, &c, &w, width, label);
@@ -143,6 +156,8 @@ impl Report {
                     None if f == "-" => common::quote_always("standard input"),
                     _ => common::quotef(f),
                 };
+                // What was counted before comes out before the message.
+                flush(&mut self.out).map_err(|e| write_failed(t, &e))?;
                 t.file_error(&name, &e);
                 self.stdin_gone |= f == "-" && e.raw_os_error() == Some(libc::EBADF);
                 self.status = 1;
@@ -152,7 +167,10 @@ impl Report {
                 }
             }
         }
-        flush(&mut self.out).map_err(|e| write_failed(t, &e))
+        if self.eager || self.out.len() >= OUT_BLOCK {
+            flush(&mut self.out).map_err(|e| write_failed(t, &e))?;
+        }
+        Ok(())
     }
 
     /// The total line (if `total`), then the run's status.
@@ -227,16 +245,21 @@ fn line(out: &mut Vec<u8>, c: &Counts, w: &Want, width: usize, label: Option<&[u
     out.push(b'\n');
 }
 
+/// Lines not written to a terminal go out in blocks of this many bytes.
+const OUT_BLOCK: usize = 4096;
+
 /// GNU's column width: digits of the total size of the regular files, at
 /// least 7 if any input is not a regular file — and 1 when there is a
 /// single input and a single count, or when the first input cannot be
-/// examined.
-fn number_width(files: &[OsString], w: &Want) -> usize {
+/// examined. With it, each input's size where it is a regular file (none
+/// looked at for a single input and count).
+fn number_width(files: &[OsString], w: &Want) -> (usize, Vec<Option<u64>>) {
     if files.len() == 1 && w.count() == 1 {
-        return 1;
+        return (1, Vec::new());
     }
     let mut total: u64 = 0;
     let mut min = 1;
+    let mut sizes = Vec::with_capacity(files.len());
     for f in files {
         let st = if f == "-" {
             // A standard input left closed is held by /dev/null opened
@@ -252,14 +275,17 @@ fn number_width(files: &[OsString], w: &Want) -> usize {
             rustix::fs::stat(f.as_os_str())
         };
         // GNU skips inputs it cannot examine.
+        let mut size = None;
         if let Ok(st) = st {
             if common::is_reg(&st) {
                 total += st.st_size as u64;
+                size = Some(st.st_size as u64);
             } else {
                 min = 7;
             }
         }
+        sizes.push(size);
     }
     let digits = total.to_string().len();
-    digits.max(min)
+    (digits.max(min), sizes)
 }

@@ -120,10 +120,12 @@ pub(crate) struct Inner {
     /// The stream offset.
     pub(crate) pos: u64,
     bufsize: usize,
-    /// The file's size when last asked (`fstat`): a large read request is
-    /// cut to what the file holds, and the size is asked again only when a
-    /// request reaches past it (it may be stale; it only sizes buffers).
-    size_seen: u64,
+    /// The file's size when last asked (`fstat`, or at open): a large read
+    /// request is cut to what the file held then plus a byte, and the size
+    /// is asked again only once reading has reached it (it may be stale;
+    /// it only sizes buffers: a file that grew fills the cut buffer whole,
+    /// and the next read, past the old size, asks again).
+    pub(crate) size_seen: u64,
     slots: Vec<Slot>,
     free_slots: Vec<u32>,
     rc: ReadCur,

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The most one `read` or `pread` transfers on Linux (`MAX_RW_COUNT`): a
+/// read that returns this much of a larger request is not short.
+const MAX_READ: usize = 0x7fff_f000;
+
 impl Inner {
     /// The current read buffer's unread bytes at `pos`: (slot, offset in
     /// buffer, bytes available, buffer ends at end of file).
@@ -76,10 +80,11 @@ impl Inner {
         if want > self.bufsize && self.io.positional() {
             // No more than the file holds (plus a byte to see its end): a
             // huge request on a small file allocates what it can return.
-            // (Asked again only when the request reaches past the size
-            // last seen: one `fstat` per read cost 2,066 of the 4,300
-            // system calls of a `ferry cmp` of two 256 MiB files.)
-            if self.pos.saturating_add(want as u64) > self.size_seen {
+            // (Asked again only once reading has reached the size last
+            // seen: one `fstat` per read cost 2,066 of the 4,300 system
+            // calls of a `ferry cmp` of two 256 MiB files, and one before
+            // the only read of a small file, a fifth of its calls.)
+            if self.pos >= self.size_seen {
                 self.size_seen = self.io.size().map_err(|e| self.err("reading", e))?;
             }
             let left = self.size_seen.saturating_sub(self.pos);
@@ -98,17 +103,39 @@ impl Inner {
         }
         let start = self.pos;
         let mut eof = false;
-        while m.len() < min.max(1) && m.len() < m.capacity() {
+        while m.len() < min.max(1) {
+            if m.tail_room() == 0 {
+                // Only a positional read's buffer, cut to the size last
+                // seen, fills before `min`: the file grew since. Asked
+                // again, and the buffer grown to what it holds now (never
+                // a region short of what the file has).
+                self.size_seen = self.io.size().map_err(|e| self.err("reading", e))?;
+                let have = start.saturating_add(m.len() as u64);
+                let left =
+                    usize::try_from(self.size_seen.saturating_sub(have)).unwrap_or(usize::MAX);
+                let more = left.saturating_add(1).min(min - m.len());
+                let size = m
+                    .len()
+                    .checked_add(more)
+                    .and_then(|n| n.checked_next_multiple_of(4096))
+                    .ok_or_else(|| self.err("reading", too_large(usize::MAX)))?;
+                let mut bigger = alloc_buf(size).map_err(|e| self.err("reading", e))?;
+                bigger.extend_from_slice(&m);
+                m = bigger;
+            }
             let off = start + m.len() as u64;
+            let asked = m.tail_room().min(MAX_READ);
             let n = self
                 .io
                 .read(off, m.spare_capacity_mut())
                 .map_err(|e| named("reading", &self.name, e))?;
-            if n == 0 {
+            m.commit(n);
+            // A short positional read means end of file (for now): no
+            // second read to hear it say 0.
+            if n == 0 || (n < asked && self.io.positional()) {
                 eof = true;
                 break;
             }
-            m.commit(n);
         }
         if self.io.positional() && !eof && m.len() < m.capacity() {
             // A short positional read means end of file (for now).
