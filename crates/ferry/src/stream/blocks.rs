@@ -245,11 +245,15 @@ fn pieces<E>(
     let mut carry: Vec<u8> = Vec::new();
     // A line is being handed over in parts.
     let mut in_parts = false;
-    loop {
+    // The last region was short: the input ended there (a region falls
+    // short only at the end), so no read is made to hear it say so again.
+    let mut ended = false;
+    while !ended {
         let r = g.salloc(region).map_err(&read_err)?;
         if r.is_empty() {
             break;
         }
+        ended = r.len() < region;
         let mut data: &[u8] = &r;
         if in_parts || !carry.is_empty() {
             let Some(i) = ends.end_of_first(data) else {
@@ -564,5 +568,42 @@ mod tests {
         )
         .expect("blocks");
         assert!(got == text);
+    }
+
+    /// A pipe whose writer pauses between pieces: every region but the
+    /// last is whole, so blocks stop only at the real end (the reader
+    /// stops after a short region without asking again).
+    #[test]
+    #[cfg_attr(miri, ignore)] // a pipe and a thread
+    fn a_pipe_written_in_pieces_with_pauses_is_read_to_its_end() {
+        use std::io::Write;
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut w = std::fs::File::from(w);
+            for i in 0..5 {
+                let piece: Vec<u8> = format!("line {i}\n").repeat(3000).into_bytes();
+                w.write_all(&piece).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+            }
+        });
+        let s = Stream::from_fd(r).unwrap();
+        let mut got = Vec::new();
+        for_each_block(
+            &s,
+            64 << 10,
+            b'\n',
+            |e| e,
+            |b| {
+                got.extend_from_slice(b);
+                Ok(true)
+            },
+        )
+        .unwrap();
+        writer.join().unwrap();
+        let want: Vec<u8> = (0..5)
+            .flat_map(|i| format!("line {i}\n").repeat(3000).into_bytes())
+            .collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want);
     }
 }
