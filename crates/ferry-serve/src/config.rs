@@ -86,8 +86,10 @@ pub struct Config {
     /// A response whose client takes nothing for this long is dropped
     /// (nginx's `send_timeout`).
     pub send_timeout: Duration,
-    /// Open connections per worker at most; past it new ones are closed
-    /// at once.
+    /// Open connections per worker at most; past it the connection that
+    /// has waited longest for a request with nothing under way is closed
+    /// to make room (nginx's reuse of kept-alive connections), or, when
+    /// every one is busy, the new one.
     pub max_connections: usize,
     /// A graceful stop lets responses under way finish for this long at
     /// most; then every connection closes. (Idle connections close at

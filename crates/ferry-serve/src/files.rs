@@ -181,7 +181,8 @@ fn directory(site: &Site, req: &Request, t: &Target, meta: &Metadata) -> Respons
 
 /// A regular file, or the pre-compressed sibling of it the client
 /// accepts (`rel.br`, `.zst`, `.gz`: see `encoding`), with
-/// `Content-Encoding`, `Vary` and the type of `rel`.
+/// `Content-Encoding` and the type of `rel`; `Vary: Accept-Encoding`
+/// either way.
 fn file_or_sibling(
     site: &Site,
     req: &Request,
@@ -206,7 +207,18 @@ fn file_or_sibling(
             }
         }
     }
-    file_response(site, req, file, looked, rel, ctype, &[])
+    // The choice looked at Accept-Encoding (or would have, had it been
+    // sent): caches must key this representation by it too (RFC 9110,
+    // 12.5.5), with or without a sibling today.
+    file_response(
+        site,
+        req,
+        file,
+        looked,
+        rel,
+        ctype,
+        &[("Vary", "Accept-Encoding")],
+    )
 }
 
 /// A regular file: validators, conditionals, ranges, body. `rel` names
@@ -258,7 +270,8 @@ fn file_response(
         source,
     };
     let r = represent::respond(req, &rep);
-    if extra.is_empty() {
+    // Only the file itself is kept, not a coded sibling.
+    if !extra.iter().any(|(k, _)| *k == "Content-Encoding") {
         hot::keep(rel, meta, &rep);
     }
     r

@@ -91,7 +91,8 @@ pub(crate) fn respond(site: &Site, req: &Request, rel: &Path) -> Option<Response
             last_modified: &e.last_modified,
             etag: &e.etag,
             ctype: e.ctype,
-            extra: &[],
+            // Kept only as served without a coding (see `keep`'s caller).
+            extra: &[("Vary", "Accept-Encoding")],
             source: Source::Mem(e.body.clone()),
         };
         Some(crate::represent::respond(req, &rep))

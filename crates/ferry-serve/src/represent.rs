@@ -43,6 +43,9 @@ pub(crate) fn respond(req: &Request, rep: &Rep<'_>) -> Response {
         rep.ctype,
         rep.extra,
     );
+    if precondition_failed(req, etag, mtime) {
+        return response::error_with(Status::PreconditionFailed, req.minor, head_only, close, &[]);
+    }
     if not_modified(req, etag, mtime) {
         let mut h: Vec<(&str, &str)> = vec![("ETag", etag), ("Last-Modified", last_modified)];
         h.extend_from_slice(extra);
@@ -144,6 +147,32 @@ pub(crate) fn respond(req: &Request, rep: &Rep<'_>) -> Response {
     }
 }
 
+/// RFC 9110, 13.1.1 and 13.1.4, evaluated first (13.2.2): `If-Match`
+/// (strong comparison; `*` holds for any file), else
+/// `If-Unmodified-Since` (to the second; a date that is not one is
+/// ignored). True when the request's precondition fails: 412.
+fn precondition_failed(req: &Request, etag: &str, mtime: SystemTime) -> bool {
+    if let Some(im) = &req.if_match {
+        let im = im.trim();
+        if im == "*" {
+            return false;
+        }
+        let strong = !etag.starts_with("W/");
+        return !(strong && im.split(',').map(str::trim).any(|t| t == etag));
+    }
+    match req.if_unmodified_since {
+        Some(since) => secs(mtime) > secs(since),
+        None => false,
+    }
+}
+
+/// Whole seconds since the epoch (HTTP dates have no finer unit).
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
+
 /// RFC 9110, 13.1.2 and 13.1.3: `If-None-Match` (weak comparison), else
 /// `If-Modified-Since` (to the second).
 fn not_modified(req: &Request, etag: &str, mtime: SystemTime) -> bool {
@@ -159,14 +188,7 @@ fn not_modified(req: &Request, etag: &str, mtime: SystemTime) -> bool {
         // RFC 9110, 13.1.3: a date later than the server's clock is
         // ignored.
         Some(since) if since > SystemTime::now() => false,
-        Some(since) => {
-            let secs = |t: SystemTime| {
-                t.duration_since(UNIX_EPOCH)
-                    .unwrap_or(Duration::ZERO)
-                    .as_secs()
-            };
-            secs(mtime) <= secs(since)
-        }
+        Some(since) => secs(mtime) <= secs(since),
         None => false,
     }
 }
@@ -213,6 +235,8 @@ mod tests {
             target: "/x".into(),
             minor: 1,
             keep_alive: true,
+            if_match: None,
+            if_unmodified_since: None,
             if_none_match: inm.map(str::to_string),
             if_modified_since: ims,
             range: None,

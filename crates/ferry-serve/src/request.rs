@@ -32,6 +32,8 @@ pub(crate) struct Request {
     pub minor: u8,
     /// The connection stays open after the response.
     pub keep_alive: bool,
+    pub if_match: Option<String>,
+    pub if_unmodified_since: Option<SystemTime>,
     pub if_none_match: Option<String>,
     pub if_modified_since: Option<SystemTime>,
     pub range: Option<String>,
@@ -57,6 +59,9 @@ pub(crate) enum BodyKind {
 }
 
 /// What the bytes received so far make.
+// Returned once per request and taken apart at once: boxing the request
+// would cost an allocation per request for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Parsed {
     /// Not a whole head yet.
@@ -168,6 +173,8 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
         target: path.to_string(),
         minor,
         keep_alive: minor >= 1,
+        if_match: None,
+        if_unmodified_since: None,
         if_none_match: None,
         if_modified_since: None,
         range: None,
@@ -208,6 +215,17 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
                     r.keep_alive = true;
                 }
             }
+        } else if is(h.name, "if-match") {
+            // Several lines make one list (RFC 9110, 5.3).
+            match &mut r.if_match {
+                Some(a) => {
+                    a.push(',');
+                    a.push_str(v);
+                }
+                None => r.if_match = Some(v.to_string()),
+            }
+        } else if is(h.name, "if-unmodified-since") {
+            r.if_unmodified_since = httpdate::parse_http_date(v).ok();
         } else if is(h.name, "if-none-match") {
             r.if_none_match = Some(v.to_string());
         } else if is(h.name, "if-modified-since") {

@@ -426,7 +426,7 @@ impl Worker {
                 }
             };
             let open = self.conns.len() - self.free.len();
-            if open >= self.cfg.max_connections {
+            if open >= self.cfg.max_connections && !self.close_longest_idle() {
                 drop(sock);
                 continue;
             }
@@ -483,6 +483,31 @@ impl Worker {
     /// then come with the token of the connection that takes its place.
     /// Connections act on no event without looking at the socket itself
     /// (a read, a write), so such an event costs a system call at most.
+    /// At the connection limit, makes room for a new connection as nginx
+    /// does ("reusing connections"): the connection that has waited
+    /// longest for a request with nothing under way is closed (a client
+    /// retries a request it sends on a kept-alive connection the server
+    /// closed). False when every connection is busy.
+    fn close_longest_idle(&mut self) -> bool {
+        let longest = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                c.as_ref()
+                    .filter(|c| c.idle())
+                    .map(|c| (c.waiting_since(), i))
+            })
+            .min();
+        match longest {
+            Some((_, i)) => {
+                self.close(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn close(&mut self, i: usize) {
         if let Some(c) = self.conns[i].take() {
             self.free.push(i);

@@ -37,7 +37,8 @@ Options:
       --send-timeout T     drop a response whose client takes nothing for
                              T (default 60s)
       --max-connections N  open connections per worker at most (default
-                             1024); past it new ones are closed at once
+                             1024); past it the one idle longest is closed
+                             to make room, or the new one if none is idle
       --cgi PREFIX         run executable files below the URL path PREFIX
                              (/cgi-bin) as CGI/1.1 programs, a process per
                              request (repeatable)

@@ -238,6 +238,11 @@ impl Conn {
             && self.lingering.is_none()
     }
 
+    /// Since when the connection has waited for a request head.
+    pub(crate) fn waiting_since(&self) -> Instant {
+        self.waiting_since
+    }
+
     /// Whether the connection is past its timeout at `now`: the send
     /// timeout while a response goes, the header timeout for a whole head
     /// (counted from when the connection began to wait for it) or between

@@ -107,6 +107,78 @@ fn a_client_silent_for_a_while_after_connecting_is_served_when_it_speaks() {
 }
 
 #[test]
+fn at_the_connection_limit_the_longest_idle_connection_makes_room() {
+    let s = Site::new(
+        |d| fs::write(d.join("a"), b"xyz").unwrap(),
+        |c| {
+            c.workers = 1;
+            c.max_connections = 3;
+        },
+    );
+    let ask = |c: &mut TcpStream| {
+        c.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut got = [0u8; 4096];
+        let mut n = 0;
+        while !got[..n].ends_with(b"xyz") {
+            let k = c.read(&mut got[n..]).unwrap();
+            assert!(k > 0, "closed before the response");
+            n += k;
+        }
+        assert!(got.starts_with(b"HTTP/1.1 200"));
+    };
+    // Three kept-alive connections, each served once, now idle; the
+    // first has waited longest.
+    let mut idle: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut c = TcpStream::connect(s.addr).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            ask(&mut c);
+            std::thread::sleep(Duration::from_millis(50));
+            c
+        })
+        .collect();
+    let mut fourth = TcpStream::connect(s.addr).unwrap();
+    fourth
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    ask(&mut fourth);
+    // The longest idle one was closed; the others still answer.
+    let mut rest = Vec::new();
+    assert_eq!(idle[0].read_to_end(&mut rest).unwrap(), 0);
+    ask(&mut idle[1]);
+    ask(&mut idle[2]);
+    // Three connections in the middle of a head are not idle: a new one
+    // is turned away rather than any of them cut.
+    let mut busy: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut c = TcpStream::connect(s.addr).unwrap();
+            c.write_all(b"GET /a HT").unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut fifth = TcpStream::connect(s.addr).unwrap();
+    fifth
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = fifth.write_all(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut got = Vec::new();
+    let _ = fifth.read_to_end(&mut got);
+    assert!(
+        got.is_empty(),
+        "a fourth connection was served beside three busy ones"
+    );
+    for c in &mut busy {
+        c.write_all(b"TP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut got = [0u8; 64];
+        let n = c.read(&mut got).unwrap();
+        assert!(got[..n].starts_with(b"HTTP/1.1 200"));
+    }
+    drop(idle.remove(0));
+}
+
+#[test]
 fn a_file_that_shrinks_under_its_response_ends_the_connection() {
     let s = Site::new(
         |d| fs::write(d.join("big"), pattern(8 << 20, 4)).unwrap(),

@@ -89,6 +89,42 @@ fn a_matching_etag_or_a_later_date_answers_304() {
 }
 
 #[test]
+fn if_match_or_if_unmodified_since_that_fails_answers_412() {
+    let s = site();
+    for name in ["/small.txt", "/big.bin"] {
+        let r = s.curl(name, &["-I"]);
+        let etag = r.header("etag").unwrap().to_string();
+        let lm = r.header("last-modified").unwrap().to_string();
+        let status = |h: &[&str]| {
+            let mut args = Vec::new();
+            for x in h {
+                args.push("-H");
+                args.push(x);
+            }
+            s.curl(name, &args).status
+        };
+        let im = format!("If-Match: {etag}");
+        assert_eq!(status(&[&im]), 200, "{name}");
+        assert_eq!(status(&["If-Match: *"]), 200);
+        assert_eq!(status(&[&format!("If-Match: \"x\", {etag}")]), 200);
+        assert_eq!(status(&["If-Match: \"other\""]), 412, "{name}");
+        // A weak tag never matches strongly.
+        assert_eq!(status(&[&format!("If-Match: W/{etag}")]), 412);
+        let ius = format!("If-Unmodified-Since: {lm}");
+        assert_eq!(status(&[&ius]), 200);
+        let old = "If-Unmodified-Since: Thu, 01 Jan 1970 00:00:00 GMT";
+        assert_eq!(status(&[old]), 412, "{name}");
+        assert_eq!(status(&["If-Unmodified-Since: not a date"]), 200);
+        // If-Match is evaluated first, and before a Range.
+        assert_eq!(status(&[&im, old]), 200);
+        assert_eq!(status(&["If-Match: \"other\"", "Range: bytes=0-0"]), 412);
+        assert_eq!(status(&[&im, "Range: bytes=0-0"]), 206);
+        let head = s.curl(name, &["-I", "-H", "If-Match: \"other\""]);
+        assert_eq!((head.status, head.body.len()), (412, 0));
+    }
+}
+
+#[test]
 fn the_etag_of_unchanged_content_is_the_same_from_another_server() {
     let s = site();
     let first = s
@@ -242,6 +278,14 @@ fn precompressed_siblings_are_served_to_clients_that_accept_them() {
         );
     }
     assert_eq!(s.curl("/a.txt", &[]).body, text);
+    // The file itself varies by Accept-Encoding too (a cache keeping it
+    // for everyone would hand it to clients the sibling was for), asked
+    // once and again from the worker's kept files.
+    for _ in 0..3 {
+        let r = s.curl("/a.txt", &[]);
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"));
+        assert_eq!(r.header("content-encoding"), None);
+    }
     // The coded file has validators and ranges of its own.
     let gz = fs::read(s.dir.path().join("a.txt.gz")).unwrap();
     let r = s.curl("/a.txt", &["-H", "Accept-Encoding: gzip", "-r", "0-9"]);
