@@ -4,13 +4,26 @@
 use crate::status::Status;
 use std::time::SystemTime;
 
-/// A request head may take this many bytes at most (nginx's
-/// `large_client_header_buffers 4 8k` gives each line 8 KiB): past it, a
-/// request line still unfinished is 414, else the headers are 431.
-pub(crate) const MAX_HEAD: usize = 8192;
+/// A request head may take this many bytes at most, and each of its
+/// lines `MAX_LINE` (nginx's `large_client_header_buffers 4 8k`): a
+/// request line longer than a line's limit is 414, a longer header line
+/// or head 431.
+pub(crate) const MAX_HEAD: usize = 32 << 10;
 
-/// Header lines a head may have at most (431 past it).
-const MAX_HEADERS: usize = 100;
+/// The longest request line or header line.
+pub(crate) const MAX_LINE: usize = 8 << 10;
+
+/// What a connection's head buffer holds at first; it grows to
+/// `MAX_HEAD` for a head that needs it.
+pub(crate) const FIRST_HEAD: usize = 8 << 10;
+
+/// Header lines parsed without a second try (most heads have a few
+/// dozen); a head with more is parsed again with room for `MAX_HEADERS`.
+const USUAL_HEADERS: usize = 100;
+
+/// Header lines a head may have at most (431 past it): as many as short
+/// lines fit in `MAX_HEAD`, as nginx counts none.
+pub(crate) const MAX_HEADERS: usize = MAX_HEAD / 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
@@ -85,7 +98,7 @@ pub(crate) fn parse(buf: &[u8]) -> Parsed {
     let Some(lf) = buf.iter().position(|&b| b == b'\n') else {
         return if refused != httparse::Error::Version {
             Parsed::Bad(Status::BadRequest)
-        } else if buf.len() < MAX_HEAD {
+        } else if buf.len() < MAX_HEAD && longest_line(buf) <= MAX_LINE {
             Parsed::Partial
         } else {
             Parsed::Bad(too_long(buf))
@@ -138,20 +151,47 @@ fn major_version(v: &[u8]) -> Option<u32> {
 /// Parses the head as its bytes are; Err: httparse refused it (a version
 /// it does not know, among other things).
 fn parse_as_sent(buf: &[u8]) -> Result<Parsed, httparse::Error> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
+    let mut headers = [httparse::EMPTY_HEADER; USUAL_HEADERS];
+    match parse_with(buf, &mut headers) {
+        Err(httparse::Error::TooManyHeaders) => {
+            let mut more = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
+            match parse_with(buf, &mut more) {
+                Err(httparse::Error::TooManyHeaders) => Ok(Parsed::Bad(Status::HeadersTooLarge)),
+                r => r,
+            }
+        }
+        r => r,
+    }
+}
+
+fn parse_with<'b>(
+    buf: &'b [u8],
+    headers: &mut [httparse::Header<'b>],
+) -> Result<Parsed, httparse::Error> {
+    let mut req = httparse::Request::new(headers);
     let n = match req.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => {
-            if buf.len() < MAX_HEAD {
+            if buf.len() < MAX_HEAD && longest_line(buf) <= MAX_LINE {
                 return Ok(Parsed::Partial);
             }
             return Ok(Parsed::Bad(too_long(buf)));
         }
-        Err(httparse::Error::TooManyHeaders) => return Ok(Parsed::Bad(Status::HeadersTooLarge)),
         Err(e) => return Err(e),
     };
+    if longest_line(&buf[..n]) > MAX_LINE {
+        return Ok(Parsed::Bad(too_long(buf)));
+    }
     Ok(finish(req, n, buf))
+}
+
+/// The length of the longest line in `buf` (a last one unfinished
+/// included), its line end not counted.
+fn longest_line(buf: &[u8]) -> usize {
+    buf.split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).len())
+        .max()
+        .unwrap_or(0)
 }
 
 /// What the server uses of a parsed head of `n` bytes.
@@ -297,9 +337,10 @@ fn is(name: &str, want: &str) -> bool {
     name.eq_ignore_ascii_case(want)
 }
 
-/// A head past the limit: 414 if its request line never ended, else 431.
+/// A head past a limit: 414 if its request line is longer than a line
+/// may be, else 431.
 fn too_long(buf: &[u8]) -> Status {
-    let line_end = buf[..buf.len().min(MAX_HEAD)]
+    let line_end = buf[..buf.len().min(MAX_LINE + 1)]
         .iter()
         .position(|&b| b == b'\n');
     match line_end {
@@ -414,15 +455,15 @@ mod tests {
             bad(b"GET / HTTP/1.x\r\nHost: h\r\n\r\n"),
             Status::BadRequest
         );
-        let long_bare = format!("GET / HTTP/1.1\nX: {}", "a".repeat(MAX_HEAD));
+        let long_bare = format!("GET / HTTP/1.1\nX: {}", "a".repeat(MAX_LINE));
         assert_eq!(bad(long_bare.as_bytes()), Status::HeadersTooLarge);
         assert_eq!(
             bad(b"GET / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"),
             Status::NotImplemented
         );
-        let long_line = format!("GET /{} HTTP/1.1\r\n", "a".repeat(MAX_HEAD));
+        let long_line = format!("GET /{} HTTP/1.1\r\n", "a".repeat(MAX_LINE));
         assert_eq!(bad(long_line.as_bytes()), Status::UriTooLong);
-        let long_head = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(MAX_HEAD));
+        let long_head = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(MAX_LINE));
         assert_eq!(bad(long_head.as_bytes()), Status::HeadersTooLarge);
         let many: String = (0..MAX_HEADERS + 1)
             .map(|i| format!("X{i}: y\r\n"))

@@ -445,7 +445,7 @@ impl Worker {
             };
             let head = match self.spare_heads.pop() {
                 Some(b) => b,
-                None => match BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096) {
+                None => match BufMut::try_with_capacity_aligned(request::FIRST_HEAD, 4096) {
                     Ok(b) => b,
                     Err(_) => {
                         self.free.push(i);
@@ -511,8 +511,10 @@ impl Worker {
     fn close(&mut self, i: usize) {
         if let Some(c) = self.conns[i].take() {
             self.free.push(i);
-            if self.spare_heads.len() < MAX_SPARE_HEADS {
-                self.spare_heads.push(c.into_head());
+            let head = c.into_head();
+            // A buffer grown for a long head goes (spares stay 8 KiB).
+            if self.spare_heads.len() < MAX_SPARE_HEADS && head.capacity() == request::FIRST_HEAD {
+                self.spare_heads.push(head);
             }
         }
     }

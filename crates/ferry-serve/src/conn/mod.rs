@@ -155,7 +155,7 @@ pub(crate) struct Conn {
 impl Conn {
     /// A connection on `sock` from `peer` (as `accept` gave it), reading
     /// request heads into `head` (its contents dropped; at least
-    /// `request::MAX_HEAD` of capacity), over TLS with `tls` if given.
+    /// `request::FIRST_HEAD` of capacity), over TLS with `tls` if given.
     pub(crate) fn new(
         sock: TcpStream,
         peer: std::net::SocketAddr,
@@ -164,7 +164,7 @@ impl Conn {
         tls: Option<&Arc<rustls::ServerConfig>>,
     ) -> io::Result<Conn> {
         head.clear();
-        debug_assert!(head.capacity() >= request::MAX_HEAD);
+        debug_assert!(head.capacity() >= request::FIRST_HEAD);
         let now = Instant::now();
         let tls = tls.map(crate::tls::session).transpose()?;
         Ok(Conn {
@@ -333,6 +333,22 @@ impl Conn {
         State::More
     }
 
+    /// Grows a full head buffer to what one head may take (a long head,
+    /// or pipelined ones), where memory allows; false if it cannot grow.
+    fn grow_head(inbuf: &mut BufMut) -> bool {
+        if inbuf.capacity() >= request::MAX_HEAD {
+            return false;
+        }
+        match BufMut::try_with_capacity_aligned(request::MAX_HEAD, 4096) {
+            Ok(mut bigger) => {
+                bigger.extend_from_slice(inbuf.as_slice());
+                *inbuf = bigger;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Reads into the head buffer until the socket has no more, the
     /// buffer is full, or the client's end. Err: the connection failed.
     fn read_in(&mut self) -> Result<(), ()> {
@@ -344,7 +360,7 @@ impl Conn {
             return Ok(());
         }
         loop {
-            if self.inbuf.tail_room() == 0 {
+            if self.inbuf.tail_room() == 0 && !Self::grow_head(&mut self.inbuf) {
                 // Come back once requests are taken from the buffer (a
                 // head this long is answered 414/431 by the parser).
                 self.unread = true;

@@ -38,7 +38,7 @@ impl Conn {
             return Err(());
         };
         loop {
-            if self.inbuf.tail_room() == 0 {
+            if self.inbuf.tail_room() == 0 && !Self::grow_head(&mut self.inbuf) {
                 self.unread = true;
                 break;
             }

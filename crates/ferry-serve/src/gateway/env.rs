@@ -187,9 +187,19 @@ pub(crate) fn build(
     }
 
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    // A head the server took may hold more lines than usual (up to
+    // `request::MAX_HEADERS`): parsed again with room for them all.
+    let mut more = Vec::new();
     let rest = head.get(line_end + 1..).unwrap_or(&[]);
     let parsed: &[httparse::Header<'_>] = match httparse::parse_headers(rest, &mut headers) {
         Ok(httparse::Status::Complete((_, h))) => h,
+        Err(httparse::Error::TooManyHeaders) => {
+            more.resize(crate::request::MAX_HEADERS, httparse::EMPTY_HEADER);
+            match httparse::parse_headers(rest, &mut more) {
+                Ok(httparse::Status::Complete((_, h))) => h,
+                _ => &[],
+            }
+        }
         _ => &[],
     };
     match parsed.iter().find(|h| h.name.eq_ignore_ascii_case("host")) {
@@ -308,6 +318,27 @@ mod tests {
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
         assert_eq!(var(&env, "HTTPS"), None);
         assert_eq!(var(&env, "REQUEST_SCHEME"), Some(&b"http"[..]));
+    }
+
+    #[test]
+    fn a_head_with_more_lines_than_usual_passes_them_all() {
+        let route = Route {
+            kind: Kind::Classic,
+            script_name: b"/s".to_vec(),
+            path_info: Vec::new(),
+            script_file: None,
+        };
+        let ends = Ends {
+            peer: None,
+            local: None,
+            https: false,
+        };
+        let many: String = (0..500).map(|i| format!("X-{i}: v{i}\r\n")).collect();
+        let head = format!("GET /s HTTP/1.1\r\nHost: h\r\n{many}\r\n");
+        let env = build(head.as_bytes(), "/s", 1, &route, Path::new("/"), ends, 0);
+        assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
+        assert_eq!(var(&env, "HTTP_X_0"), Some(&b"v0"[..]));
+        assert_eq!(var(&env, "HTTP_X_499"), Some(&b"v499"[..]));
     }
 
     proptest::proptest! {

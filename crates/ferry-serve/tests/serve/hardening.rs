@@ -103,6 +103,54 @@ fn malformed_and_oversized_heads_get_an_error_and_a_close() {
         "a".repeat(9000)
     );
     assert_eq!(Reply::parse(&s.raw(long_head.as_bytes())).status, 431);
+    // Past 32 KiB in all, though no line is longer than 8 KiB: 431.
+    let many_lines: String = (0..8)
+        .map(|i| format!("X{i}: {}\r\n", "b".repeat(5000)))
+        .collect();
+    let huge = format!("GET /in.txt HTTP/1.1\r\nHost: a\r\n{many_lines}\r\n");
+    assert_eq!(Reply::parse(&s.raw(huge.as_bytes())).status, 431);
+}
+
+#[test]
+fn heads_within_nginx_s_limits_are_served_however_they_come() {
+    // nginx's large_client_header_buffers 4 8k: lines of up to 8 KiB, a
+    // head of several of them, and any number of short lines.
+    let s = site(false);
+    let big_cookies: String = (0..3)
+        .map(|i| format!("Cookie-{i}: {}\r\n", "c".repeat(3000)))
+        .collect();
+    let many: String = (0..1000).map(|i| format!("X-{i}: y\r\n")).collect();
+    let line_8k = format!("X: {}\r\n", "d".repeat(8000));
+    for extra in [big_cookies, many, line_8k.repeat(3)] {
+        let head = format!("GET /in.txt HTTP/1.1\r\nHost: a\r\n{extra}Connection: close\r\n\r\n");
+        assert!(head.len() > 8 << 10);
+        // All at once, and dripped in pieces smaller than a buffer.
+        let r = Reply::parse(&s.raw(head.as_bytes()));
+        assert_eq!(r.status, 200, "{} bytes", head.len());
+        let mut c = std::net::TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        for piece in head.as_bytes().chunks(3000) {
+            std::io::Write::write_all(&mut c, piece).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut c, &mut got).unwrap();
+        assert_eq!(Reply::parse(&got).status, 200);
+    }
+    // Two long heads pipelined on one connection: both answered.
+    let one = format!("GET /in.txt HTTP/1.1\r\nHost: a\r\n{line_8k}\r\n");
+    let two = format!(
+        "{one}{}",
+        one.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")
+    );
+    let got = s.raw(two.as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&got)
+            .matches("HTTP/1.1 200")
+            .count(),
+        2
+    );
 }
 
 #[test]
