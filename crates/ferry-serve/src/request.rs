@@ -186,8 +186,13 @@ fn parse_with<'b>(
 }
 
 /// The length of the longest line in `buf` (a last one unfinished
-/// included), its line end not counted.
+/// included), its line end not counted; for a `buf` no longer than
+/// `MAX_LINE`, its length (all that the limit needs).
 fn longest_line(buf: &[u8]) -> usize {
+    if buf.len() <= MAX_LINE {
+        // No line can be longer than all of it (the usual head).
+        return buf.len();
+    }
     buf.split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l).len())
         .max()
