@@ -26,8 +26,8 @@ pub(super) struct Collecting {
 
 impl Conn {
     /// A request for a program (its head of `n` bytes at the buffer's
-    /// start): refused at once (a method other than GET, HEAD and POST, a
-    /// body too long or not framed by length), or its body read next.
+    /// start): refused at once (TRACE or CONNECT, a body too long or not
+    /// framed by length), or its body read next.
     pub(super) fn for_program(
         &mut self,
         route: Result<Route, crate::status::Status>,
@@ -51,14 +51,21 @@ impl Conn {
             let close = !req.keep_alive || !droppable;
             response::error_with(st, req.minor, head_only, close, extra)
         };
-        let refused = match (&route, req.method, req.body) {
-            (Err(st), ..) => Some(refuse(*st, &[])),
-            (_, Method::Other, _) => Some(refuse(
+        // Programs take any method (PUT, DELETE, OPTIONS… reach them as
+        // REQUEST_METHOD, as nginx passes them to FastCGI), but TRACE,
+        // which would echo the request's credentials, and CONNECT, which
+        // is for proxies.
+        let head_bytes = &self.inbuf.as_slice()[..n];
+        let untaken = req.method == Method::Other
+            && (head_bytes.starts_with(b"TRACE ") || head_bytes.starts_with(b"CONNECT "));
+        let refused = match (&route, req.body) {
+            (Err(st), _) => Some(refuse(*st, &[])),
+            _ if untaken => Some(refuse(
                 Status::MethodNotAllowed,
-                &[("Allow", "GET, HEAD, POST")],
+                &[("Allow", "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")],
             )),
-            (_, _, BodyKind::Chunked) => Some(refuse(Status::LengthRequired, &[])),
-            (_, _, BodyKind::Length(len)) if len > gw.body_max() => {
+            (_, BodyKind::Chunked) => Some(refuse(Status::LengthRequired, &[])),
+            (_, BodyKind::Length(len)) if len > gw.body_max() => {
                 Some(refuse(Status::PayloadTooLarge, &[]))
             }
             _ => None,

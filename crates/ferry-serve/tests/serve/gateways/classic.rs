@@ -165,9 +165,18 @@ fn what_cannot_run_is_refused_with_the_status_that_says_why() {
         "not executable"
     );
     assert_eq!(s.curl("/cgi-bin/sub/", &[]).status, 403, "a directory");
-    let r = s.curl("/cgi-bin/env.cgi", &["-X", "PUT", "-d", "x"]);
+    // Any method reaches a program (a REST API's PUT, DELETE, OPTIONS)
+    // but TRACE and CONNECT.
+    for m in ["PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND"] {
+        let r = s.curl("/cgi-bin/env.cgi", &["-X", m, "-d", "x"]);
+        assert_eq!(r.status, 200, "{m}");
+        let body = String::from_utf8(r.body).unwrap();
+        assert_eq!(var(&body, "REQUEST_METHOD"), Some(m));
+        assert_eq!(var(&body, "CONTENT_LENGTH"), Some("1"));
+    }
+    let r = s.curl("/cgi-bin/env.cgi", &["-X", "TRACE"]);
     assert_eq!(r.status, 405);
-    assert_eq!(r.header("allow"), Some("GET, HEAD, POST"));
+    assert!(r.header("allow").is_some_and(|a| a.contains("PUT")));
     // A body sent chunked has no length to give the script.
     let r = s.curl(
         "/cgi-bin/echo.cgi",

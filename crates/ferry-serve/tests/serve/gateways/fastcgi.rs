@@ -119,6 +119,17 @@ fn php_fpm_answers_through_the_server() {
         String::from_utf8(r.body).unwrap(),
         "GET|a=b|/more/path|/info.php|b"
     );
+    // A REST API's methods reach PHP, as behind nginx.
+    for m in ["PUT", "DELETE", "PATCH", "OPTIONS"] {
+        let r = s.curl("/info.php?a=c", &["-X", m]);
+        assert_eq!(r.status, 200, "{m}");
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            format!("{m}|a=c||/info.php|c")
+        );
+    }
+    let r = s.curl("/echo.php", &["-X", "PUT", "--data-binary", "put body"]);
+    assert_eq!(r.body, b"put body");
     // A body of each size reaches PHP whole.
     for len in [5usize, 70_000, 900_000] {
         let body = pattern(len, 9);
