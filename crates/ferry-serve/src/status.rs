@@ -16,7 +16,6 @@ pub(crate) enum Status {
     RangeNotSatisfiable,
     HeadersTooLarge,
     ExpectationFailed,
-    LengthRequired,
     PayloadTooLarge,
     InternalError,
     NotImplemented,
@@ -42,7 +41,6 @@ impl Status {
             Status::RangeNotSatisfiable => 416,
             Status::HeadersTooLarge => 431,
             Status::ExpectationFailed => 417,
-            Status::LengthRequired => 411,
             Status::PayloadTooLarge => 413,
             Status::BadGateway => 502,
             Status::ServiceUnavailable => 503,
@@ -68,7 +66,6 @@ impl Status {
             Status::RangeNotSatisfiable => "Range Not Satisfiable",
             Status::HeadersTooLarge => "Request Header Fields Too Large",
             Status::ExpectationFailed => "Expectation Failed",
-            Status::LengthRequired => "Length Required",
             Status::PayloadTooLarge => "Content Too Large",
             Status::BadGateway => "Bad Gateway",
             Status::ServiceUnavailable => "Service Unavailable",
@@ -88,7 +85,6 @@ impl Status {
                 | Status::UriTooLong
                 | Status::HeadersTooLarge
                 | Status::ExpectationFailed
-                | Status::LengthRequired
                 | Status::PayloadTooLarge
                 | Status::InternalError
                 | Status::NotImplemented

@@ -7,6 +7,7 @@
 //! awaited), `send.rs` the sending, `tls.rs` the same over a TLS
 //! session.
 
+mod chunked;
 mod program;
 mod send;
 mod tls;

@@ -2,6 +2,7 @@
 //! bodies read (after a `100 Continue` if asked) and handed to the
 //! program's runner, whose response comes later into an awaited slot.
 
+use super::chunked::Chunked;
 use super::{Conn, Pending, DISCARD_MAX};
 use crate::gateway::{self, Dispatch, Job, Route};
 use crate::request::{self, BodyKind};
@@ -20,14 +21,16 @@ pub(super) struct Collecting {
     head_only: bool,
     close: bool,
     want: usize,
+    /// A body sent chunked: decoded as it comes (`want` is then 0).
+    chunked: Option<Chunked>,
     body: Vec<u8>,
     line: Option<Vec<u8>>,
 }
 
 impl Conn {
     /// A request for a program (its head of `n` bytes at the buffer's
-    /// start): refused at once (TRACE or CONNECT, a body too long or not
-    /// framed by length), or its body read next.
+    /// start): refused at once (TRACE or CONNECT, a body too long), or
+    /// its body read next (by its length, or decoded from chunks).
     pub(super) fn for_program(
         &mut self,
         route: Result<Route, crate::status::Status>,
@@ -64,7 +67,6 @@ impl Conn {
                 Status::MethodNotAllowed,
                 &[("Allow", "GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS")],
             )),
-            (_, BodyKind::Chunked) => Some(refuse(Status::LengthRequired, &[])),
             (_, BodyKind::Length(len)) if len > gw.body_max() => {
                 Some(refuse(Status::PayloadTooLarge, &[]))
             }
@@ -88,7 +90,8 @@ impl Conn {
             BodyKind::Length(len) => len as usize,
             _ => 0,
         };
-        if req.expect_continue && want > 0 && req.minor >= 1 {
+        let chunked = (req.body == BodyKind::Chunked).then(|| Chunked::new(gw.body_max()));
+        if req.expect_continue && (want > 0 || chunked.is_some()) && req.minor >= 1 {
             self.out.push_back(Pending {
                 head: b"HTTP/1.1 100 Continue\r\n\r\n".to_vec(),
                 head_off: 0,
@@ -105,6 +108,7 @@ impl Conn {
             head_only,
             close: !req.keep_alive,
             want,
+            chunked,
             body: Vec::with_capacity(want.min(1 << 20)),
             line,
         }));
@@ -118,10 +122,35 @@ impl Conn {
         let Some(c) = &mut self.collecting else {
             return true;
         };
-        let take = (c.want - c.body.len()).min(self.inbuf.len());
-        c.body.extend_from_slice(&self.inbuf.as_slice()[..take]);
-        self.consume(take);
-        let Some(c) = self.collecting.take_if(|c| c.body.len() == c.want) else {
+        let (took, outcome) = match &mut c.chunked {
+            Some(d) => match d.feed(self.inbuf.as_slice(), &mut c.body) {
+                Ok(took) => (took, Ok(d.done())),
+                Err(st) => (0, Err(st)),
+            },
+            None => {
+                let take = (c.want - c.body.len()).min(self.inbuf.len());
+                c.body.extend_from_slice(&self.inbuf.as_slice()[..take]);
+                (take, Ok(c.body.len() == c.want))
+            }
+        };
+        self.consume(took);
+        let whole = match outcome {
+            Ok(whole) => whole,
+            Err(st) => {
+                // Not a body the program can be given: answered here, and
+                // the connection ends (its framing is lost).
+                let c = self.collecting.take();
+                self.inbuf.clear();
+                let head_only = c.as_ref().is_some_and(|c| c.head_only);
+                let minor = c.as_ref().map_or(1, |c| c.minor);
+                self.queue(response::error(st, minor, head_only, true));
+                return true;
+            }
+        };
+        if !whole {
+            return false;
+        }
+        let Some(c) = self.collecting.take() else {
             return false;
         };
         let c = *c;

@@ -177,12 +177,19 @@ fn what_cannot_run_is_refused_with_the_status_that_says_why() {
     let r = s.curl("/cgi-bin/env.cgi", &["-X", "TRACE"]);
     assert_eq!(r.status, 405);
     assert!(r.header("allow").is_some_and(|a| a.contains("PUT")));
-    // A body sent chunked has no length to give the script.
+    // A body sent chunked reaches the script decoded, with its length.
     let r = s.curl(
         "/cgi-bin/echo.cgi",
-        &["-H", "Transfer-Encoding: chunked", "-d", "x"],
+        &["-H", "Transfer-Encoding: chunked", "-d", "chunked body"],
     );
-    assert_eq!(r.status, 411);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"chunked body"[..]));
+    // Chunks that are not chunks: 400, and the connection ends.
+    let raw = s.raw(
+        b"POST /cgi-bin/echo.cgi HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+    );
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert_eq!(text.matches("HTTP/1.1").count(), 1);
     // Past the body limit.
     let big = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(big.path(), vec![b'x'; 5 << 20]).unwrap();

@@ -130,6 +130,23 @@ fn php_fpm_answers_through_the_server() {
     }
     let r = s.curl("/echo.php", &["-X", "PUT", "--data-binary", "put body"]);
     assert_eq!(r.body, b"put body");
+    // A body streamed without a length (chunked) reaches PHP whole.
+    let big = pattern(300_000, 3);
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), &big).unwrap();
+    let r = s.curl(
+        "/echo.php",
+        &[
+            "-H",
+            "Transfer-Encoding: chunked",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &format!("@{}", f.path().display()),
+        ],
+    );
+    assert_eq!(r.status, 200);
+    assert!(r.body == big, "a chunked body came back changed");
     // A body of each size reaches PHP whole.
     for len in [5usize, 70_000, 900_000] {
         let body = pattern(len, 9);
