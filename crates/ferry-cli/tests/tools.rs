@@ -44,6 +44,8 @@ mod longopts;
 mod pipe;
 #[path = "tools/pipe_ipc.rs"]
 mod pipe_ipc;
+#[path = "tools/proc_files.rs"]
+mod proc_files;
 #[path = "tools/serve.rs"]
 mod serve;
 #[path = "tools/shared_stdout.rs"]

@@ -154,7 +154,10 @@ fn parse_as_sent(buf: &[u8]) -> Result<Parsed, httparse::Error> {
     let mut headers = [httparse::EMPTY_HEADER; USUAL_HEADERS];
     match parse_with(buf, &mut headers) {
         Err(httparse::Error::TooManyHeaders) => {
-            let mut more = vec![httparse::EMPTY_HEADER; MAX_HEADERS];
+            // Room for the lines the bytes hold (not MAX_HEADERS at every
+            // read of a head that comes a byte at a time).
+            let lines = buf.iter().filter(|&&b| b == b'\n').count();
+            let mut more = vec![httparse::EMPTY_HEADER; lines.clamp(USUAL_HEADERS, MAX_HEADERS)];
             match parse_with(buf, &mut more) {
                 Err(httparse::Error::TooManyHeaders) => Ok(Parsed::Bad(Status::HeadersTooLarge)),
                 r => r,
@@ -345,7 +348,11 @@ fn is(name: &str, want: &str) -> bool {
 /// A head past a limit: 414 if its request line is longer than a line
 /// may be, else 431.
 fn too_long(buf: &[u8]) -> Status {
-    let line_end = buf[..buf.len().min(MAX_LINE + 1)]
+    // After the empty lines a client may send first; a line of MAX_LINE
+    // bytes ends with its CRLF at most MAX_LINE + 2 bytes in.
+    let start = buf.len() - buf.trim_ascii_start().len();
+    let buf = &buf[start..];
+    let line_end = buf[..buf.len().min(MAX_LINE + 2)]
         .iter()
         .position(|&b| b == b'\n');
     match line_end {
@@ -470,6 +477,18 @@ mod tests {
         assert_eq!(bad(long_line.as_bytes()), Status::UriTooLong);
         let long_head = format!("GET / HTTP/1.1\r\nX: {}\r\n", "a".repeat(MAX_LINE));
         assert_eq!(bad(long_head.as_bytes()), Status::HeadersTooLarge);
+        // A request line of the longest length, then a header line past
+        // it: the header is too large, not the line; empty lines first
+        // change nothing.
+        let target = "a".repeat(MAX_LINE - "GET / HTTP/1.1".len());
+        let at_limit = format!(
+            "GET /{target} HTTP/1.1\r\nX: {}\r\n\r\n",
+            "b".repeat(MAX_LINE)
+        );
+        assert_eq!(at_limit.find("\r\n"), Some(MAX_LINE));
+        assert_eq!(bad(at_limit.as_bytes()), Status::HeadersTooLarge);
+        let late = format!("\r\n\r\nGET /{} HTTP/1.1\r\n\r\n", "a".repeat(MAX_LINE));
+        assert_eq!(bad(late.as_bytes()), Status::UriTooLong);
         let many: String = (0..MAX_HEADERS + 1)
             .map(|i| format!("X{i}: y\r\n"))
             .collect();

@@ -485,7 +485,8 @@ impl Worker {
     /// (a read, a write), so such an event costs a system call at most.
     /// At the connection limit, makes room for a new connection as nginx
     /// does ("reusing connections"): the connection that has waited
-    /// longest for a request with nothing under way is closed (a client
+    /// longest for a request with nothing under way and nothing to read
+    /// is closed (a client
     /// retries a request it sends on a kept-alive connection the server
     /// closed). False when every connection is busy.
     fn close_longest_idle(&mut self) -> bool {
@@ -495,7 +496,7 @@ impl Worker {
             .enumerate()
             .filter_map(|(i, c)| {
                 c.as_ref()
-                    .filter(|c| c.idle())
+                    .filter(|c| c.evictable())
                     .map(|c| (c.waiting_since(), i))
             })
             .min();

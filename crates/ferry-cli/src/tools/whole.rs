@@ -13,8 +13,9 @@ pub const SMALL: u64 = 1 << 20;
 
 /// All of the regular file `f`, whose size was `size` when looked at: to
 /// its end whatever it holds by then (a file that grew is read on, one
-/// that shrank ends early). A read shorter than asked ends it, as a
-/// regular file's does only at its end.
+/// that shrank ends early). A read shorter than asked ends it once it
+/// has reached `size`; before that (a /proc or /sys file, whose size
+/// says nothing) reading goes on until a read says 0.
 pub fn read(mut f: &File, size: u64) -> io::Result<Buf> {
     let first = usize::try_from(size)
         .ok()
@@ -39,7 +40,12 @@ pub fn read(mut f: &File, size: u64) -> io::Result<Buf> {
             Err(e) => return Err(e),
         };
         m.commit(n);
-        if n == 0 || n < asked.min(0x7fff_f000) {
+        // A short read that reaches the size the file gave is its end; one
+        // short of it (a file that shrank, or whose size says nothing of
+        // its contents: /proc, /sys, whose reads stop at a page) reads on
+        // until a read says 0.
+        let reached = size > 0 && m.len() as u64 >= size;
+        if n == 0 || (n < asked.min(0x7fff_f000) && reached) {
             return Ok(m.freeze());
         }
     }

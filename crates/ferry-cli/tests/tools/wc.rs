@@ -314,3 +314,49 @@ fn closed_input_and_full_output_as_gnu_reports_them() {
         gnu::same_redirected("wc", args, redir, d.path());
     }
 }
+
+/// Standard output and error in one file: each count comes out before a
+/// later message, as GNU's `error` flushes standard output first (the
+/// lines are written in blocks when not to a terminal).
+#[test]
+fn counts_come_out_before_the_messages_that_follow_them() {
+    let c = Corpus::new();
+    std::fs::write(c.file("a"), "one\n").unwrap();
+    std::fs::write(c.file("b"), "two words\n").unwrap();
+    let both = |prog: &str, pre: &[&str], args: &[&str], stdin: &[u8]| -> String {
+        use std::io::Write;
+        let out = c.path().join("both");
+        let f = std::fs::File::create(&out).unwrap();
+        let mut child = std::process::Command::new(prog)
+            .args(pre)
+            .args(args)
+            .current_dir(c.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(f.try_clone().unwrap())
+            .stderr(f)
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait().unwrap();
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .replace("ferry wc", "wc")
+    };
+    for (args, stdin) in [
+        (&["a", "", "b"][..], &b""[..]),
+        (&["a", "missing", "b"], b""),
+        (&["--files0-from=-"], b"a\0\0b\0"),
+        (&["--files0-from=-"], b"a\0-\0b\0"),
+    ] {
+        let ours = both(gnu::FERRY, &["wc"], args, stdin);
+        let gnus = both("wc", &[], args, stdin);
+        assert_eq!(ours, gnus, "{args:?}");
+        // a's line first, then the message, then b's.
+        let first = ours.lines().next().unwrap_or("");
+        assert!(first.ends_with(" a"), "{ours}");
+        assert!(
+            ours.lines().nth(1).is_some_and(|l| l.starts_with("wc: ")),
+            "{ours}"
+        );
+    }
+}

@@ -10,6 +10,27 @@ const LINE_MAX: usize = 4096;
 /// Bytes the trailer section may take in all.
 const TRAILERS_MAX: usize = 16 << 10;
 
+/// Checks the chunk-size line at the start of `rest` more strictly than
+/// the parser does (RFC 9112, 7.1): hex digits first, no control byte in
+/// the extensions, CRLF at its end (a bare LF is how a proxy in front
+/// could be made to see other chunks than the server does). Ok while the
+/// line is unfinished and still within `LINE_MAX`.
+fn size_line(rest: &[u8]) -> Result<(), ()> {
+    let Some(lf) = rest.iter().take(LINE_MAX + 1).position(|&b| b == b'\n') else {
+        return if rest.len() <= LINE_MAX {
+            Ok(())
+        } else {
+            Err(())
+        };
+    };
+    let line = rest[..lf].strip_suffix(b"\r").ok_or(())?;
+    let bad = |b: &u8| (*b < 0x20 && *b != b'\t') || *b == 0x7f;
+    if !line.first().is_some_and(u8::is_ascii_hexdigit) || line.iter().any(bad) {
+        return Err(());
+    }
+    Ok(())
+}
+
 /// Where the decoder is in the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -54,7 +75,9 @@ impl Chunked {
             let rest = &input[at..];
             match self.phase {
                 Phase::Done => return Ok(at),
-                Phase::Size => match httparse::parse_chunk_size(rest) {
+                Phase::Size => match size_line(rest)
+                    .and_then(|_| httparse::parse_chunk_size(rest).map_err(|_| ()))
+                {
                     Ok(httparse::Status::Complete((n, 0))) => {
                         at += n;
                         self.phase = Phase::Trailers(0);
@@ -177,6 +200,12 @@ mod tests {
             Chunked::new(max).feed(wire, &mut body).err()
         };
         assert_eq!(bad(b"zz\r\n", 100), Some(Status::BadRequest));
+        // Lines a lenient parser would frame otherwise than a proxy.
+        assert_eq!(bad(b"5;\nX\r\nabcde\r\n", 100), Some(Status::BadRequest));
+        assert_eq!(bad(b"5\nabcde\r\n", 100), Some(Status::BadRequest));
+        assert_eq!(bad(b"\r\n", 100), Some(Status::BadRequest));
+        assert_eq!(bad(b"5;a=\x00\r\nabcde\r\n", 100), Some(Status::BadRequest));
+        assert_eq!(bad(b";x\r\n", 100), Some(Status::BadRequest));
         assert_eq!(bad(b"3\r\nabcX\r\n", 100), Some(Status::BadRequest));
         assert_eq!(
             bad(b"3\r\nabc\r\n0\r\nX\n\r\n", 100),

@@ -239,6 +239,17 @@ impl Conn {
             && self.lingering.is_none()
     }
 
+    /// Whether the connection may be closed to make room for a new one:
+    /// idle, with no bytes waiting to be read (none the poller announced,
+    /// none left unread: closing over them would reset the connection and
+    /// lose a request), and past its TLS handshake.
+    pub(crate) fn evictable(&self) -> bool {
+        self.idle()
+            && !self.readable
+            && !self.unread
+            && self.tls.as_ref().is_none_or(|t| !t.is_handshaking())
+    }
+
     /// Since when the connection has waited for a request head.
     pub(crate) fn waiting_since(&self) -> Instant {
         self.waiting_since

@@ -58,9 +58,11 @@ impl Conn {
         // REQUEST_METHOD, as nginx passes them to FastCGI), but TRACE,
         // which would echo the request's credentials, and CONNECT, which
         // is for proxies.
-        let head_bytes = &self.inbuf.as_slice()[..n];
+        // (Empty lines before the request line are skipped, as the
+        // parser and the variables skip them.)
+        let request_line = self.inbuf.as_slice()[..n].trim_ascii_start();
         let untaken = req.method == Method::Other
-            && (head_bytes.starts_with(b"TRACE ") || head_bytes.starts_with(b"CONNECT "));
+            && (request_line.starts_with(b"TRACE ") || request_line.starts_with(b"CONNECT "));
         let refused = match (&route, req.body) {
             (Err(st), _) => Some(refuse(*st, &[])),
             _ if untaken => Some(refuse(

@@ -236,3 +236,26 @@ fn a_file_that_grew_since_it_was_opened_gives_whole_regions() {
         );
     }
 }
+
+/// A file whose size says nothing (/proc gives 0 and hands out a page of
+/// records a read): regions are whole until its real end, however short
+/// each read is.
+#[test]
+fn a_file_whose_size_says_nothing_gives_whole_regions_to_its_end() {
+    let p = "/proc/kallsyms";
+    let want = std::fs::read(p).unwrap();
+    assert!(want.len() > 64 << 10, "{p}: {} bytes", want.len());
+    for backend in [Backend::Auto, Backend::Buffered] {
+        let s = Stream::open(p, &OpenOptions::read_only().backend(backend)).unwrap();
+        let mut got = Vec::new();
+        loop {
+            let r = s.salloc(100_000).unwrap();
+            got.extend_from_slice(&r);
+            if r.len() < 100_000 {
+                break;
+            }
+        }
+        assert_eq!(got.len(), want.len(), "{backend:?}");
+        assert!(got == want);
+    }
+}

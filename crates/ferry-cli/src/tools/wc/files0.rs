@@ -67,6 +67,9 @@ pub(super) fn run(
             None => match names.next() {
                 Some(Ok(n)) => OsString::from_vec(n),
                 Some(Err(e)) => {
+                    if let Err(status) = r.flush_out(t) {
+                        return status;
+                    }
                     read_error(t, &from_name, &e);
                     r.status = 1;
                     break;
@@ -75,6 +78,11 @@ pub(super) fn run(
             },
         };
         seen += 1;
+        if (stdin && name == "-") || name.is_empty() {
+            if let Err(status) = r.flush_out(t) {
+                return status;
+            }
+        }
         if stdin && name == "-" {
             t.error(format_args!(
                 "when reading file names from stdin, no file name of {} allowed",

@@ -139,6 +139,7 @@ impl Report {
         size: Option<u64>,
     ) -> Result<(), i32> {
         if f.is_empty() {
+            self.flush_out(t)?;
             t.error(format_args!("invalid zero-length file name"));
             self.status = 1;
             return Ok(());
@@ -156,8 +157,7 @@ impl Report {
                     None if f == "-" => common::quote_always("standard input"),
                     _ => common::quotef(f),
                 };
-                // What was counted before comes out before the message.
-                flush(&mut self.out).map_err(|e| write_failed(t, &e))?;
+                self.flush_out(t)?;
                 t.file_error(&name, &e);
                 self.stdin_gone |= f == "-" && e.raw_os_error() == Some(libc::EBADF);
                 self.status = 1;
@@ -171,6 +171,13 @@ impl Report {
             flush(&mut self.out).map_err(|e| write_failed(t, &e))?;
         }
         Ok(())
+    }
+
+    /// Writes the lines counted so far: what was counted before a message
+    /// comes out before it (GNU's `error` flushes standard output first).
+    /// `Err(status)` if standard output failed.
+    fn flush_out(&mut self, t: &Tool) -> Result<(), i32> {
+        flush(&mut self.out).map_err(|e| write_failed(t, &e))
     }
 
     /// The total line (if `total`), then the run's status.

@@ -176,6 +176,13 @@ fn what_cannot_run_is_refused_with_the_status_that_says_why() {
     }
     let r = s.curl("/cgi-bin/env.cgi", &["-X", "TRACE"]);
     assert_eq!(r.status, 405);
+    // Empty lines before the request line do not hide it.
+    for m in ["TRACE", "CONNECT"] {
+        let raw =
+            s.raw(format!("\r\n\r\n{m} /cgi-bin/env.cgi HTTP/1.1\r\nHost: h\r\n\r\n").as_bytes());
+        let text = String::from_utf8_lossy(&raw);
+        assert!(text.starts_with("HTTP/1.1 405"), "{m}: {text}");
+    }
     assert!(r.header("allow").is_some_and(|a| a.contains("PUT")));
     // A body sent chunked reaches the script decoded, with its length.
     let r = s.curl(

@@ -113,7 +113,9 @@ impl Inner {
                 let have = start.saturating_add(m.len() as u64);
                 let left =
                     usize::try_from(self.size_seen.saturating_sub(have)).unwrap_or(usize::MAX);
-                let more = left.saturating_add(1).min(min - m.len());
+                // At least double: a file whose size says nothing (/proc:
+                // 0) grows the buffer geometrically, not a page a read.
+                let more = left.saturating_add(1).max(m.len()).min(min - m.len());
                 let size = m
                     .len()
                     .checked_add(more)
@@ -130,15 +132,17 @@ impl Inner {
                 .read(off, m.spare_capacity_mut())
                 .map_err(|e| named("reading", &self.name, e))?;
             m.commit(n);
-            // A short positional read means end of file (for now): no
-            // second read to hear it say 0.
-            if n == 0 || (n < asked && self.io.positional()) {
+            // A short positional read that reaches the size the file gave
+            // is its end (for now): no second read to hear it say 0. One
+            // that falls short of it, or of a file whose size says nothing
+            // (/proc, /sys: 0, or a page; their reads stop at a page of
+            // records), is read on until a read says 0.
+            if n == 0 || (n < asked && self.reached_size(start, m.len())) {
                 eof = true;
                 break;
             }
         }
-        if self.io.positional() && !eof && m.len() < m.capacity() {
-            // A short positional read means end of file (for now).
+        if !eof && m.len() < m.capacity() && self.reached_size(start, m.len()) {
             eof = true;
         }
         self.retire_read();
@@ -149,6 +153,15 @@ impl Inner {
         });
         self.set_rcur(slot);
         Ok(())
+    }
+
+    /// Whether a positional read of `len` bytes from `start` reached the
+    /// size last seen: a short read there is the file's end. Never for a
+    /// size of 0 (a file whose size says nothing of its contents).
+    fn reached_size(&self, start: u64, len: usize) -> bool {
+        self.io.positional()
+            && self.size_seen > 0
+            && start.saturating_add(len as u64) >= self.size_seen
     }
 
     /// The current read buffer stops being current; freed if nothing points
