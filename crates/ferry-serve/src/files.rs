@@ -38,7 +38,7 @@ pub(crate) const CACHED_MAX: u64 = 64 << 10;
 pub(crate) fn respond(site: &Site, req: &Request) -> Response {
     let head_only = req.method == Method::Head;
     let close = !req.keep_alive;
-    if matches!(req.method, Method::Other | Method::Post) {
+    if !matches!(req.method, Method::Get | Method::Head) {
         return response::error_with(
             Status::MethodNotAllowed,
             req.minor,

@@ -31,6 +31,10 @@ pub(crate) enum Method {
     Head,
     /// Programs take it; a static file answers 405.
     Post,
+    /// Refused everywhere (405): it would echo a request's credentials.
+    Trace,
+    /// Refused everywhere (405): for proxies.
+    Connect,
     /// Another method: 405, with `Allow`.
     Other,
 }
@@ -214,6 +218,8 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
         "GET" => Method::Get,
         "HEAD" => Method::Head,
         "POST" => Method::Post,
+        "TRACE" => Method::Trace,
+        "CONNECT" => Method::Connect,
         _ => Method::Other,
     };
     let mut r = Request {
@@ -264,14 +270,7 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
                 }
             }
         } else if is(h.name, "if-match") {
-            // Several lines make one list (RFC 9110, 5.3).
-            match &mut r.if_match {
-                Some(a) => {
-                    a.push(',');
-                    a.push_str(v);
-                }
-                None => r.if_match = Some(v.to_string()),
-            }
+            join_list(&mut r.if_match, v);
         } else if is(h.name, "if-unmodified-since") {
             r.if_unmodified_since = httpdate::parse_http_date(v).ok();
         } else if is(h.name, "if-none-match") {
@@ -283,14 +282,7 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
         } else if is(h.name, "if-range") {
             r.if_range = Some(v.to_string());
         } else if is(h.name, "accept-encoding") {
-            // Several lines make one list (RFC 9110, 5.3).
-            match &mut r.accept_encoding {
-                Some(a) => {
-                    a.push(',');
-                    a.push_str(v);
-                }
-                None => r.accept_encoding = Some(v.to_string()),
-            }
+            join_list(&mut r.accept_encoding, v);
         } else if is(h.name, "content-length") {
             // Digits only (no sign, no list), and one Content-Length: a
             // second one, even equal, is refused as nginx does (a proxy
@@ -339,6 +331,18 @@ fn finish(req: httparse::Request<'_, '_>, n: usize, buf: &[u8]) -> Parsed {
         (Some(n), None) => BodyKind::Length(n),
     };
     Parsed::Done(r, n)
+}
+
+/// Adds `v` to the list header `list` holds: several lines of a list
+/// header make one list (RFC 9110, 5.3).
+fn join_list(list: &mut Option<String>, v: &str) {
+    match list {
+        Some(a) => {
+            a.push(',');
+            a.push_str(v);
+        }
+        None => *list = Some(v.to_string()),
+    }
 }
 
 fn is(name: &str, want: &str) -> bool {

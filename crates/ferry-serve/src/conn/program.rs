@@ -58,11 +58,7 @@ impl Conn {
         // REQUEST_METHOD, as nginx passes them to FastCGI), but TRACE,
         // which would echo the request's credentials, and CONNECT, which
         // is for proxies.
-        // (Empty lines before the request line are skipped, as the
-        // parser and the variables skip them.)
-        let request_line = self.inbuf.as_slice()[..n].trim_ascii_start();
-        let untaken = req.method == Method::Other
-            && (request_line.starts_with(b"TRACE ") || request_line.starts_with(b"CONNECT "));
+        let untaken = matches!(req.method, Method::Trace | Method::Connect);
         let refused = match (&route, req.body) {
             (Err(st), _) => Some(refuse(*st, &[])),
             _ if untaken => Some(refuse(

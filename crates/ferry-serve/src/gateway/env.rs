@@ -298,8 +298,9 @@ mod tests {
         assert_eq!(var(&env, "HTTP_CONTENT_LENGTH"), None);
     }
 
-    #[test]
-    fn empty_lines_before_the_request_line_change_nothing() {
+    /// The variables of `head` for a classic program at `/s`, over plain
+    /// HTTP with no addresses known.
+    fn plain(head: &[u8]) -> Vars {
         let route = Route {
             kind: Kind::Classic,
             script_name: b"/s".to_vec(),
@@ -311,8 +312,12 @@ mod tests {
             local: None,
             https: false,
         };
-        let head = b"\r\n\r\nPOST /s HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\n\r\n";
-        let env = build(head, "/s", 1, &route, Path::new("/"), ends, 0);
+        build(head, "/s", 1, &route, Path::new("/"), ends, 0)
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_change_nothing() {
+        let env = plain(b"\r\n\r\nPOST /s HTTP/1.1\r\nHost: h\r\nContent-Type: a/b\r\n\r\n");
         assert_eq!(var(&env, "REQUEST_METHOD"), Some(&b"POST"[..]));
         assert_eq!(var(&env, "CONTENT_TYPE"), Some(&b"a/b"[..]));
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
@@ -322,20 +327,9 @@ mod tests {
 
     #[test]
     fn a_head_with_more_lines_than_usual_passes_them_all() {
-        let route = Route {
-            kind: Kind::Classic,
-            script_name: b"/s".to_vec(),
-            path_info: Vec::new(),
-            script_file: None,
-        };
-        let ends = Ends {
-            peer: None,
-            local: None,
-            https: false,
-        };
         let many: String = (0..500).map(|i| format!("X-{i}: v{i}\r\n")).collect();
         let head = format!("GET /s HTTP/1.1\r\nHost: h\r\n{many}\r\n");
-        let env = build(head.as_bytes(), "/s", 1, &route, Path::new("/"), ends, 0);
+        let env = plain(head.as_bytes());
         assert_eq!(var(&env, "SERVER_NAME"), Some(&b"h"[..]));
         assert_eq!(var(&env, "HTTP_X_0"), Some(&b"v0"[..]));
         assert_eq!(var(&env, "HTTP_X_499"), Some(&b"v499"[..]));
